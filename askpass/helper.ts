@@ -1,0 +1,117 @@
+/**
+ * The askpass helper: the program sudo runs (through the per-session
+ * launcher) when it needs a password. It checks that it really is sudo's
+ * askpass child, asks the pi session for the password over the session
+ * socket, and writes `password\n` to sudo's pipe in one write.
+ *
+ * It never reads `/proc` (Deno 2.9 grants `/proc` only with `--allow-all`);
+ * the session server verifies this process through the kernel instead. The
+ * checks here are the cheap ones that need no permission: argv, stdout,
+ * uid, and the absence of code-loading variables.
+ *
+ * Output contract with sudo: on success exactly one line on stdout and exit
+ * 0; on anything else nothing on stdout (sudo then reports "no password was
+ * provided" and stops), one line on stderr, exit 1.
+ *
+ * @module
+ */
+import { fstatSync } from "node:fs";
+import process from "node:process";
+import {
+  decodeReply,
+  encodeRequest,
+  FrameReader,
+  importSessionKey,
+  MAX_PROMPT_BYTES,
+  newRequestId,
+} from "./protocol.ts";
+import { HELPER_ENV, HELPER_FORBIDDEN_ENV } from "./helper_permissions.ts";
+
+const encoder = new TextEncoder();
+
+function fail(reason: string): never {
+  Deno.stderr.writeSync(encoder.encode(`pi-askpass: ${reason}\n`));
+  Deno.exit(1);
+}
+
+/** The checks of SPEC §4.4 that need no `/proc`. Returns the prompt. */
+function selfCheck(): string {
+  if (Deno.args.length !== 1) fail("expected exactly one argument (sudo's prompt)");
+  const prompt = Deno.args[0];
+  if (encoder.encode(prompt).length > MAX_PROMPT_BYTES) fail("prompt longer than 1 KiB");
+  let out;
+  try {
+    out = fstatSync(1);
+  } catch {
+    fail("stdout is not open");
+  }
+  // sudo's askpass pipe is created by sudo while it is root: a FIFO owned by
+  // uid 0, mode 0600. A user cannot create a pipe owned by root.
+  if (!out.isFIFO() || out.uid !== 0 || (out.mode & 0o777) !== 0o600) {
+    fail("stdout is not sudo's private pipe; run only by sudo -A");
+  }
+  if (process.getuid?.() !== process.geteuid?.()) fail("real and effective uid differ");
+  for (const name of HELPER_FORBIDDEN_ENV) {
+    if (Deno.env.get(name) !== undefined) fail(`refusing to run with ${name} set`);
+  }
+  return prompt;
+}
+
+async function main(): Promise<void> {
+  const prompt = selfCheck();
+  const socketPath = Deno.env.get(HELPER_ENV.SOCKET) ?? fail("no session socket configured");
+  const keyHex = Deno.env.get(HELPER_ENV.SECRET) ?? fail("no session key configured");
+  const deadlineMs = Number(Deno.env.get(HELPER_ENV.DEADLINE_MS));
+  if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) fail("bad deadline");
+  // sudo has no timeout for askpass; this one guarantees the helper never
+  // outlives a dead or stuck extension.
+  const timer = setTimeout(() => fail("no answer before the deadline"), deadlineMs);
+
+  const imported = await importSessionKey(keyHex);
+  if (!imported.ok) fail("bad session key");
+  const key = imported.key;
+  const id = newRequestId();
+
+  let conn: Deno.UnixConn;
+  try {
+    conn = await Deno.connect({ transport: "unix", path: socketPath });
+  } catch {
+    fail("cannot reach the pi session (is pi still running?)");
+  }
+  const frame = await encodeRequest(key, { id, prompt, pid: Deno.pid });
+  await conn.write(frame);
+
+  const reader = new FrameReader();
+  const buf = new Uint8Array(1024);
+  let body: Uint8Array | undefined;
+  while (body === undefined) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) fail("the pi session closed the connection");
+    const step = reader.push(buf.slice(0, n));
+    buf.fill(0);
+    if (!step.ok) fail(`bad reply (${step.reason})`);
+    body = step.body;
+  }
+  conn.close();
+  const reply = await decodeReply(key, body, id);
+  body.fill(0);
+  if (!reply.ok) fail(`bad reply (${reply.reason})`);
+  if (reply.message.type === "password_denied") fail(`denied: ${reply.message.reason}`);
+
+  const password = reply.message.password;
+  const line = new Uint8Array(password.length + 1);
+  line.set(password);
+  line[password.length] = 0x0a;
+  password.fill(0);
+  // At most 1024 bytes to a pipe: a single write(2) below PIPE_BUF is atomic.
+  let written = 0;
+  try {
+    while (written < line.length) written += Deno.stdout.writeSync(line.subarray(written));
+  } finally {
+    line.fill(0);
+  }
+  clearTimeout(timer);
+  Deno.exit(0);
+}
+
+main().catch(() => fail("internal error"));

@@ -1,0 +1,91 @@
+/**
+ * The one place where the askpass helper's Deno flags and environment are
+ * written down. The launcher is generated from these lists, and the peer
+ * verification compares `/proc/<pid>/cmdline` and `environ` against the very
+ * same lists, so the two can never drift apart. Each flag is explained in
+ * `docs/permissions.md`.
+ *
+ * @module
+ */
+
+/** Environment variables the launcher sets for the helper, in launcher order. */
+export const HELPER_ENV = {
+  /** Deno's cache for the helper's transpiled modules (startup 30 ms instead of 200 ms). */
+  DENO_DIR: "DENO_DIR",
+  /** Keeps Deno's own diagnostics free of colour escapes. */
+  NO_COLOR: "NO_COLOR",
+  /** Absolute path of the session socket. */
+  SOCKET: "PI_ASKPASS_SOCKET",
+  /** Session key (hex). A session selector, not a credential. */
+  SECRET: "PI_ASKPASS_SECRET",
+  /** The helper's own hard deadline in milliseconds. */
+  DEADLINE_MS: "PI_ASKPASS_DEADLINE_MS",
+} as const;
+
+/**
+ * Variables that change how a runtime loads code. The helper refuses to run
+ * when any is set; it may read them for that check only.
+ */
+export const HELPER_FORBIDDEN_ENV: readonly string[] = [
+  "LD_PRELOAD",
+  "LD_LIBRARY_PATH",
+  "LD_AUDIT",
+  "NODE_OPTIONS",
+  "DENO_V8_FLAGS",
+];
+
+/** Values the launcher bakes into the helper's environment. */
+export interface HelperEnvValues {
+  readonly denoDir: string;
+  readonly socketPath: string;
+  readonly sessionKeyHex: string;
+  readonly deadlineMs: number;
+}
+
+/** The helper's complete environment, `NAME=value`, in launcher order. */
+export function helperEnvironment(v: HelperEnvValues): string[] {
+  return [
+    `${HELPER_ENV.DENO_DIR}=${v.denoDir}`,
+    `${HELPER_ENV.NO_COLOR}=1`,
+    `${HELPER_ENV.SOCKET}=${v.socketPath}`,
+    `${HELPER_ENV.SECRET}=${v.sessionKeyHex}`,
+    `${HELPER_ENV.DEADLINE_MS}=${v.deadlineMs}`,
+  ];
+}
+
+/**
+ * argv of the helper process without the trailing prompt argument:
+ * `[deno, "run", ...pinned flags, helperPath]`. sudo appends the prompt.
+ */
+export function helperArgvPrefix(
+  denoPath: string,
+  helperPath: string,
+  socketPath: string,
+): string[] {
+  const readEnv = [...Object.values(HELPER_ENV), ...HELPER_FORBIDDEN_ENV].join(",");
+  return [
+    denoPath,
+    "run",
+    "--no-prompt",
+    "--no-remote",
+    "--no-npm",
+    "--no-config",
+    "--no-lock",
+    `--allow-read=${socketPath}`,
+    `--allow-write=${socketPath}`,
+    `--allow-net=unix:${socketPath}`,
+    `--allow-env=${readEnv}`,
+    "--allow-sys=uid",
+    helperPath,
+  ];
+}
+
+/**
+ * True when `path` can be written into a Deno permission flag and a shell
+ * script without escaping surprises: absolute, printable ASCII, and free of
+ * the list separator `,` and of quotes.
+ */
+export function isSafeFlagPath(path: string): boolean {
+  return /^\/[A-Za-z0-9._\/@+-]*$/.test(path) && !path.includes("//") &&
+    path.length < 4096;
+}

@@ -1,0 +1,433 @@
+/**
+ * Wire protocol between the askpass helper (Deno, started by sudo) and the
+ * session server (inside pi). Runtime-neutral: Web Crypto and plain bytes.
+ *
+ * One connection carries exactly one exchange: the helper sends a signed
+ * `password_request`, the server answers with a signed `password_response`
+ * or `password_denied`, and both sides close.
+ *
+ * Frame layout (all integers big-endian):
+ *
+ * ```text
+ * u32 body length | u16 header length | header (UTF-8 JSON) | payload bytes
+ * ```
+ *
+ * The header is a JSON object; its `mac` field is an HMAC-SHA256, keyed with
+ * the session key, over a canonical encoding of the other fields followed by
+ * the payload. The payload carries the password in a response and is empty
+ * otherwise, so the password travels as bytes that both ends can zero.
+ *
+ * The session key is a session *selector*, not a credential: the agent can
+ * read it from its own environment. Who may receive a password is decided by
+ * the kernel-verified peer checks in `extension/peer_verification.ts`.
+ *
+ * Decoding never throws: every function returns a typed result whose failure
+ * `reason` is one of {@link PROTOCOL_ERRORS}.
+ *
+ * @module
+ */
+
+/** Protocol version; both ends must agree exactly. */
+export const PROTOCOL_VERSION = 1;
+/** Domain-separation tag at the head of every MAC input. */
+const MAC_CONTEXT = "pi-sudo-prompt/askpass";
+/** Bytes in a session key (256 bits). */
+export const SESSION_KEY_BYTES = 32;
+/** Hex characters in a request id (128 bits). */
+export const REQUEST_ID_HEX_LENGTH = 32;
+/** sudo's prompt as passed in argv[1]; larger prompts are refused. */
+export const MAX_PROMPT_BYTES = 1024;
+/** sudo reads at most 1023 bytes of an askpass reply (SUDO_CONV_REPL_MAX). */
+export const MAX_PASSWORD_BYTES = 1023;
+/** Largest frame body either side accepts. */
+export const MAX_FRAME_BYTES = 4096;
+const LENGTH_PREFIX_BYTES = 4;
+const HEADER_LENGTH_BYTES = 2;
+
+/** Named reasons a frame or message is rejected. */
+export const PROTOCOL_ERRORS = {
+  FRAME_TOO_LARGE: "frame_too_large",
+  TRAILING_BYTES: "trailing_bytes",
+  MALFORMED_FRAME: "malformed_frame",
+  MALFORMED_HEADER: "malformed_header",
+  UNSUPPORTED_VERSION: "unsupported_version",
+  UNEXPECTED_TYPE: "unexpected_type",
+  BAD_FIELD: "bad_field",
+  BAD_SIGNATURE: "bad_signature",
+  PROMPT_TOO_LONG: "prompt_too_long",
+  PASSWORD_TOO_LONG: "password_too_long",
+  PASSWORD_HAS_LINE_BREAK: "password_has_line_break",
+  ID_MISMATCH: "id_mismatch",
+  BAD_SESSION_KEY: "bad_session_key",
+} as const;
+
+/** One of the values of {@link PROTOCOL_ERRORS}. */
+export type ProtocolError = typeof PROTOCOL_ERRORS[keyof typeof PROTOCOL_ERRORS];
+
+/** Why the server refused to hand out a password; sent to the helper. */
+export const DENY_REASONS = {
+  CANCELLED: "cancelled",
+  TIMEOUT: "timeout",
+  VERIFICATION_FAILED: "verification_failed",
+  PROCESS_GONE: "process_gone",
+  QUEUE_FULL: "queue_full",
+  ATTEMPTS_EXHAUSTED: "attempts_exhausted",
+  SESSION_CLOSED: "session_closed",
+  NO_INTERACTIVE_UI: "no_interactive_ui",
+} as const;
+
+/** One of the values of {@link DENY_REASONS}. */
+export type DenyReason = typeof DENY_REASONS[keyof typeof DENY_REASONS];
+
+const DENY_REASON_SET: ReadonlySet<string> = new Set(Object.values(DENY_REASONS));
+
+/** Sent by the helper: sudo wants a password and shows `prompt`. */
+export interface PasswordRequest {
+  readonly type: "password_request";
+  readonly id: string;
+  readonly prompt: string;
+  /** The helper's own pid, as it claims; the server compares it with SO_PEERCRED. */
+  readonly pid: number;
+}
+
+/** Sent by the server: the password to hand to sudo, as bytes. */
+export interface PasswordResponse {
+  readonly type: "password_response";
+  readonly id: string;
+  readonly password: Uint8Array;
+}
+
+/** Sent by the server: no password for this request, and why. */
+export interface PasswordDenied {
+  readonly type: "password_denied";
+  readonly id: string;
+  readonly reason: DenyReason;
+}
+
+/** Either answer the server can give. */
+export type Reply = PasswordResponse | PasswordDenied;
+
+/** A typed decode result: never an exception. */
+export type Decoded<T> =
+  | { readonly ok: true; readonly message: T }
+  | { readonly ok: false; readonly reason: ProtocolError };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Imports a hex session key for HMAC-SHA256. Returns a failure for anything
+ * that is not exactly {@link SESSION_KEY_BYTES} bytes of lowercase hex.
+ */
+export async function importSessionKey(
+  hex: string,
+): Promise<{ ok: true; key: CryptoKey } | { ok: false; reason: ProtocolError }> {
+  if (!new RegExp(`^[0-9a-f]{${SESSION_KEY_BYTES * 2}}$`).test(hex)) {
+    return { ok: false, reason: PROTOCOL_ERRORS.BAD_SESSION_KEY };
+  }
+  const raw = hexToBytes(hex);
+  const key = await crypto.subtle.importKey(
+    "raw",
+    raw,
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign", "verify"],
+  );
+  raw.fill(0);
+  return { ok: true, key };
+}
+
+/** A fresh random session key as lowercase hex. */
+export function newSessionKeyHex(): string {
+  const raw = crypto.getRandomValues(new Uint8Array(SESSION_KEY_BYTES));
+  const hex = bytesToHex(raw);
+  raw.fill(0);
+  return hex;
+}
+
+/** A fresh random 128-bit request id as lowercase hex. */
+export function newRequestId(): string {
+  return bytesToHex(crypto.getRandomValues(new Uint8Array(REQUEST_ID_HEX_LENGTH / 2)));
+}
+
+/** Encodes and signs a request into a complete frame (length prefix included). */
+export function encodeRequest(
+  key: CryptoKey,
+  request: Omit<PasswordRequest, "type">,
+): Promise<Uint8Array> {
+  return encodeFrame(
+    key,
+    ["password_request", request.id, request.prompt, request.pid],
+    { type: "password_request", id: request.id, prompt: request.prompt, pid: request.pid },
+    new Uint8Array(0),
+  );
+}
+
+/** Encodes and signs a password response. The caller still owns and zeroes `password`. */
+export function encodeResponse(
+  key: CryptoKey,
+  id: string,
+  password: Uint8Array,
+): Promise<Uint8Array> {
+  return encodeFrame(
+    key,
+    ["password_response", id, password.length],
+    { type: "password_response", id },
+    password,
+  );
+}
+
+/** Encodes and signs a denial. */
+export function encodeDenied(key: CryptoKey, id: string, reason: DenyReason): Promise<Uint8Array> {
+  return encodeFrame(
+    key,
+    ["password_denied", id, reason],
+    { type: "password_denied", id, reason },
+    new Uint8Array(0),
+  );
+}
+
+/**
+ * Decodes and verifies a request frame body (without the length prefix).
+ * Checks version, type, field shapes, size caps and the signature.
+ */
+export async function decodeRequest(
+  key: CryptoKey,
+  body: Uint8Array,
+): Promise<Decoded<PasswordRequest>> {
+  const parts = splitBody(body);
+  if (!parts.ok) return parts;
+  const { header, payload } = parts;
+  if (header.type !== "password_request") return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
+  if (!hasExactKeys(header, ["v", "type", "id", "prompt", "pid", "mac"])) {
+    return fail(PROTOCOL_ERRORS.BAD_FIELD);
+  }
+  const { id, prompt, pid } = header;
+  if (!isRequestId(id) || typeof prompt !== "string" || !isPid(pid) || payload.length !== 0) {
+    return fail(PROTOCOL_ERRORS.BAD_FIELD);
+  }
+  if (encoder.encode(prompt).length > MAX_PROMPT_BYTES || prompt.includes("\0")) {
+    return fail(PROTOCOL_ERRORS.PROMPT_TOO_LONG);
+  }
+  if (!await verifyMac(key, header.mac, ["password_request", id, prompt, pid], payload)) {
+    return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
+  }
+  return { ok: true, message: { type: "password_request", id, prompt, pid } };
+}
+
+/**
+ * Decodes and verifies the server's reply to request `expectedId`. The
+ * returned password (if any) is a fresh buffer the caller must zero.
+ */
+export async function decodeReply(
+  key: CryptoKey,
+  body: Uint8Array,
+  expectedId: string,
+): Promise<Decoded<Reply>> {
+  const parts = splitBody(body);
+  if (!parts.ok) return parts;
+  const { header, payload } = parts;
+  if (header.id !== expectedId) return fail(PROTOCOL_ERRORS.ID_MISMATCH);
+  if (header.type === "password_response") {
+    if (!hasExactKeys(header, ["v", "type", "id", "mac"])) return fail(PROTOCOL_ERRORS.BAD_FIELD);
+    if (payload.length > MAX_PASSWORD_BYTES) return fail(PROTOCOL_ERRORS.PASSWORD_TOO_LONG);
+    if (payload.some((b) => b === 0x0a || b === 0x0d || b === 0)) {
+      return fail(PROTOCOL_ERRORS.PASSWORD_HAS_LINE_BREAK);
+    }
+    if (!await verifyMac(key, header.mac, ["password_response", expectedId, payload.length], payload)) {
+      return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
+    }
+    return { ok: true, message: { type: "password_response", id: expectedId, password: payload } };
+  }
+  if (header.type === "password_denied") {
+    if (!hasExactKeys(header, ["v", "type", "id", "reason", "mac"])) {
+      return fail(PROTOCOL_ERRORS.BAD_FIELD);
+    }
+    const reason = header.reason;
+    if (typeof reason !== "string" || !DENY_REASON_SET.has(reason) || payload.length !== 0) {
+      return fail(PROTOCOL_ERRORS.BAD_FIELD);
+    }
+    if (!await verifyMac(key, header.mac, ["password_denied", expectedId, reason], payload)) {
+      return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
+    }
+    return {
+      ok: true,
+      message: { type: "password_denied", id: expectedId, reason: reason as DenyReason },
+    };
+  }
+  return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
+}
+
+/**
+ * Accumulates bytes from a stream until exactly one frame has arrived.
+ * Enforces the size cap as soon as the length prefix is known, so a peer
+ * cannot make the reader buffer more than {@link MAX_FRAME_BYTES} plus one
+ * chunk. Bytes after the frame are an error (one message per connection).
+ */
+export class FrameReader {
+  #chunks: Uint8Array[] = [];
+  #received = 0;
+  #expected = -1;
+  #done = false;
+
+  /**
+   * Adds a chunk. Returns the frame body once complete, `undefined` while
+   * more bytes are needed, or a failure.
+   */
+  push(
+    chunk: Uint8Array,
+  ): { ok: true; body: Uint8Array | undefined } | { ok: false; reason: ProtocolError } {
+    if (this.#done) return fail(PROTOCOL_ERRORS.TRAILING_BYTES);
+    this.#chunks.push(chunk);
+    this.#received += chunk.length;
+    if (this.#expected < 0 && this.#received >= LENGTH_PREFIX_BYTES) {
+      const head = concat(this.#chunks, this.#received);
+      this.#chunks = [head];
+      this.#expected = new DataView(head.buffer, head.byteOffset).getUint32(0);
+      if (this.#expected > MAX_FRAME_BYTES) return this.#reject(PROTOCOL_ERRORS.FRAME_TOO_LARGE);
+    }
+    if (this.#expected < 0 || this.#received < LENGTH_PREFIX_BYTES + this.#expected) {
+      if (this.#received > LENGTH_PREFIX_BYTES + MAX_FRAME_BYTES) {
+        return this.#reject(PROTOCOL_ERRORS.FRAME_TOO_LARGE);
+      }
+      return { ok: true, body: undefined };
+    }
+    if (this.#received > LENGTH_PREFIX_BYTES + this.#expected) {
+      return this.#reject(PROTOCOL_ERRORS.TRAILING_BYTES);
+    }
+    const all = concat(this.#chunks, this.#received);
+    const body = all.slice(LENGTH_PREFIX_BYTES);
+    this.wipe();
+    all.fill(0);
+    this.#done = true;
+    return { ok: true, body };
+  }
+
+  /** Zeroes and drops any buffered bytes. */
+  wipe(): void {
+    for (const c of this.#chunks) c.fill(0);
+    this.#chunks = [];
+  }
+
+  #reject(reason: ProtocolError): { ok: false; reason: ProtocolError } {
+    this.wipe();
+    this.#done = true;
+    return fail(reason);
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+type Header = Record<string, unknown>;
+
+async function encodeFrame(
+  key: CryptoKey,
+  fields: readonly (string | number)[],
+  header: Header,
+  payload: Uint8Array,
+): Promise<Uint8Array> {
+  const macInput = canonical(fields, payload);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, macInput));
+  macInput.fill(0);
+  const headerBytes = encoder.encode(
+    JSON.stringify({ v: PROTOCOL_VERSION, ...header, mac: bytesToHex(mac) }),
+  );
+  const bodyLength = HEADER_LENGTH_BYTES + headerBytes.length + payload.length;
+  const frame = new Uint8Array(LENGTH_PREFIX_BYTES + bodyLength);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, bodyLength);
+  view.setUint16(LENGTH_PREFIX_BYTES, headerBytes.length);
+  frame.set(headerBytes, LENGTH_PREFIX_BYTES + HEADER_LENGTH_BYTES);
+  frame.set(payload, LENGTH_PREFIX_BYTES + HEADER_LENGTH_BYTES + headerBytes.length);
+  return frame;
+}
+
+function splitBody(
+  body: Uint8Array,
+): { ok: true; header: Header; payload: Uint8Array } | { ok: false; reason: ProtocolError } {
+  if (body.length > MAX_FRAME_BYTES) return fail(PROTOCOL_ERRORS.FRAME_TOO_LARGE);
+  if (body.length < HEADER_LENGTH_BYTES) return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
+  const headerLength = new DataView(body.buffer, body.byteOffset, body.length).getUint16(0);
+  if (HEADER_LENGTH_BYTES + headerLength > body.length) {
+    return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
+  }
+  let header: unknown;
+  try {
+    header = JSON.parse(
+      decoder.decode(body.subarray(HEADER_LENGTH_BYTES, HEADER_LENGTH_BYTES + headerLength)),
+    );
+  } catch {
+    return fail(PROTOCOL_ERRORS.MALFORMED_HEADER);
+  }
+  if (typeof header !== "object" || header === null || Array.isArray(header)) {
+    return fail(PROTOCOL_ERRORS.MALFORMED_HEADER);
+  }
+  const h = header as Header;
+  if (h.v !== PROTOCOL_VERSION) return fail(PROTOCOL_ERRORS.UNSUPPORTED_VERSION);
+  if (typeof h.mac !== "string" || !/^[0-9a-f]{64}$/.test(h.mac)) {
+    return fail(PROTOCOL_ERRORS.BAD_FIELD);
+  }
+  return { ok: true, header: h, payload: body.slice(HEADER_LENGTH_BYTES + headerLength) };
+}
+
+async function verifyMac(
+  key: CryptoKey,
+  macHex: unknown,
+  fields: readonly (string | number)[],
+  payload: Uint8Array,
+): Promise<boolean> {
+  if (typeof macHex !== "string") return false;
+  const input = canonical(fields, payload);
+  // subtle.verify compares in constant time.
+  const ok = await crypto.subtle.verify("HMAC", key, hexToBytes(macHex), input);
+  input.fill(0);
+  return ok;
+}
+
+/** MAC input: a JSON array of the context, version and fields, then the payload. */
+function canonical(fields: readonly (string | number)[], payload: Uint8Array): Uint8Array<ArrayBuffer> {
+  const head = encoder.encode(JSON.stringify([MAC_CONTEXT, PROTOCOL_VERSION, ...fields]));
+  const out = new Uint8Array(head.length + payload.length);
+  out.set(head);
+  out.set(payload, head.length);
+  return out;
+}
+
+function hasExactKeys(header: Header, keys: readonly string[]): boolean {
+  const actual = Object.keys(header);
+  return actual.length === keys.length && keys.every((k) => Object.hasOwn(header, k));
+}
+
+function isRequestId(v: unknown): v is string {
+  return typeof v === "string" && new RegExp(`^[0-9a-f]{${REQUEST_ID_HEX_LENGTH}}$`).test(v);
+}
+
+function isPid(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 0x3fffffff;
+}
+
+function fail(reason: ProtocolError): { ok: false; reason: ProtocolError } {
+  return { ok: false, reason };
+}
+
+function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+function hexToBytes(hex: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+function bytesToHex(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += b.toString(16).padStart(2, "0");
+  return s;
+}

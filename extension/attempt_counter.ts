@@ -1,0 +1,39 @@
+/**
+ * Counts password attempts per sudo process, keyed on (pid, start time) so a
+ * recycled pid starts from zero. sudo runs a fresh helper for each try; this
+ * is how the modal knows it is showing try 2 of 3.
+ *
+ * @module
+ */
+import type { ProcessRef } from "./peer_verification.ts";
+
+/** Bounded map from a sudo process to the passwords already submitted to it. */
+export class AttemptCounter {
+  readonly #submitted = new Map<string, number>();
+  readonly #capacity: number;
+
+  /** `capacity` bounds memory; the oldest sudo processes are forgotten first. */
+  constructor(capacity = 256) {
+    this.#capacity = capacity;
+  }
+
+  /** The 1-based number of the attempt about to be made for `sudo`. */
+  next(sudo: ProcessRef): number {
+    return (this.#submitted.get(key(sudo)) ?? 0) + 1;
+  }
+
+  /** Records that a password was submitted to `sudo`. */
+  recordSubmit(sudo: ProcessRef): void {
+    const k = key(sudo);
+    const n = (this.#submitted.get(k) ?? 0) + 1;
+    this.#submitted.delete(k); // re-insert to keep insertion order = recency
+    this.#submitted.set(k, n);
+    while (this.#submitted.size > this.#capacity) {
+      this.#submitted.delete(this.#submitted.keys().next().value as string);
+    }
+  }
+}
+
+function key(ref: ProcessRef): string {
+  return `${ref.pid}:${ref.startTime}`;
+}

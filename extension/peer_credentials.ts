@@ -1,0 +1,134 @@
+/**
+ * Kernel-verified identity of the process at the other end of a Unix socket:
+ * `getsockopt(SO_PEERCRED)` (pid, uid, gid as of `connect()`) and, where the
+ * kernel has it, `SO_PEERPIDFD` (a pidfd for that very process, immune to PID
+ * reuse). Node has no API for either, so this calls libc through koffi.
+ *
+ * Without FFI there is no way to know who connected, so every function here
+ * reports {@link PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE} and the caller fails
+ * closed.
+ *
+ * @module
+ */
+import { createRequire } from "node:module";
+
+/** Named reasons a credential lookup fails. */
+export const PEER_CREDENTIAL_ERRORS = {
+  FFI_UNAVAILABLE: "ffi_unavailable",
+  NO_SOCKET_FD: "no_socket_fd",
+  GETSOCKOPT_FAILED: "getsockopt_failed",
+} as const;
+
+/** One of the values of {@link PEER_CREDENTIAL_ERRORS}. */
+export type PeerCredentialError =
+  typeof PEER_CREDENTIAL_ERRORS[keyof typeof PEER_CREDENTIAL_ERRORS];
+
+/** What the kernel says about the peer. */
+export interface PeerCredentials {
+  readonly pid: number;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+const SOL_SOCKET = 1;
+// Linux generic values (x86_64, arm64, riscv64); ppc/sparc/mips differ and
+// are refused below rather than guessed.
+const SO_PEERCRED = 17;
+const SO_PEERPIDFD = 77;
+const SYS_PIDFD_OPEN = 434; // the same number on every architecture
+const SUPPORTED_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64", "riscv64"]);
+
+interface Libc {
+  getsockopt(fd: number, level: number, name: number, out: Uint8Array, len: number[]): number;
+  syscall(nr: number, ...typedArgs: unknown[]): number;
+  close(fd: number): number;
+  errno(): number;
+}
+
+let libc: Libc | null | undefined;
+
+/** Loads libc through koffi once; `null` when FFI is not available here. */
+function loadLibc(): Libc | null {
+  if (libc !== undefined) return libc;
+  libc = null;
+  if (process.platform !== "linux" || !SUPPORTED_ARCHES.has(process.arch)) return libc;
+  try {
+    // koffi is a native addon; load it lazily so a missing build only
+    // disables this path (and with it, every password request).
+    const koffi = createRequire(import.meta.url)("koffi");
+    const lib = koffi.load("libc.so.6");
+    const getsockopt = lib.func(
+      "int getsockopt(int, int, int, _Out_ uint8_t *optval, _Inout_ uint32_t *optlen)",
+    );
+    const syscall = lib.func("long syscall(long, ...)");
+    const close = lib.func("int close(int)");
+    libc = {
+      getsockopt: (fd, level, name, out, len) => getsockopt(fd, level, name, out, len),
+      syscall: (nr, ...args) => Number(syscall(nr, ...args)),
+      close: (fd) => close(fd),
+      errno: () => koffi.errno(),
+    };
+  } catch {
+    libc = null;
+  }
+  return libc;
+}
+
+/** True when kernel peer credentials can be read in this process. */
+export function peerCredentialsAvailable(): boolean {
+  return loadLibc() !== null;
+}
+
+/** `SO_PEERCRED` of a connected Unix socket file descriptor. */
+export function getPeerCredentials(
+  fd: number,
+): { ok: true; creds: PeerCredentials } | { ok: false; reason: PeerCredentialError } {
+  const c = loadLibc();
+  if (!c) return { ok: false, reason: PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE };
+  if (!Number.isInteger(fd) || fd < 0) {
+    return { ok: false, reason: PEER_CREDENTIAL_ERRORS.NO_SOCKET_FD };
+  }
+  const out = new Uint8Array(12);
+  const len = [12];
+  if (c.getsockopt(fd, SOL_SOCKET, SO_PEERCRED, out, len) !== 0 || len[0] !== 12) {
+    return { ok: false, reason: PEER_CREDENTIAL_ERRORS.GETSOCKOPT_FAILED };
+  }
+  const view = new DataView(out.buffer);
+  const creds = {
+    pid: view.getInt32(0, true),
+    uid: view.getUint32(4, true),
+    gid: view.getUint32(8, true),
+  };
+  if (creds.pid <= 0) return { ok: false, reason: PEER_CREDENTIAL_ERRORS.GETSOCKOPT_FAILED };
+  return { ok: true, creds };
+}
+
+/**
+ * `SO_PEERPIDFD` of a connected socket: a pidfd for the process that called
+ * `connect()`, or `undefined` when the kernel (< 6.5) or FFI lacks it. The
+ * caller owns the descriptor and must {@link closeFd} it.
+ */
+export function getPeerPidfd(fd: number): number | undefined {
+  const c = loadLibc();
+  if (!c) return undefined;
+  const out = new Uint8Array(4);
+  const len = [4];
+  if (c.getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, out, len) !== 0 || len[0] !== 4) {
+    return undefined;
+  }
+  const pidfd = new DataView(out.buffer).getInt32(0, true);
+  return pidfd >= 0 ? pidfd : undefined;
+}
+
+/** `pidfd_open(pid, 0)`, or `undefined` if the process is gone or FFI is missing. */
+export function pidfdOpen(pid: number): number | undefined {
+  const c = loadLibc();
+  if (!c) return undefined;
+  const fd = c.syscall(SYS_PIDFD_OPEN, "int", pid, "unsigned int", 0);
+  return fd >= 0 ? fd : undefined;
+}
+
+/** Closes a descriptor obtained from this module. */
+export function closeFd(fd: number): void {
+  loadLibc()?.close(fd);
+}

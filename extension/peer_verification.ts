@@ -1,0 +1,210 @@
+/**
+ * Decides whether the process at the other end of an askpass connection is
+ * the real helper that sudo started for a command of this pi session. It
+ * trusts the kernel, never the request: the pid comes from `SO_PEERCRED`,
+ * and everything else from `/proc` (SPEC §4.5).
+ *
+ * The checks, in order: kernel credentials and uid; the claimed pid equals
+ * the kernel's; all four uids are ours; `exe` is the pinned deno binary;
+ * `cmdline` is exactly the launcher's argv plus the prompt from the request;
+ * `environ` is exactly the launcher's; fd 1 is a root-owned 0600 FIFO;
+ * the parent is a setuid sudo front end (`comm` sudo, `Uid: <ours> 0 0 0`);
+ * the parent chain reaches the owning pi process; and the pidfd (or start
+ * time) shows that all of this was read from the process that connected.
+ *
+ * @module
+ */
+import process from "node:process";
+import type { PasswordRequest } from "../askpass/protocol.ts";
+import type { PeerCredentials } from "./peer_credentials.ts";
+import { parseNulList, parseStat, parseStatusIds, type ProcStat, sameList } from "./proc.ts";
+import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
+
+/** Named reasons a requester is refused. */
+export const VERIFY_REFUSALS = {
+  FFI_UNAVAILABLE: "ffi_unavailable",
+  PEER_CREDENTIALS_FAILED: "peer_credentials_failed",
+  CLAIMED_PID_MISMATCH: "claimed_pid_mismatch",
+  PEER_UID_MISMATCH: "peer_uid_mismatch",
+  PEER_GONE: "peer_gone",
+  PEER_IDS_MISMATCH: "peer_ids_mismatch",
+  PEER_EXE_MISMATCH: "peer_exe_mismatch",
+  PEER_CMDLINE_MISMATCH: "peer_cmdline_mismatch",
+  PEER_ENVIRON_MISMATCH: "peer_environ_mismatch",
+  PEER_STDOUT_NOT_SUDO_PIPE: "peer_stdout_not_sudo_pipe",
+  PARENT_NOT_SUDO: "parent_not_sudo",
+  PARENT_NOT_SETUID_ROOT: "parent_not_setuid_root",
+  NOT_FROM_THIS_SESSION: "not_from_this_session",
+  PEER_CHANGED: "peer_changed",
+} as const;
+
+/** One of the values of {@link VERIFY_REFUSALS}. */
+export type VerifyRefusal = typeof VERIFY_REFUSALS[keyof typeof VERIFY_REFUSALS];
+
+/** What the real helper of this session looks like. */
+export interface ExpectedHelper {
+  /** Our uid; the helper must have it on all four fields. */
+  readonly uid: number;
+  /** The deno binary the launcher execs (the `exe` link must equal it). */
+  readonly exePath: string;
+  /** `[deno, "run", ...flags, helperPath]`; the prompt follows. */
+  readonly argvPrefix: readonly string[];
+  /** The launcher's environment, `NAME=value`, in order. */
+  readonly environment: readonly string[];
+  /** The pi process whose tool calls may ask (sudo must descend from it). */
+  readonly ownerPid: number;
+}
+
+/** A process pinned by pid and start time. */
+export interface ProcessRef {
+  readonly pid: number;
+  readonly startTime: bigint;
+}
+
+/** A requester that passed every check. */
+export interface VerifiedRequester {
+  readonly helper: ProcessRef;
+  readonly sudo: ProcessRef;
+  /** sudo's argv from `/proc/<sudo>/cmdline`. */
+  readonly sudoArgv: readonly string[];
+  /** argv of the shell pi started for the command (child of the owner), if found. */
+  readonly toolCommand: readonly string[] | null;
+  /** A pidfd for the helper (from SO_PEERPIDFD), when the kernel has it. */
+  readonly helperPidfd: number | undefined;
+}
+
+/** Result of {@link verifyRequester}. */
+export type Verification =
+  | { readonly ok: true; readonly requester: VerifiedRequester }
+  | { readonly ok: false; readonly reason: VerifyRefusal };
+
+const MAX_ANCESTRY_DEPTH = 64;
+
+/**
+ * Runs every check against the peer of one connection. `creds` and
+ * `pidfd` must have been taken from the accepted socket before any other
+ * work, so they describe the process that called `connect()`.
+ */
+export async function verifyRequester(
+  expected: ExpectedHelper,
+  creds: PeerCredentials,
+  pidfd: number | undefined,
+  request: PasswordRequest,
+): Promise<Verification> {
+  const refuse = (reason: VerifyRefusal): Verification => ({ ok: false, reason });
+  const pid = creds.pid;
+  if (request.pid !== pid) return refuse(VERIFY_REFUSALS.CLAIMED_PID_MISMATCH);
+  if (creds.uid !== expected.uid) return refuse(VERIFY_REFUSALS.PEER_UID_MISMATCH);
+
+  const stat = await readStat(pid);
+  const status = parseStatusIds(await readProcText(`/proc/${pid}/status`) ?? "");
+  if (!stat || !status) return refuse(VERIFY_REFUSALS.PEER_GONE);
+  if (!status.uid.every((u) => u === expected.uid)) {
+    return refuse(VERIFY_REFUSALS.PEER_IDS_MISMATCH);
+  }
+  if (await readProcLink(`/proc/${pid}/exe`) !== expected.exePath) {
+    return refuse(VERIFY_REFUSALS.PEER_EXE_MISMATCH);
+  }
+  const cmdline = parseNulList(await readProcFile(`/proc/${pid}/cmdline`) ?? new Uint8Array());
+  if (!cmdline || !sameList(cmdline, [...expected.argvPrefix, request.prompt])) {
+    return refuse(VERIFY_REFUSALS.PEER_CMDLINE_MISMATCH);
+  }
+  const environ = parseNulList(await readProcFile(`/proc/${pid}/environ`) ?? new Uint8Array());
+  if (!environ || !sameList(environ, expected.environment)) {
+    return refuse(VERIFY_REFUSALS.PEER_ENVIRON_MISMATCH);
+  }
+  const out = await statProcPath(`/proc/${pid}/fd/1`);
+  if (!out || !out.isFIFO() || out.uid !== 0 || (out.mode & 0o777) !== 0o600) {
+    return refuse(VERIFY_REFUSALS.PEER_STDOUT_NOT_SUDO_PIPE);
+  }
+
+  const sudoStat = await readStat(stat.ppid);
+  if (!sudoStat || sudoStat.comm !== "sudo") return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
+  const sudoIds = parseStatusIds(await readProcText(`/proc/${stat.ppid}/status`) ?? "");
+  // A setuid-root front end run by us: real uid ours, effective/saved/fs 0.
+  if (
+    !sudoIds || sudoIds.uid[0] !== expected.uid || sudoIds.uid[1] !== 0 ||
+    sudoIds.uid[2] !== 0 || sudoIds.uid[3] !== 0
+  ) {
+    return refuse(VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT);
+  }
+  const sudoArgv = parseNulList(
+    await readProcFile(`/proc/${stat.ppid}/cmdline`) ?? new Uint8Array(),
+  );
+  if (!sudoArgv || sudoArgv.length === 0) return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
+
+  const ancestry = await walkToOwner(sudoStat.ppid, expected.ownerPid);
+  if (!ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
+
+  const helper = { pid, startTime: stat.startTime };
+  const sudo = { pid: sudoStat.pid, startTime: sudoStat.startTime };
+  // Everything above was read by pid; make sure that pid still is the
+  // process that connected, and that sudo is still the same process.
+  if (!await pidfdRefersTo(pidfd, pid) || !await stillRunning([helper, sudo])) {
+    return refuse(VERIFY_REFUSALS.PEER_CHANGED);
+  }
+  return {
+    ok: true,
+    requester: { helper, sudo, sudoArgv, toolCommand: ancestry.toolCommand, helperPidfd: pidfd },
+  };
+}
+
+/**
+ * True when every process is still alive with the same start time: the
+ * re-check made right before a password is sent, and by the liveness watch.
+ */
+export async function stillRunning(refs: readonly ProcessRef[]): Promise<boolean> {
+  for (const ref of refs) {
+    const stat = await readStat(ref.pid);
+    if (!stat || stat.startTime !== ref.startTime || stat.state === "Z") return false;
+  }
+  return true;
+}
+
+/**
+ * True when `pidfd` still refers to live process `pid` (its fdinfo shows
+ * `Pid: -1` once the process has exited). Without a pidfd, true: the
+ * start-time checks then carry the PID-reuse guard alone.
+ */
+export async function pidfdRefersTo(pidfd: number | undefined, pid: number): Promise<boolean> {
+  if (pidfd === undefined) return true;
+  const info = await readProcText(`/proc/self/fdinfo/${pidfd}`);
+  const match = info ? /^Pid:\t(-?\d+)$/m.exec(info) : null;
+  return match !== null && Number(match[1]) === pid;
+}
+
+async function readStat(pid: number): Promise<ProcStat | undefined> {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
+  return stat && stat.pid === pid ? stat : undefined;
+}
+
+/**
+ * Walks parent links from `start` up to `ownerPid` (bounded). On success
+ * returns the argv of the ancestor that is the owner's direct child: the
+ * shell pi started for the tool call or `!` command.
+ */
+async function walkToOwner(
+  start: number,
+  ownerPid: number,
+): Promise<{ ok: true; toolCommand: string[] | null } | { ok: false }> {
+  let child: number | undefined;
+  let pid = start;
+  for (let depth = 0; depth < MAX_ANCESTRY_DEPTH && pid > 1; depth++) {
+    if (pid === ownerPid) {
+      if (child === undefined) return { ok: true, toolCommand: null };
+      const argv = parseNulList(await readProcFile(`/proc/${child}/cmdline`) ?? new Uint8Array());
+      return { ok: true, toolCommand: argv && argv.length > 0 ? argv : null };
+    }
+    const stat = await readStat(pid);
+    if (!stat) return { ok: false };
+    child = pid;
+    pid = stat.ppid;
+  }
+  return { ok: false };
+}
+
+/** Our own uid (a function so the module stays importable where getuid is absent). */
+export function currentUid(): number {
+  return process.getuid?.() ?? -1;
+}

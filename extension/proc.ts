@@ -1,0 +1,93 @@
+/**
+ * Pure parsers for the `/proc` files the peer verification reads. No I/O here:
+ * the reader in `proc_reader.ts` supplies the bytes, so these functions can be
+ * fuzzed and unit-tested with hostile input.
+ *
+ * @module
+ */
+
+/** The fields of `/proc/<pid>/stat` that the verification uses. */
+export interface ProcStat {
+  readonly pid: number;
+  /** The command name; may contain spaces and `)`. */
+  readonly comm: string;
+  readonly state: string;
+  readonly ppid: number;
+  /** Field 22: start time in clock ticks since boot (a PID-reuse guard). */
+  readonly startTime: bigint;
+}
+
+/**
+ * Parses `/proc/<pid>/stat`. `comm` is found between the first `(` and the
+ * *last* `)`, because a process may name itself `a) b (c`. Returns
+ * `undefined` for anything that does not have the expected shape.
+ */
+export function parseStat(text: string): ProcStat | undefined {
+  const open = text.indexOf("(");
+  const close = text.lastIndexOf(")");
+  if (open < 1 || close < open) return undefined;
+  const pid = parseDecimal(text.slice(0, open).trim());
+  const comm = text.slice(open + 1, close);
+  // Fields after comm start at field 3 (state); starttime is field 22.
+  const rest = text.slice(close + 1).trim().split(" ");
+  if (rest.length < 20) return undefined;
+  const state = rest[0];
+  const ppid = parseDecimal(rest[1]);
+  const start = rest[19];
+  if (pid === undefined || ppid === undefined || !/^[0-9]{1,20}$/.test(start)) return undefined;
+  if (!/^[A-Za-z]$/.test(state)) return undefined;
+  return { pid, comm, state, ppid, startTime: BigInt(start) };
+}
+
+/** The four ids of a `Uid:` or `Gid:` line: real, effective, saved, filesystem. */
+export type IdQuad = readonly [number, number, number, number];
+
+/** `Uid:` and `Gid:` of `/proc/<pid>/status`. */
+export interface ProcIds {
+  readonly uid: IdQuad;
+  readonly gid: IdQuad;
+}
+
+/** Parses the `Uid:` and `Gid:` lines of `/proc/<pid>/status`. */
+export function parseStatusIds(text: string): ProcIds | undefined {
+  const uid = idLine(text, "Uid");
+  const gid = idLine(text, "Gid");
+  return uid && gid ? { uid, gid } : undefined;
+}
+
+/**
+ * Splits a NUL-separated `/proc` file (`cmdline`, `environ`) into strings.
+ * A trailing NUL terminates the last element; an empty file is an empty list.
+ * Returns `undefined` if the bytes are not valid UTF-8.
+ */
+export function parseNulList(bytes: Uint8Array): string[] | undefined {
+  if (bytes.length === 0) return [];
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+  const parts = text.split("\0");
+  if (parts[parts.length - 1] === "") parts.pop();
+  return parts;
+}
+
+/** True when two string lists are equal element by element. */
+export function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+function idLine(text: string, name: string): IdQuad | undefined {
+  const match = new RegExp(`^${name}:\\t(\\d+)\\t(\\d+)\\t(\\d+)\\t(\\d+)$`, "m").exec(text);
+  if (!match) return undefined;
+  const ids = match.slice(1, 5).map(Number);
+  if (ids.some((n) => !Number.isSafeInteger(n))) return undefined;
+  return [ids[0], ids[1], ids[2], ids[3]];
+}
+
+function parseDecimal(s: string): number | undefined {
+  if (!/^[0-9]{1,10}$/.test(s)) return undefined;
+  const n = Number(s);
+  return n > 0 || s === "0" ? n : undefined;
+}

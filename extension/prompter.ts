@@ -1,0 +1,52 @@
+/**
+ * The boundary between the askpass session server and whatever asks the human
+ * for the password: the pi modal in production, a scripted prompter in tests.
+ *
+ * Everything in a {@link PromptRequest} was read by the server from the kernel
+ * (`/proc`), never taken from what the requesting process claimed, except
+ * `promptText`, which is sudo's prompt line: the agent can choose it with
+ * `SUDO_PROMPT`, so it is sanitised and must be shown framed as untrusted.
+ *
+ * @module
+ */
+
+/** What the modal needs to show for one password request. */
+export interface PromptRequest {
+  /** Random 128-bit request id (hex), for correlation in the audit log. */
+  readonly requestId: string;
+  /** sudo's argv as read from `/proc/<sudo pid>/cmdline`. */
+  readonly sudoArgv: readonly string[];
+  /**
+   * argv of the shell that pi started for the tool call or `!` command that
+   * runs this sudo (from `/proc/<pid>/cmdline`), or `null` when unknown.
+   */
+  readonly toolCommand: readonly string[] | null;
+  /** sudo's prompt line with control characters removed. Untrusted text. */
+  readonly promptText: string;
+  /** 1-based attempt number for this sudo process. */
+  readonly attempt: number;
+  /** Total attempts sudo allows (default 3). */
+  readonly maxAttempts: number;
+  /** Epoch milliseconds at which the request is denied automatically. */
+  readonly deadline: number;
+  /** How many other verified requests wait behind this one right now. */
+  readonly waiting: () => number;
+}
+
+/**
+ * The human's answer. The password is a byte buffer so that the server can
+ * zero it once it has been written to the helper; prompters must not keep a
+ * copy.
+ */
+export type PromptOutcome =
+  | { readonly kind: "submit"; readonly password: Uint8Array }
+  | { readonly kind: "cancel" };
+
+/**
+ * Asks the human. `signal` aborts when the request must end without an
+ * answer (deadline, helper or sudo died, session closing); the prompter must
+ * then close its UI promptly and resolve `{ kind: "cancel" }`.
+ */
+export interface Prompter {
+  prompt(request: PromptRequest, signal: AbortSignal): Promise<PromptOutcome>;
+}

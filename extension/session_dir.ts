@@ -1,0 +1,109 @@
+/**
+ * The per-session private directory: `$XDG_RUNTIME_DIR/pi-sudo-prompt-XXXXXX`
+ * (or a `mkdtemp` under `/tmp` when `XDG_RUNTIME_DIR` is missing or unsafe),
+ * mode 0700, owned by us, checked with `lstat` after creation so a planted
+ * symlink or a pre-created directory is refused. It records the owning
+ * process (pid and start time) so later sessions can remove directories left
+ * behind by pi processes that died.
+ *
+ * @module
+ */
+import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseStat } from "./proc.ts";
+import { readProcText } from "./proc_reader.ts";
+
+/** Prefix of every session directory name. */
+export const SESSION_DIR_PREFIX = "pi-sudo-prompt-";
+const OWNER_FILE = "owner";
+
+/** Named reasons a session directory cannot be used. */
+export const SESSION_DIR_ERRORS = {
+  CREATE_FAILED: "session_dir_create_failed",
+  UNSAFE: "session_dir_unsafe",
+} as const;
+
+/** One of the values of {@link SESSION_DIR_ERRORS}. */
+export type SessionDirError = typeof SESSION_DIR_ERRORS[keyof typeof SESSION_DIR_ERRORS];
+
+/** Where session directories are created: `XDG_RUNTIME_DIR` when it is ours and private. */
+export async function chooseRuntimeBase(
+  env: Record<string, string | undefined> = process.env,
+): Promise<string> {
+  const xdg = env.XDG_RUNTIME_DIR;
+  if (xdg && xdg.startsWith("/") && await isPrivateDir(xdg, 0o077)) return xdg;
+  return "/tmp";
+}
+
+/** Creates and checks a fresh private session directory under `base`. */
+export async function createSessionDir(
+  base: string,
+): Promise<{ ok: true; dir: string } | { ok: false; reason: SessionDirError }> {
+  let dir: string;
+  try {
+    dir = await mkdtemp(join(base, SESSION_DIR_PREFIX));
+  } catch {
+    return { ok: false, reason: SESSION_DIR_ERRORS.CREATE_FAILED };
+  }
+  // mkdtemp creates 0700, but check what is really there, without following links.
+  if (!await isPrivateDir(dir, 0o077)) {
+    return { ok: false, reason: SESSION_DIR_ERRORS.UNSAFE };
+  }
+  const start = await ownStartTime();
+  await writeFile(join(dir, OWNER_FILE), `${process.pid} ${start ?? "?"}\n`, {
+    mode: 0o600,
+    flag: "wx",
+  });
+  return { ok: true, dir };
+}
+
+/**
+ * Removes session directories under `base` whose owner process is gone (or
+ * is another process reusing its pid). Only our own, private, non-symlink
+ * directories with our prefix are touched. Returns the removed paths.
+ */
+export async function removeStaleSessionDirs(base: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(base);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names.filter((n) => n.startsWith(SESSION_DIR_PREFIX)).slice(0, 256)) {
+    const dir = join(base, name);
+    if (!await isPrivateDir(dir, 0o077)) continue;
+    let owner: string;
+    try {
+      owner = await readFile(join(dir, OWNER_FILE), "utf8");
+    } catch {
+      continue; // being created right now, or not ours to judge
+    }
+    const [pidText, startText] = owner.trim().split(" ");
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
+    if (stat && String(stat.startTime) === startText) continue; // still alive
+    await rm(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}
+
+/** Removes a session directory created by {@link createSessionDir}. */
+export async function removeSessionDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}
+
+async function isPrivateDir(path: string, forbiddenMode: number): Promise<boolean> {
+  try {
+    const st = await lstat(path);
+    return st.isDirectory() && st.uid === process.getuid!() && (st.mode & forbiddenMode) === 0;
+  } catch {
+    return false;
+  }
+}
+
+async function ownStartTime(): Promise<bigint | undefined> {
+  return parseStat(await readProcText(`/proc/${process.pid}/stat`) ?? "")?.startTime;
+}

@@ -1,0 +1,109 @@
+/**
+ * Text generators for the small shell programs a session writes: the askpass
+ * launcher that sudo runs, the private `sudo` wrapper put first on `PATH`,
+ * and the `sudo()` shell function prepended to every tool command. All pure:
+ * the session server writes the results to disk.
+ *
+ * The wrapper and the function share one POSIX-sh option scanner, kept in
+ * step with `sudo_args.ts` by the tests.
+ *
+ * @module
+ */
+import { SUDO_LONG_WITH_VALUE, SUDO_SHORT_WITH_VALUE } from "./sudo_args.ts";
+
+/** Quotes a string for POSIX sh (single quotes; embedded `'` closed and escaped). */
+export function shQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * POSIX-sh function `__pi_sudo_needs_askpass ARGS…`: status 0 when `-A`
+ * must be added, 1 when the options already contain `-A`/`-S` (or their
+ * long forms). Works in dash, bash and zsh.
+ */
+export function sudoScannerFunction(): string {
+  const longWithValue = SUDO_LONG_WITH_VALUE.map((n) => `--${n}`).join("|");
+  return [
+    "__pi_sudo_needs_askpass() {",
+    "  local __a __r __c",
+    '  while [ "$#" -gt 0 ]; do',
+    '    __a=$1; shift',
+    '    case "$__a" in',
+    "      --) return 0 ;;",
+    "      --askpass|--askpass=*|--stdin|--stdin=*) return 1 ;;",
+    `      ${longWithValue}) [ "$#" -gt 0 ] && shift ;;`,
+    "      --*) ;;",
+    "      -?*)",
+    '        __r=${__a#-}',
+    '        while [ -n "$__r" ]; do',
+    '          __c=${__r%"${__r#?}"}; __r=${__r#?}',
+    '          case "$__c" in',
+    "            A|S) return 1 ;;",
+    `            [${SUDO_SHORT_WITH_VALUE}]) [ -z "$__r" ] && [ "$#" -gt 0 ] && shift; __r= ;;`,
+    "            h) __r= ;;",
+    "          esac",
+    "        done ;;",
+    "      *) return 0 ;;",
+    "    esac",
+    "  done",
+    "  return 0",
+    "}",
+  ].join("\n");
+}
+
+/** The `sudo` wrapper script for the session's private `PATH` directory. */
+export function sudoWrapperScript(realSudo: string): string {
+  const sudo = shQuote(realSudo);
+  return [
+    "#!/bin/sh",
+    "# pi-sudo-prompt: routes sudo's password prompt to pi's modal (generated per session).",
+    sudoScannerFunction(),
+    `if __pi_sudo_needs_askpass "$@"; then exec ${sudo} -A "$@"; fi`,
+    `exec ${sudo} "$@"`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * Shell text prepended to each tool command: the scanner plus a `sudo()`
+ * function, so the top-level script reaches the modal even if it resets
+ * `PATH`. Scripts it starts use the wrapper on `PATH` instead.
+ */
+export function sudoShellPrelude(realSudo: string): string {
+  const sudo = shQuote(realSudo);
+  return [
+    sudoScannerFunction(),
+    `sudo() { if __pi_sudo_needs_askpass "$@"; then ${sudo} -A "$@"; else ${sudo} "$@"; fi; }`,
+  ].join("\n");
+}
+
+/** Inputs of the askpass launcher. */
+export interface LauncherSpec {
+  /** Absolute path of `env`. */
+  readonly envPath: string;
+  /** The helper's complete environment, `NAME=value`. */
+  readonly environment: readonly string[];
+  /** `[deno, "run", ...flags, helperPath]`. */
+  readonly argvPrefix: readonly string[];
+}
+
+/**
+ * The per-session launcher `pi-askpass`: `exec env -i VARS deno run FLAGS
+ * helper.ts "$1"`. Only the prompt passes through from sudo; nothing from the
+ * caller's environment does.
+ */
+export function launcherScript(spec: LauncherSpec): string {
+  const words = [
+    shQuote(spec.envPath),
+    "-i",
+    ...spec.environment.map(shQuote),
+    ...spec.argvPrefix.map(shQuote),
+    '"$1"',
+  ];
+  return [
+    "#!/bin/sh",
+    "# pi-sudo-prompt askpass launcher (generated per session; do not edit).",
+    `exec ${words.join(" \\\n  ")}`,
+    "",
+  ].join("\n");
+}

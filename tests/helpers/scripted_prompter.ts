@@ -1,0 +1,81 @@
+/**
+ * A {@link Prompter} that answers from a script instead of a human, and
+ * records what it was shown, so tests can assert attempts, order, and that an
+ * attack never reached the prompt at all.
+ *
+ * @module
+ */
+import type { Prompter, PromptOutcome, PromptRequest } from "../../extension/prompter.ts";
+
+/** One scripted answer. */
+export type ScriptedAnswer =
+  | { readonly submit: string; readonly delayMs?: number }
+  | { readonly cancel: true; readonly delayMs?: number }
+  /** Never answers; resolves cancel only when the server aborts. */
+  | { readonly hang: true }
+  /** Waits for `release()` from the test, then submits. */
+  | { readonly gate: Promise<string> };
+
+/** Snapshot of one prompt as the prompter saw it. */
+export interface SeenPrompt {
+  readonly request: Omit<PromptRequest, "waiting">;
+  /** Others waiting when the prompt opened, and when it was answered. */
+  readonly waiting: number;
+  waitingAtAnswer?: number;
+  readonly startedAt: number;
+  endedAt?: number;
+  aborted?: boolean;
+}
+
+/** A scripted prompter plus what it recorded. */
+export class ScriptedPrompter implements Prompter {
+  readonly seen: SeenPrompt[] = [];
+  #script: ScriptedAnswer[];
+  #active = 0;
+  /** Most prompts that were open at the same time. */
+  maxConcurrent = 0;
+
+  constructor(script: ScriptedAnswer[]) {
+    this.#script = [...script];
+  }
+
+  async prompt(request: PromptRequest, signal: AbortSignal): Promise<PromptOutcome> {
+    const { waiting, ...rest } = request;
+    const record: SeenPrompt = { request: rest, waiting: waiting(), startedAt: Date.now() };
+    this.seen.push(record);
+    this.#active++;
+    this.maxConcurrent = Math.max(this.maxConcurrent, this.#active);
+    try {
+      const answer = this.#script.shift() ?? { cancel: true };
+      const outcome = await answerOrAbort(answer, signal);
+      record.aborted = signal.aborted;
+      record.waitingAtAnswer = waiting();
+      return outcome;
+    } finally {
+      record.endedAt = Date.now();
+      this.#active--;
+    }
+  }
+}
+
+function answerOrAbort(answer: ScriptedAnswer, signal: AbortSignal): Promise<PromptOutcome> {
+  return new Promise((resolve) => {
+    const onAbort = () => resolve({ kind: "cancel" });
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    const submit = (text: string) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve({ kind: "submit", password: new TextEncoder().encode(text) });
+    };
+    if ("hang" in answer) return;
+    if ("gate" in answer) return void answer.gate.then(submit);
+    setTimeout(() => {
+      if (signal.aborted) return;
+      if ("submit" in answer) submit(answer.submit);
+      else {
+        signal.removeEventListener("abort", onAbort);
+        resolve({ kind: "cancel" });
+      }
+    }, answer.delayMs ?? 0);
+  });
+}

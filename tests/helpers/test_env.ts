@@ -1,0 +1,25 @@
+/**
+ * What the real-sudo tests need from `tests/run.sh`: the throwaway user's
+ * password, read from a 0600 file (never from the environment or argv, where
+ * other processes could see it). Missing setup is a failure, never a skip.
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import process from "node:process";
+
+/** The throwaway user's sudo password (a canary: it must appear nowhere else). */
+export function testPassword(): string {
+  const file = process.env.PI_SUDO_PROMPT_TEST_PASSWORD_FILE;
+  if (!file) {
+    throw new Error(
+      "PI_SUDO_PROMPT_TEST_PASSWORD_FILE is not set: run the suite through `npm test` (tests/run.sh) as root",
+    );
+  }
+  const password = readFileSync(file, "utf8");
+  if (password.length < 12) throw new Error("test password file is too short");
+  return password;
+}
+
+/** Absolute path of the repository root. */
+export const REPO_ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
