@@ -201,8 +201,8 @@ export class TmuxSession {
         "-c",
         options.cwd ?? process.cwd(),
         "--",
-        // tmux 3.3 sometimes loses #{pane_dead_status} (a race between pty
-        // EOF and SIGCHLD), so a wrapper shell records the exit status.
+        // tmux 3.3a sometimes loses #{pane_dead_status} (a race between
+        // pty EOF and SIGCHLD), so a wrapper shell records the exit status.
         "/bin/sh",
         "-c",
         '"$@"; s=$?; echo "$s" > "$0"; exit "$s"',
@@ -251,8 +251,7 @@ export class TmuxSession {
    * program killed by a signal reports 128 + signal number.
    */
   async exitStatus(): Promise<number | undefined> {
-    const recorded = await readFile(this.statusFile, "utf8").catch(() => "");
-    if (/^\d+\s*$/.test(recorded)) return Number(recorded);
+    // Ask tmux first: once the pane is dead, tmux has read all output.
     const { stdout } = await this.tmux(
       "display-message",
       "-p",
@@ -262,9 +261,9 @@ export class TmuxSession {
     );
     const [dead, status, signal] = stdout.trim().split(" ");
     if (dead !== "1") return undefined;
-    // The wrapper may have died before writing the file; read it once more.
-    const late = await readFile(this.statusFile, "utf8").catch(() => "");
-    if (/^\d+\s*$/.test(late)) return Number(late);
+    const recorded = await readFile(this.statusFile, "utf8").catch(() => "");
+    if (/^\d+\s*$/.test(recorded)) return Number(recorded);
+    // The wrapper itself was killed; tmux may or may not know how.
     if (status) return Number(status);
     return signal ? 128 + Number(signal) : -1;
   }
@@ -319,13 +318,13 @@ export class TmuxSession {
       if (options.failOnExit !== false) {
         const status = await this.exitStatus();
         if (status !== undefined) {
-          screen = await this.capture(options);
+          // tmux 3.3a scrolls the dead pane's screen into the history when it
+          // prints "Pane is dead", so look at the history too.
+          screen = await this.capture({ ...options, history: true });
           if (predicate(screen)) return screen;
           throw new Error(
             `tmux: program exited (status ${status}) while waiting for ${what}` +
-              ` after ${Date.now() - started} ms; last screen:\n${
-                frame(screen)
-              }`,
+              ` after ${Date.now() - started} ms; last screen:\n${frame(screen)}`,
           );
         }
       }
@@ -333,9 +332,7 @@ export class TmuxSession {
       await sleep(Math.min(POLL_INTERVAL_MS, Math.max(0, deadline - Date.now())));
     }
     throw new Error(
-      `tmux: timed out after ${timeoutMs} ms waiting for ${what}; last screen:\n${
-        frame(screen)
-      }`,
+      `tmux: timed out after ${timeoutMs} ms waiting for ${what}; last screen:\n${frame(screen)}`,
     );
   }
 

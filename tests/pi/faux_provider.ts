@@ -22,13 +22,14 @@ import {
   createFauxCore,
   fauxAssistantMessage,
   fauxToolCall,
+  type JsonObject,
 } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 /** One step of a faux script (see the module doc). */
 export type FauxStep =
   | { bash: string; timeout?: number }
-  | { tool: string; args?: Record<string, unknown> }
+  | { tool: string; args?: JsonObject }
   | { text: string };
 
 /** Provider id, model id and api id used by this extension. */
@@ -58,22 +59,19 @@ export function parseFauxScript(json: string): FauxStep[] {
       if (timeout !== undefined && typeof timeout !== "number") {
         throw new Error(`faux script: step ${i}: timeout must be a number`);
       }
-      return timeout === undefined
-        ? { bash: step.bash }
-        : { bash: step.bash, timeout };
+      return timeout === undefined ? { bash: step.bash } : { bash: step.bash, timeout };
     }
     if (typeof step.tool === "string") {
       const args = step.args ?? {};
       if (args === null || typeof args !== "object" || Array.isArray(args)) {
         throw new Error(`faux script: step ${i}: args must be an object`);
       }
-      return { tool: step.tool, args: args as Record<string, unknown> };
+      // Parsed from JSON text, so every nested value is a JsonValue.
+      return { tool: step.tool, args: args as JsonObject };
     }
     if (typeof step.text === "string") return { text: step.text };
     throw new Error(
-      `faux script: step ${i} needs "bash", "tool" or "text": ${
-        JSON.stringify(raw)
-      }`,
+      `faux script: step ${i} needs "bash", "tool" or "text": ${JSON.stringify(raw)}`,
     );
   });
 }
@@ -81,9 +79,8 @@ export function parseFauxScript(json: string): FauxStep[] {
 /** Converts one script step into the assistant message the model returns. */
 export function stepToMessage(step: FauxStep): AssistantMessage {
   if ("bash" in step) {
-    const args = step.timeout === undefined
-      ? { command: step.bash }
-      : { command: step.bash, timeout: step.timeout };
+    const args: JsonObject = { command: step.bash };
+    if (step.timeout !== undefined) args.timeout = step.timeout;
     return fauxAssistantMessage([fauxToolCall("bash", args)], {
       stopReason: "toolUse",
     });

@@ -180,9 +180,7 @@ export async function preparePi(options: PiLaunchOptions = {}): Promise<PiLaunch
 /** Paths of all session JSONL files written so far (sorted by name = time). */
 export async function listSessionFiles(launch: PiLaunch): Promise<string[]> {
   const names = await readdir(launch.sessionDir).catch(() => [] as string[]);
-  return names.filter((n) => n.endsWith(".jsonl")).sort().map((n) =>
-    join(launch.sessionDir, n)
-  );
+  return names.filter((n) => n.endsWith(".jsonl")).sort().map((n) => join(launch.sessionDir, n));
 }
 
 /** Concatenated text of all session files (for grepping canaries). */

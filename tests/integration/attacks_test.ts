@@ -1,0 +1,314 @@
+/**
+ * Attacks on the askpass channel, each run for real as the throwaway user,
+ * each refused before the prompter is asked. Two layers are proven apart:
+ * the real helper's own self-checks, and the server's kernel checks (with a
+ * check-free stand-in pinned as the helper, so only the server stands in the
+ * way).
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { chmod, mkdtemp, readFile, rm, writeFile, copyFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import {
+  type AskpassSession,
+  type SessionEvent,
+  startSession,
+} from "../../extension/session_server.ts";
+import {
+  decodeReply,
+  encodeRequest,
+  importSessionKey,
+  newRequestId,
+  newSessionKeyHex,
+} from "../../askpass/protocol.ts";
+import { ScriptedPrompter } from "../helpers/scripted_prompter.ts";
+import { runShell, runToolCommand } from "../helpers/tool_command.ts";
+import { type Heartbeat, startHeartbeat } from "../helpers/heartbeat.ts";
+import { pidsWithCmdline, waitFor } from "../helpers/processes.ts";
+import { rawExchange } from "../helpers/raw_client.ts";
+import { REPO_ROOT, testPassword } from "../helpers/test_env.ts";
+
+const PASSWORD = testPassword();
+const ROGUE = join(REPO_ROOT, "tests/helpers/rogue_helper.ts");
+
+interface Fixture {
+  session: AskpassSession;
+  prompter: ScriptedPrompter;
+  events: SessionEvent[];
+  scratch: string;
+  key: CryptoKey;
+}
+
+async function withSession(
+  opts: { rogue?: boolean; requestTimeoutMs?: number; answers?: ScriptedPrompter },
+  run: (f: Fixture) => Promise<void>,
+): Promise<void> {
+  const prompter = opts.answers ?? new ScriptedPrompter([{ submit: PASSWORD }]);
+  const events: SessionEvent[] = [];
+  const started = await startSession({
+    prompter,
+    onEvent: (e) => events.push(e),
+    helperPath: opts.rogue ? ROGUE : undefined,
+    requestTimeoutMs: opts.requestTimeoutMs,
+    timeoutMs: 20_000,
+  });
+  assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
+  const session = started.session;
+  const scratch = await mkdtemp(join(tmpdir(), "pi-sudo-attack-"));
+  const keyHex = session.toolEnvironment({}).PI_ASKPASS_SECRET;
+  const imported = await importSessionKey(keyHex);
+  assert.ok(imported.ok);
+  const heartbeat = startHeartbeat();
+  try {
+    await run({ session, prompter, events, scratch, key: imported.key });
+    heartbeat.assertNoStall();
+  } finally {
+    heartbeat.stop();
+    await session.close();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+function refusals(events: SessionEvent[]): string[] {
+  return events.filter((e) => e.kind === "refused").map((e) => e.kind === "refused" ? e.reason : "");
+}
+
+/** Writes an executable sh script. */
+async function script(path: string, body: string): Promise<string> {
+  await writeFile(path, `#!/bin/sh\n${body}\n`);
+  await chmod(path, 0o700);
+  return path;
+}
+
+/** Runs real sudo with SUDO_ASKPASS pointing at `askpass` (the attacker's choice). */
+function sudoWithAskpass(session: AskpassSession, askpass: string, extra: Record<string, string> = {}) {
+  return runShell("/usr/bin/sudo -k -A true", {
+    ...session.toolEnvironment(process.env),
+    SUDO_ASKPASS: askpass,
+    ...extra,
+  }, 20_000);
+}
+
+/** The launcher's text with one edit applied, written as a new script. */
+async function editedLauncher(f: Fixture, name: string, edit: (text: string) => string) {
+  const text = await readFile(f.session.launcherPath, "utf8");
+  const edited = edit(text);
+  assert.notEqual(edited, text, "the edit must change the launcher");
+  return script(join(f.scratch, name), edited.replace(/^#!\/bin\/sh\n/, ""));
+}
+
+describe("attacks", () => {
+  let beat: Heartbeat;
+  before(() => beat = startHeartbeat());
+  after(() => beat.assertNoStall());
+
+  describe("the real helper refuses to run outside sudo", () => {
+    const cases: [string, (launcher: string, scratch: string) => string][] = [
+      ["run directly from a shell (stdout a socket)", (l) => `"${l}" 'Password: '`],
+      ["stdout a regular file", (l, d) => `"${l}" 'Password: ' > "${d}/out"; cat "${d}/out"`],
+      ["stdout a user FIFO", (l, d) => `mkfifo "${d}/fifo"; cat "${d}/fifo" & "${l}" 'Password: ' > "${d}/fifo"; wait`],
+      ["stdout a user pipe", (l) => `"${l}" 'Password: ' | cat`],
+    ];
+    for (const [name, command] of cases) {
+      it(name, async () => {
+        await withSession({}, async (f) => {
+          const r = await runShell(command(f.session.launcherPath, f.scratch), process.env as Record<string, string>, 15_000);
+          assert.equal(r.stdout, "", "nothing on stdout");
+          assert.match(r.stderr, /pi-askpass: stdout is not sudo's private pipe/);
+          assert.equal(f.prompter.seen.length, 0);
+          assert.deepEqual(f.events, [], "the helper never even connected");
+        });
+      });
+    }
+
+    for (const variable of ["LD_PRELOAD=/nonexistent/x.so", "NODE_OPTIONS=--require=/tmp/x.js"]) {
+      it(`an injected ${variable.split("=")[0]} under real sudo`, async () => {
+        await withSession({}, async (f) => {
+          const evil = await editedLauncher(f, "evil", (t) => t.replace(" \\\n  -i \\\n", ` \\\n  -i '${variable}' \\\n`));
+          const r = await sudoWithAskpass(f.session, evil);
+          assert.notEqual(r.code, 0);
+          assert.match(r.stderr, new RegExp(`refusing to run with ${variable.split("=")[0]} set`));
+          assert.match(r.stderr, /no password was provided/);
+          assert.equal(f.prompter.seen.length, 0);
+        });
+      });
+    }
+  });
+
+  describe("the server refuses a helper that is not sudo's", () => {
+    const pipes: [string, (l: string, d: string) => string][] = [
+      ["launcher run directly (stdout a socket)", (l) => `"${l}" 'Password: '`],
+      ["stdout a regular file", (l, d) => `"${l}" 'Password: ' > "${d}/out"`],
+      ["stdout a user FIFO", (l, d) => `mkfifo "${d}/fifo"; cat "${d}/fifo" >/dev/null & "${l}" 'Password: ' > "${d}/fifo"; wait`],
+      ["stdout a user pipe", (l) => `"${l}" 'Password: ' | cat`],
+    ];
+    for (const [name, command] of pipes) {
+      it(name, async () => {
+        await withSession({ rogue: true }, async (f) => {
+          const r = await runShell(command(f.session.launcherPath, f.scratch), process.env as Record<string, string>, 15_000);
+          assert.match(r.stderr, /rogue: DENIED verification_failed/);
+          assert.doesNotMatch(r.stderr, /GOT_PASSWORD/);
+          assert.deepEqual(refusals(f.events), ["peer_stdout_not_sudo_pipe"]);
+          assert.equal(f.prompter.seen.length, 0);
+        });
+      });
+    }
+
+    it("a user-owned program named sudo as the parent", async () => {
+      await withSession({ rogue: true }, async (f) => {
+        const fakeSudo = join(f.scratch, "sudo");
+        await copyFile("/bin/sh", fakeSudo);
+        await chmod(fakeSudo, 0o700);
+        // Real sudo runs this askpass, so stdout is sudo's root pipe; the
+        // launcher is then started under the fake `sudo`.
+        const middle = await script(
+          join(f.scratch, "middle"),
+          `"${fakeSudo}" -c '"$0" "$1"; exit $?' "${f.session.launcherPath}" "$1"`,
+        );
+        const r = await sudoWithAskpass(f.session, middle);
+        assert.match(r.stderr, /rogue: DENIED verification_failed/);
+        assert.match(r.stderr, /no password was provided/);
+        assert.deepEqual(refusals(f.events), ["parent_not_setuid_root"]);
+        assert.equal(f.prompter.seen.length, 0);
+      });
+    });
+
+    it("a parent that is not sudo at all, holding sudo's pipe", async () => {
+      await withSession({ rogue: true }, async (f) => {
+        const middle = await script(join(f.scratch, "middle"), `"${f.session.launcherPath}" "$1"; exit $?`);
+        const r = await sudoWithAskpass(f.session, middle);
+        assert.match(r.stderr, /rogue: DENIED verification_failed/);
+        assert.deepEqual(refusals(f.events), ["parent_not_sudo"]);
+        assert.equal(f.prompter.seen.length, 0);
+      });
+    });
+
+    const envEdits: [string, string][] = [
+      ["an extra environment variable (NODE_OPTIONS)", "NODE_OPTIONS=--require=/tmp/x.js"],
+      ["an extra environment variable (LD_PRELOAD)", "LD_PRELOAD=/nonexistent/x.so"],
+      ["an extra harmless-looking variable", "EXTRA=1"],
+    ];
+    for (const [name, variable] of envEdits) {
+      it(`${name} under real sudo`, async () => {
+        await withSession({ rogue: true }, async (f) => {
+          const evil = await editedLauncher(f, "evil", (t) => t.replace(" \\\n  -i \\\n", ` \\\n  -i '${variable}' \\\n`));
+          const r = await sudoWithAskpass(f.session, evil);
+          assert.match(r.stderr, /rogue: DENIED verification_failed/);
+          assert.deepEqual(refusals(f.events), ["peer_environ_mismatch"]);
+          assert.equal(f.prompter.seen.length, 0);
+        });
+      });
+    }
+
+    it("an extra flag in argv (--allow-run) under real sudo", async () => {
+      await withSession({ rogue: true }, async (f) => {
+        const evil = await editedLauncher(f, "evil", (t) => t.replace("'run' \\\n", "'run' \\\n  '--allow-run' \\\n"));
+        const r = await sudoWithAskpass(f.session, evil);
+        assert.match(r.stderr, /rogue: DENIED verification_failed/);
+        assert.deepEqual(refusals(f.events), ["peer_cmdline_mismatch"]);
+        assert.equal(f.prompter.seen.length, 0);
+      });
+    });
+
+    it("a sudo that pi did not start (outside this session's process tree)", async () => {
+      await withSession({ rogue: true }, async (f) => {
+        // setsid + a double fork re-parents the shell to init: not our descendant.
+        const r = await runShell(
+          `setsid sh -c '( /usr/bin/sudo -k -A true 2>"${f.scratch}/err" & ) ; sleep 0' ; sleep 0`,
+          f.session.toolEnvironment(process.env),
+          10_000,
+        );
+        assert.equal(r.code, 0);
+        await waitFor("the refusal", () => refusals(f.events).length > 0 ? true : undefined, 10_000);
+        assert.deepEqual(refusals(f.events), ["not_from_this_session"]);
+        assert.equal(f.prompter.seen.length, 0);
+      });
+    });
+  });
+
+  describe("forged requests on the socket", () => {
+    it("a client with the session key claiming the pid of a real waiting helper never gets the password", async () => {
+      let release!: (pw: string) => void;
+      const gate = new Promise<string>((r) => release = r);
+      const prompter = new ScriptedPrompter([{ gate }]);
+      await withSession({ answers: prompter }, async (f) => {
+        const real = runToolCommand(f.session, "sudo -k id -u");
+        await waitFor("the real prompt", () => prompter.seen.length === 1 ? true : undefined);
+        const helperPid = await waitFor("the real helper", async () => {
+          const pids = await pidsWithCmdline(`--allow-net=unix:${f.session.socketPath}`);
+          return pids.length === 1 ? pids[0] : undefined;
+        });
+        const prompt = (await readFile(`/proc/${helperPid}/cmdline`, "utf8")).split("\0").at(-2)!;
+        for (const claimed of [helperPid, process.pid]) {
+          const id = newRequestId();
+          const x = await rawExchange(f.session.socketPath, await encodeRequest(f.key, { id, prompt, pid: claimed }));
+          const reply = await decodeReply(f.key, x.reply.subarray(4), id);
+          assert.ok(reply.ok, "the forger gets a well-formed reply");
+          assert.equal(reply.message.type, "password_denied", "…and it is a denial");
+        }
+        assert.deepEqual(refusals(f.events), ["claimed_pid_mismatch", "peer_exe_mismatch"]);
+        assert.equal(prompter.seen.length, 1, "no second prompt opened");
+        release(PASSWORD);
+        const r = await real;
+        assert.equal(r.stdout, "0\n", "the real helper still gets the password");
+      });
+    });
+
+    it("a bad signature is dropped without a reply", async () => {
+      await withSession({}, async (f) => {
+        const other = await importSessionKey(newSessionKeyHex());
+        assert.ok(other.ok);
+        const frame = await encodeRequest(other.key, { id: newRequestId(), prompt: "x", pid: process.pid });
+        const x = await rawExchange(f.session.socketPath, frame);
+        assert.equal(x.ended, "closed");
+        assert.equal(x.reply.length, 0);
+        assert.deepEqual(refusals(f.events), ["bad_signature"]);
+        assert.equal(f.prompter.seen.length, 0);
+      });
+    });
+
+    it("a replayed request id is refused", async () => {
+      await withSession({}, async (f) => {
+        const frame = await encodeRequest(f.key, { id: newRequestId(), prompt: "x", pid: process.pid });
+        await rawExchange(f.session.socketPath, frame);
+        await rawExchange(f.session.socketPath, frame);
+        assert.deepEqual(refusals(f.events), ["peer_exe_mismatch", "replayed_request"]);
+        assert.equal(f.prompter.seen.length, 0);
+      });
+    });
+
+    it("an oversized frame is dropped at once", async () => {
+      await withSession({}, async (f) => {
+        const big = new Uint8Array(64 * 1024);
+        new DataView(big.buffer).setUint32(0, big.length - 4);
+        const x = await rawExchange(f.session.socketPath, big);
+        assert.equal(x.ended, "closed");
+        assert.equal(x.reply.length, 0);
+        assert.deepEqual(refusals(f.events), ["frame_too_large"]);
+      });
+    });
+
+    it("a frame that never finishes is dropped by the deadline", async () => {
+      await withSession({ requestTimeoutMs: 300 }, async (f) => {
+        const started = Date.now();
+        const x = await rawExchange(f.session.socketPath, new Uint8Array([0, 0, 0, 100, 1, 2]), 5000);
+        assert.equal(x.ended, "closed", "the server closed it");
+        assert.ok(Date.now() - started < 2000);
+        assert.deepEqual(refusals(f.events), ["request_timeout"]);
+      });
+    });
+
+    it("a flood of idle connections costs bounded time; real sudo still works after", async () => {
+      await withSession({ requestTimeoutMs: 500 }, async (f) => {
+        const flood = Array.from({ length: 300 }, () =>
+          rawExchange(f.session.socketPath, new Uint8Array([0]), 3000).catch(() => undefined));
+        await Promise.all(flood);
+        const r = await runToolCommand(f.session, "sudo -k id -u");
+        assert.equal(r.stdout, "0\n", r.stderr);
+        assert.equal(f.prompter.seen.length, 1);
+      });
+    });
+  });
+});

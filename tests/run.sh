@@ -1,0 +1,148 @@
+#!/bin/sh
+# The whole test suite: static checks, unit tests under Deno and Node, and the
+# real-sudo / real-pi suites.
+#
+# sudo only asks a non-root user for a password, so this script (run as root,
+# as CI does) creates a throwaway user with a random password and a sudoers
+# rule, gives it a read-only copy of the checkout, runs every suite AS THAT
+# USER, and removes the user, its sudoers rule and the copy afterwards. The
+# password reaches the tests through a 0600 file, never argv or environment.
+#
+# It ends with one line: "N passed, N failed". Nothing that needs sudo is
+# skipped: without root it refuses to run instead of pretending.
+set -eu
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+node="$repo/node_modules/.bin/node"
+deno="$repo/node_modules/.bin/deno"
+
+if [ "$(id -u)" != 0 ]; then
+  echo "tests/run.sh: must run as root: it creates a throwaway sudo user for the real-sudo tests (CI runs it as root)." >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+for tool in "$node" "$deno"; do
+  [ -x "$tool" ] || { echo "tests/run.sh: $tool missing: run 'npm ci' first" >&2; echo "0 passed, 1 failed"; exit 1; }
+done
+for cmd in sudo visudo useradd userdel chpasswd runuser; do
+  command -v "$cmd" >/dev/null 2>&1 || { echo "tests/run.sh: '$cmd' missing (apt-get install -y sudo passwd util-linux)" >&2; echo "0 passed, 1 failed"; exit 1; }
+done
+
+user="pisudot$$"
+sudoers="/etc/sudoers.d/pi-sudo-prompt-test-$user"
+work=$(mktemp -d /tmp/pi-sudo-prompt-test.XXXXXX)
+logs="$work/logs"
+
+cleanup() {
+  status=$?
+  pkill -KILL -u "$user" 2>/dev/null || true
+  sleep 0.2
+  userdel -r "$user" >/dev/null 2>&1 || userdel "$user" >/dev/null 2>&1 || true
+  rm -f "$sudoers"
+  visudo -c >/dev/null 2>&1 || echo "tests/run.sh: WARNING: visudo -c fails after cleanup" >&2
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT INT TERM
+
+# --- throwaway user ---------------------------------------------------------
+useradd -m -s /bin/bash "$user"
+password="Canary-$(head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)"
+printf '%s:%s\n' "$user" "$password" | chpasswd # printf is a builtin: not in any argv
+mkdir -p /etc/sudoers.d
+umask 077
+printf '%s ALL=(ALL:ALL) ALL\nDefaults:%s lecture=never\n' "$user" "$user" >"$sudoers.tmp"
+chmod 0440 "$sudoers.tmp"
+visudo -cf "$sudoers.tmp" >/dev/null
+mv "$sudoers.tmp" "$sudoers"
+umask 022
+
+# --- a copy of the checkout the user can read (CI's folder may be private) --
+chmod 0755 "$work"
+mkdir "$work/repo" "$logs"
+for entry in "$repo"/* "$repo"/.[!.]*; do
+  [ -e "$entry" ] || continue
+  case "$(basename "$entry")" in .git | .tmp) continue ;; esac
+  # Hard links are instant and read-only for the user; fall back to a copy
+  # when /tmp is another filesystem.
+  cp -al "$entry" "$work/repo/" 2>/dev/null || cp -a "$entry" "$work/repo/"
+done
+mkdir -m 0700 "$work/secret"
+printf '%s' "$password" >"$work/secret/password"
+chmod 0600 "$work/secret/password"
+chown -R "$user" "$work/secret"
+chown "$user" "$logs"
+unset password
+
+as_user() {
+  runuser -u "$user" -- env -i \
+    HOME="/home/$user" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
+    PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=xterm-256color \
+    PI_SUDO_PROMPT_TEST_PASSWORD_FILE="$work/secret/password" \
+    PI_SUDO_PROMPT_TEST_LOG_DIR="$logs" \
+    sh -c 'cd "$1" && shift && exec "$@"' sh "$work/repo" "$@"
+}
+
+passed=0
+failed=0
+count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+
+# --- static checks (each counts as one test) --------------------------------
+for check in "fmt --check" "lint" "check"; do
+  # shellcheck disable=SC2086 # word splitting of the subcommand is intended
+  if (cd "$work/repo" && NO_COLOR=1 DENO_DIR="$work/deno-root-cache" "$deno" task -q $check) >"$logs/static.log" 2>&1; then
+    echo "ok   deno $check"; count 1 0
+  else
+    echo "FAIL deno $check"; tail -n 30 "$logs/static.log"; count 0 1
+  fi
+done
+
+# --- unit tests under Deno (the shared modules are runtime-neutral) ---------
+set +e
+as_user env NO_COLOR=1 "$deno" test -A --no-check tests/unit/ >"$logs/deno-unit.log" 2>&1
+deno_rc=$?
+set -e
+summary=$(grep -E '^(ok|FAILED) \| ' "$logs/deno-unit.log" | tail -n 1)
+tail -n 3 "$logs/deno-unit.log"
+if [ -n "$summary" ]; then
+  p=$(echo "$summary" | sed -nE 's/.*\| ([0-9]+) passed( \(([0-9]+) steps\))?.*/\1 \3/p')
+  f=$(echo "$summary" | sed -nE 's/.*\| ([0-9]+) failed( \(([0-9]+) steps\))?.*/\1 \3/p')
+  # node:test "it" blocks are Deno steps: count steps when present.
+  set -- $p; pn=${2:-$1}
+  set -- $f; fn=${2:-$1}
+  count "$pn" "$fn"
+  [ "$deno_rc" = 0 ] || [ "$fn" != 0 ] || count 0 1
+else
+  grep -v '^\s*[0-9]*: ' "$logs/deno-unit.log" | tail -n 30
+  count 0 1
+fi
+
+# --- unit + integration + real pi suites under Node 22 ----------------------
+set +e
+as_user "$node" --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec \
+  tests/unit/*_test.ts tests/integration/*_test.ts >"$logs/node.log" 2>&1
+node_rc=$?
+set -e
+sed -n '/^ℹ tests/,$p' "$logs/node.log" | head -n 8
+grep -E '^\s*✖' "$logs/node.log" | head -n 40 || true
+p=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$logs/node.log" | tail -n 1)
+f=$(sed -nE 's/^ℹ fail ([0-9]+)$/\1/p' "$logs/node.log" | tail -n 1)
+c=$(sed -nE 's/^ℹ cancelled ([0-9]+)$/\1/p' "$logs/node.log" | tail -n 1)
+if [ -n "$p" ] && [ -n "$f" ]; then
+  count "$p" "$((f + ${c:-0}))"
+  [ "$node_rc" = 0 ] || [ "$f" != 0 ] || [ "${c:-0}" != 0 ] || count 0 1
+else
+  tail -n 40 "$logs/node.log"
+  count 0 1
+fi
+
+# --- the canary must not have leaked into any log ---------------------------
+if grep -rqF -f "$work/secret/password" "$logs" 2>/dev/null; then
+  echo "FAIL the test password appears in a test log"; count 0 1
+else
+  echo "ok   no test log contains the password"; count 1 0
+fi
+
+if [ "$failed" = 0 ]; then rc=0; else rc=1; fi
+echo "$passed passed, $failed failed"
+exit "$rc"
