@@ -234,7 +234,9 @@ export async function decodeReply(
     if (payload.some((b) => b === 0x0a || b === 0x0d || b === 0)) {
       return fail(PROTOCOL_ERRORS.PASSWORD_HAS_LINE_BREAK);
     }
-    if (!await verifyMac(key, header.mac, ["password_response", expectedId, payload.length], payload)) {
+    if (
+      !await verifyMac(key, header.mac, ["password_response", expectedId, payload.length], payload)
+    ) {
       return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
     }
     return { ok: true, message: { type: "password_response", id: expectedId, password: payload } };
@@ -385,7 +387,10 @@ async function verifyMac(
 }
 
 /** MAC input: a JSON array of the context, version and fields, then the payload. */
-function canonical(fields: readonly (string | number)[], payload: Uint8Array): Uint8Array<ArrayBuffer> {
+function canonical(
+  fields: readonly (string | number)[],
+  payload: Uint8Array,
+): Uint8Array<ArrayBuffer> {
   const head = encoder.encode(JSON.stringify([MAC_CONTEXT, PROTOCOL_VERSION, ...fields]));
   const out = new Uint8Array(head.length + payload.length);
   out.set(head);

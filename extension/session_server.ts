@@ -50,9 +50,9 @@ import {
   pidfdRefersTo,
   stillRunning,
   type VerifiedRequester,
-  verifyRequester,
   VERIFY_REFUSALS,
   type VerifyRefusal,
+  verifyRequester,
 } from "./peer_verification.ts";
 import type { Prompter, PromptOutcome, PromptRequest } from "./prompter.ts";
 import {
@@ -243,7 +243,10 @@ export async function startSession(
   const prelude = realSudo ? sudoShellPrelude(realSudo) : "";
   state.setPrelude(prelude);
   server.on("connection", (socket) => state.accept(socket));
-  server.on("drop", () => options.onEvent?.({ kind: "refused", reason: CONNECTION_ERRORS.TOO_MANY_CONNECTIONS }));
+  server.on(
+    "drop",
+    () => options.onEvent?.({ kind: "refused", reason: CONNECTION_ERRORS.TOO_MANY_CONNECTIONS }),
+  );
   const listening = await listen(server, socketPath);
   if (!listening) {
     await removeSessionDir(dir);
@@ -302,7 +305,12 @@ class ServerState {
   #liveness: ReturnType<typeof setInterval> | undefined;
   #closing = false;
 
-  constructor(options: SessionOptions, expected: ExpectedHelper, key: CryptoKey, timeoutMs: number) {
+  constructor(
+    options: SessionOptions,
+    expected: ExpectedHelper,
+    key: CryptoKey,
+    timeoutMs: number,
+  ) {
     this.#options = options;
     this.#expected = expected;
     this.#key = key;
@@ -371,15 +379,27 @@ class ServerState {
     const decoded = await decodeRequest(this.#key, body);
     if (!decoded.ok) {
       if (pidfd !== undefined) closeFd(pidfd);
-      this.#emit({ kind: "refused", reason: decoded.reason, peerPid: creds.ok ? creds.creds.pid : undefined });
+      this.#emit({
+        kind: "refused",
+        reason: decoded.reason,
+        peerPid: creds.ok ? creds.creds.pid : undefined,
+      });
       socket.destroy();
       return;
     }
     const request = decoded.message;
     const refuse = async (reason: VerifyRefusal | ConnectionError) => {
       if (pidfd !== undefined) closeFd(pidfd);
-      this.#emit({ kind: "refused", reason, peerPid: creds.ok ? creds.creds.pid : undefined, requestId: request.id });
-      await this.#reply(socket, await encodeDenied(this.#key, request.id, DENY_REASONS.VERIFICATION_FAILED));
+      this.#emit({
+        kind: "refused",
+        reason,
+        peerPid: creds.ok ? creds.creds.pid : undefined,
+        requestId: request.id,
+      });
+      await this.#reply(
+        socket,
+        await encodeDenied(this.#key, request.id, DENY_REASONS.VERIFICATION_FAILED),
+      );
     };
     if (this.#seenIds.has(request.id)) return refuse(CONNECTION_ERRORS.REPLAYED_REQUEST);
     this.#rememberId(request.id);
@@ -463,7 +483,10 @@ class ServerState {
     const password = outcome.password;
     try {
       if (entry.finished) return;
-      if (password.length > MAX_PASSWORD_BYTES || password.some((b) => b === 0x0a || b === 0x0d || b === 0)) {
+      if (
+        password.length > MAX_PASSWORD_BYTES ||
+        password.some((b) => b === 0x0a || b === 0x0d || b === 0)
+      ) {
         return await this.#finish(entry, DENY_REASONS.CANCELLED);
       }
       // Right before the password leaves: still the same helper and sudo?

@@ -120,7 +120,7 @@ fi
 # --- unit + integration + real pi suites under Node 22 ----------------------
 set +e
 as_user "$node" --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec \
-  tests/unit/*_test.ts tests/integration/*_test.ts >"$logs/node.log" 2>&1
+  tests/unit/*_test.ts tests/integration/*_test.ts tests/pi/*_test.ts >"$logs/node.log" 2>&1
 node_rc=$?
 set -e
 sed -n '/^ℹ tests/,$p' "$logs/node.log" | head -n 8

@@ -43,7 +43,10 @@ export function startHeartbeat(): Heartbeat {
     stop,
     assertNoStall(limitMs = MAX_LOOP_GAP_MS) {
       const gap = stop();
-      assert.ok(gap <= limitMs, `event loop stalled for ${gap.toFixed(1)} ms (limit ${limitMs} ms)`);
+      assert.ok(
+        gap <= limitMs,
+        `event loop stalled for ${gap.toFixed(1)} ms (limit ${limitMs} ms)`,
+      );
     },
   };
 }

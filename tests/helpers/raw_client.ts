@@ -14,7 +14,11 @@ export interface RawExchange {
 }
 
 /** Connects, writes `bytes`, and collects the reply until close or `waitMs`. */
-export function rawExchange(socketPath: string, bytes: Uint8Array, waitMs = 3000): Promise<RawExchange> {
+export function rawExchange(
+  socketPath: string,
+  bytes: Uint8Array,
+  waitMs = 3000,
+): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     const socket = createConnection(socketPath);
@@ -28,7 +32,7 @@ export function rawExchange(socketPath: string, bytes: Uint8Array, waitMs = 3000
     };
     const timer = setTimeout(() => finish("timeout"), waitMs);
     socket.on("connect", () => socket.write(bytes));
-    socket.on("data", (d) => chunks.push(d));
+    socket.on("data", (d: Buffer) => chunks.push(d));
     socket.on("close", () => finish("closed"));
     socket.on("error", (e) => {
       if (!done && chunks.length === 0 && (e as NodeJS.ErrnoException).code === "ENOENT") {

@@ -22,7 +22,9 @@ if (!imported.ok) {
 }
 const id = newRequestId();
 const conn = await Deno.connect({ transport: "unix", path: Deno.env.get("PI_ASKPASS_SOCKET")! });
-await conn.write(await encodeRequest(imported.key, { id, prompt: Deno.args[0] ?? "", pid: Deno.pid }));
+await conn.write(
+  await encodeRequest(imported.key, { id, prompt: Deno.args[0] ?? "", pid: Deno.pid }),
+);
 const reader = new FrameReader();
 const buf = new Uint8Array(4096);
 let body: Uint8Array | undefined;

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, mkdtemp, readFile, rm, writeFile, copyFile } from "node:fs/promises";
+import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -72,7 +72,9 @@ async function withSession(
 }
 
 function refusals(events: SessionEvent[]): string[] {
-  return events.filter((e) => e.kind === "refused").map((e) => e.kind === "refused" ? e.reason : "");
+  return events.filter((e) => e.kind === "refused").map((e) =>
+    e.kind === "refused" ? e.reason : ""
+  );
 }
 
 /** Writes an executable sh script. */
@@ -83,7 +85,11 @@ async function script(path: string, body: string): Promise<string> {
 }
 
 /** Runs real sudo with SUDO_ASKPASS pointing at `askpass` (the attacker's choice). */
-function sudoWithAskpass(session: AskpassSession, askpass: string, extra: Record<string, string> = {}) {
+function sudoWithAskpass(
+  session: AskpassSession,
+  askpass: string,
+  extra: Record<string, string> = {},
+) {
   return runShell("/usr/bin/sudo -k -A true", {
     ...session.toolEnvironment(process.env),
     SUDO_ASKPASS: askpass,
@@ -108,13 +114,20 @@ describe("attacks", () => {
     const cases: [string, (launcher: string, scratch: string) => string][] = [
       ["run directly from a shell (stdout a socket)", (l) => `"${l}" 'Password: '`],
       ["stdout a regular file", (l, d) => `"${l}" 'Password: ' > "${d}/out"; cat "${d}/out"`],
-      ["stdout a user FIFO", (l, d) => `mkfifo "${d}/fifo"; cat "${d}/fifo" & "${l}" 'Password: ' > "${d}/fifo"; wait`],
+      [
+        "stdout a user FIFO",
+        (l, d) => `mkfifo "${d}/fifo"; cat "${d}/fifo" & "${l}" 'Password: ' > "${d}/fifo"; wait`,
+      ],
       ["stdout a user pipe", (l) => `"${l}" 'Password: ' | cat`],
     ];
     for (const [name, command] of cases) {
       it(name, async () => {
         await withSession({}, async (f) => {
-          const r = await runShell(command(f.session.launcherPath, f.scratch), process.env as Record<string, string>, 15_000);
+          const r = await runShell(
+            command(f.session.launcherPath, f.scratch),
+            process.env as Record<string, string>,
+            15_000,
+          );
           assert.equal(r.stdout, "", "nothing on stdout");
           assert.match(r.stderr, /pi-askpass: stdout is not sudo's private pipe/);
           assert.equal(f.prompter.seen.length, 0);
@@ -126,7 +139,11 @@ describe("attacks", () => {
     for (const variable of ["LD_PRELOAD=/nonexistent/x.so", "NODE_OPTIONS=--require=/tmp/x.js"]) {
       it(`an injected ${variable.split("=")[0]} under real sudo`, async () => {
         await withSession({}, async (f) => {
-          const evil = await editedLauncher(f, "evil", (t) => t.replace(" \\\n  -i \\\n", ` \\\n  -i '${variable}' \\\n`));
+          const evil = await editedLauncher(
+            f,
+            "evil",
+            (t) => t.replace(" \\\n  -i \\\n", ` \\\n  -i '${variable}' \\\n`),
+          );
           const r = await sudoWithAskpass(f.session, evil);
           assert.notEqual(r.code, 0);
           assert.match(r.stderr, new RegExp(`refusing to run with ${variable.split("=")[0]} set`));
@@ -141,13 +158,21 @@ describe("attacks", () => {
     const pipes: [string, (l: string, d: string) => string][] = [
       ["launcher run directly (stdout a socket)", (l) => `"${l}" 'Password: '`],
       ["stdout a regular file", (l, d) => `"${l}" 'Password: ' > "${d}/out"`],
-      ["stdout a user FIFO", (l, d) => `mkfifo "${d}/fifo"; cat "${d}/fifo" >/dev/null & "${l}" 'Password: ' > "${d}/fifo"; wait`],
+      [
+        "stdout a user FIFO",
+        (l, d) =>
+          `mkfifo "${d}/fifo"; cat "${d}/fifo" >/dev/null & "${l}" 'Password: ' > "${d}/fifo"; wait`,
+      ],
       ["stdout a user pipe", (l) => `"${l}" 'Password: ' | cat`],
     ];
     for (const [name, command] of pipes) {
       it(name, async () => {
         await withSession({ rogue: true }, async (f) => {
-          const r = await runShell(command(f.session.launcherPath, f.scratch), process.env as Record<string, string>, 15_000);
+          const r = await runShell(
+            command(f.session.launcherPath, f.scratch),
+            process.env as Record<string, string>,
+            15_000,
+          );
           assert.match(r.stderr, /rogue: DENIED verification_failed/);
           assert.doesNotMatch(r.stderr, /GOT_PASSWORD/);
           assert.deepEqual(refusals(f.events), ["peer_stdout_not_sudo_pipe"]);
@@ -177,7 +202,10 @@ describe("attacks", () => {
 
     it("a parent that is not sudo at all, holding sudo's pipe", async () => {
       await withSession({ rogue: true }, async (f) => {
-        const middle = await script(join(f.scratch, "middle"), `"${f.session.launcherPath}" "$1"; exit $?`);
+        const middle = await script(
+          join(f.scratch, "middle"),
+          `"${f.session.launcherPath}" "$1"; exit $?`,
+        );
         const r = await sudoWithAskpass(f.session, middle);
         assert.match(r.stderr, /rogue: DENIED verification_failed/);
         assert.deepEqual(refusals(f.events), ["parent_not_sudo"]);
@@ -193,7 +221,11 @@ describe("attacks", () => {
     for (const [name, variable] of envEdits) {
       it(`${name} under real sudo`, async () => {
         await withSession({ rogue: true }, async (f) => {
-          const evil = await editedLauncher(f, "evil", (t) => t.replace(" \\\n  -i \\\n", ` \\\n  -i '${variable}' \\\n`));
+          const evil = await editedLauncher(
+            f,
+            "evil",
+            (t) => t.replace(" \\\n  -i \\\n", ` \\\n  -i '${variable}' \\\n`),
+          );
           const r = await sudoWithAskpass(f.session, evil);
           assert.match(r.stderr, /rogue: DENIED verification_failed/);
           assert.deepEqual(refusals(f.events), ["peer_environ_mismatch"]);
@@ -204,7 +236,11 @@ describe("attacks", () => {
 
     it("an extra flag in argv (--allow-run) under real sudo", async () => {
       await withSession({ rogue: true }, async (f) => {
-        const evil = await editedLauncher(f, "evil", (t) => t.replace("'run' \\\n", "'run' \\\n  '--allow-run' \\\n"));
+        const evil = await editedLauncher(
+          f,
+          "evil",
+          (t) => t.replace("'run' \\\n", "'run' \\\n  '--allow-run' \\\n"),
+        );
         const r = await sudoWithAskpass(f.session, evil);
         assert.match(r.stderr, /rogue: DENIED verification_failed/);
         assert.deepEqual(refusals(f.events), ["peer_cmdline_mismatch"]);
@@ -221,7 +257,11 @@ describe("attacks", () => {
           10_000,
         );
         assert.equal(r.code, 0);
-        await waitFor("the refusal", () => refusals(f.events).length > 0 ? true : undefined, 10_000);
+        await waitFor(
+          "the refusal",
+          () => refusals(f.events).length > 0 ? true : undefined,
+          10_000,
+        );
         assert.deepEqual(refusals(f.events), ["not_from_this_session"]);
         assert.equal(f.prompter.seen.length, 0);
       });
@@ -243,7 +283,10 @@ describe("attacks", () => {
         const prompt = (await readFile(`/proc/${helperPid}/cmdline`, "utf8")).split("\0").at(-2)!;
         for (const claimed of [helperPid, process.pid]) {
           const id = newRequestId();
-          const x = await rawExchange(f.session.socketPath, await encodeRequest(f.key, { id, prompt, pid: claimed }));
+          const x = await rawExchange(
+            f.session.socketPath,
+            await encodeRequest(f.key, { id, prompt, pid: claimed }),
+          );
           const reply = await decodeReply(f.key, x.reply.subarray(4), id);
           assert.ok(reply.ok, "the forger gets a well-formed reply");
           assert.equal(reply.message.type, "password_denied", "…and it is a denial");
@@ -260,7 +303,11 @@ describe("attacks", () => {
       await withSession({}, async (f) => {
         const other = await importSessionKey(newSessionKeyHex());
         assert.ok(other.ok);
-        const frame = await encodeRequest(other.key, { id: newRequestId(), prompt: "x", pid: process.pid });
+        const frame = await encodeRequest(other.key, {
+          id: newRequestId(),
+          prompt: "x",
+          pid: process.pid,
+        });
         const x = await rawExchange(f.session.socketPath, frame);
         assert.equal(x.ended, "closed");
         assert.equal(x.reply.length, 0);
@@ -271,7 +318,11 @@ describe("attacks", () => {
 
     it("a replayed request id is refused", async () => {
       await withSession({}, async (f) => {
-        const frame = await encodeRequest(f.key, { id: newRequestId(), prompt: "x", pid: process.pid });
+        const frame = await encodeRequest(f.key, {
+          id: newRequestId(),
+          prompt: "x",
+          pid: process.pid,
+        });
         await rawExchange(f.session.socketPath, frame);
         await rawExchange(f.session.socketPath, frame);
         assert.deepEqual(refusals(f.events), ["peer_exe_mismatch", "replayed_request"]);
@@ -293,7 +344,11 @@ describe("attacks", () => {
     it("a frame that never finishes is dropped by the deadline", async () => {
       await withSession({ requestTimeoutMs: 300 }, async (f) => {
         const started = Date.now();
-        const x = await rawExchange(f.session.socketPath, new Uint8Array([0, 0, 0, 100, 1, 2]), 5000);
+        const x = await rawExchange(
+          f.session.socketPath,
+          new Uint8Array([0, 0, 0, 100, 1, 2]),
+          5000,
+        );
         assert.equal(x.ended, "closed", "the server closed it");
         assert.ok(Date.now() - started < 2000);
         assert.deepEqual(refusals(f.events), ["request_timeout"]);
@@ -302,8 +357,10 @@ describe("attacks", () => {
 
     it("a flood of idle connections costs bounded time; real sudo still works after", async () => {
       await withSession({ requestTimeoutMs: 500 }, async (f) => {
-        const flood = Array.from({ length: 300 }, () =>
-          rawExchange(f.session.socketPath, new Uint8Array([0]), 3000).catch(() => undefined));
+        const flood = Array.from(
+          { length: 300 },
+          () => rawExchange(f.session.socketPath, new Uint8Array([0]), 3000).catch(() => undefined),
+        );
         await Promise.all(flood);
         const r = await runToolCommand(f.session, "sudo -k id -u");
         assert.equal(r.stdout, "0\n", r.stderr);

@@ -5,10 +5,14 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startSession, type AskpassSession, type SessionEvent } from "../../extension/session_server.ts";
-import { ScriptedPrompter, type ScriptedAnswer } from "../helpers/scripted_prompter.ts";
+import {
+  type AskpassSession,
+  type SessionEvent,
+  startSession,
+} from "../../extension/session_server.ts";
+import { type ScriptedAnswer, ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../helpers/tool_command.ts";
-import { startHeartbeat, type Heartbeat } from "../helpers/heartbeat.ts";
+import { type Heartbeat, startHeartbeat } from "../helpers/heartbeat.ts";
 import { pidsWithCmdline, waitFor } from "../helpers/processes.ts";
 import { testPassword } from "../helpers/test_env.ts";
 
@@ -74,23 +78,29 @@ describe("real sudo through the askpass channel", () => {
   });
 
   it("three wrong: sudo gives up after attempts 1/3, 2/3, 3/3", async () => {
-    await withSession([{ submit: WRONG }, { submit: WRONG }, { submit: WRONG }], async ({ session, prompter }) => {
-      const r = await runToolCommand(session, "sudo -k id -u");
-      assert.notEqual(r.code, 0);
-      assert.match(r.stderr, /3 incorrect password attempts/);
-      assert.deepEqual(prompter.seen.map((s) => s.request.attempt), [1, 2, 3]);
-    });
+    await withSession(
+      [{ submit: WRONG }, { submit: WRONG }, { submit: WRONG }],
+      async ({ session, prompter }) => {
+        const r = await runToolCommand(session, "sudo -k id -u");
+        assert.notEqual(r.code, 0);
+        assert.match(r.stderr, /3 incorrect password attempts/);
+        assert.deepEqual(prompter.seen.map((s) => s.request.attempt), [1, 2, 3]);
+      },
+    );
   });
 
   it("cancel: no password was provided, and no second request", async () => {
-    await withSession([{ cancel: true }, { submit: PASSWORD }], async ({ session, prompter, events }) => {
-      const r = await runToolCommand(session, "sudo -k id -u");
-      assert.notEqual(r.code, 0);
-      assert.match(r.stderr, /no password was provided/);
-      assert.equal(r.stdout, "");
-      assert.equal(prompter.seen.length, 1);
-      assert.ok(events.some((e) => e.kind === "denied" && e.reason === "cancelled"));
-    });
+    await withSession(
+      [{ cancel: true }, { submit: PASSWORD }],
+      async ({ session, prompter, events }) => {
+        const r = await runToolCommand(session, "sudo -k id -u");
+        assert.notEqual(r.code, 0);
+        assert.match(r.stderr, /no password was provided/);
+        assert.equal(r.stdout, "");
+        assert.equal(prompter.seen.length, 1);
+        assert.ok(events.some((e) => e.kind === "denied" && e.reason === "cancelled"));
+      },
+    );
   });
 
   it("timeout: denied like a cancel, and the helper is gone within its deadline", async () => {
@@ -103,8 +113,11 @@ describe("real sudo through the askpass channel", () => {
       assert.equal(prompter.seen[0].aborted, true, "the prompt was closed by the deadline");
       assert.ok(Date.now() - started < 10_000);
       assert.ok(events.some((e) => e.kind === "denied" && e.reason === "timeout"));
-      await waitFor("helper to exit", async () =>
-        (await pidsWithCmdline(session.socketPath)).length === 0 ? true : undefined, 5000);
+      await waitFor(
+        "helper to exit",
+        async () => (await pidsWithCmdline(session.socketPath)).length === 0 ? true : undefined,
+        5000,
+      );
     }, { timeoutMs: 1500 });
   });
 
@@ -123,7 +136,10 @@ describe("real sudo through the askpass channel", () => {
         assert.equal(prompter.seen.length, 2);
         assert.equal(prompter.maxConcurrent, 1, "one prompt at a time");
         const [first, second] = prompter.seen;
-        assert.ok(first.endedAt! <= second.startedAt, "the second prompt opened after the first closed");
+        assert.ok(
+          first.endedAt! <= second.startedAt,
+          "the second prompt opened after the first closed",
+        );
         assert.equal(first.waitingAtAnswer, 1, "the first prompt saw one more waiting");
         assert.equal(second.waiting, 0);
       },
@@ -133,7 +149,10 @@ describe("real sudo through the askpass channel", () => {
   it("scripts started by the command reach the modal through the PATH wrapper", async () => {
     await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
       // A child script that runs plain `sudo` (no function in scope there).
-      const r = await runToolCommand(session, "sh -c 'sudo -k id -u' && echo 'true' | xargs sudo -n true; echo done");
+      const r = await runToolCommand(
+        session,
+        "sh -c 'sudo -k id -u' && echo 'true' | xargs sudo -n true; echo done",
+      );
       assert.match(r.stdout, /^0\n/);
       assert.match(r.stdout, /done/);
       assert.equal(prompter.seen.length, 1);

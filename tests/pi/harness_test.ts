@@ -92,31 +92,32 @@ after(async () => {
 
 test("interactive pi in tmux: bash override, overlay, user_bash", {
   timeout: 90_000,
-}, async () => {
+}, async (t) => {
   const pi = await startPi({
     script: SCRIPT,
     extensions: [extPath],
     // A leaked outer value would show up as "marker=outer".
     env: { MARKER: "outer" },
   });
+  t.diagnostic(`pi ready after ${pi.startupMs} ms`);
   try {
-    const t = pi.tmux;
-    await t.sendText("go");
-    await t.sendKeys("Enter");
+    const term = pi.tmux;
+    await term.sendText("go");
+    await term.sendKeys("Enter");
 
-    const modal = await t.waitFor("MODAL-OPEN", 15_000);
+    const modal = await term.waitFor("MODAL-OPEN", 15_000);
     assert.doesNotMatch(modal, /^\s*marker=/m, "command ran before the modal closed");
-    await t.sendKeys("Enter");
-    await t.waitForGone("MODAL-OPEN", 5_000);
+    await term.sendKeys("Enter");
+    await term.waitForGone("MODAL-OPEN", 5_000);
 
-    await t.waitFor(/^\s*marker=hello\s*$/m, 15_000);
-    await t.waitFor(/^\s*all done\s*$/m, 15_000);
+    await term.waitFor(/^\s*marker=hello\s*$/m, 15_000);
+    await term.waitFor(/^\s*all done\s*$/m, 15_000);
 
-    await t.sendText('!echo "bang=$MARKER"');
-    await t.sendKeys("Enter");
-    await t.waitFor(/^\s*bang=hello\s*$/m, 15_000);
+    await term.sendText('!echo "bang=$MARKER"');
+    await term.sendKeys("Enter");
+    await term.waitFor(/^\s*bang=hello\s*$/m, 15_000);
 
-    const screen = await t.capture({ history: true });
+    const screen = await term.capture({ history: true });
     assert.doesNotMatch(screen, /=outer/);
     const sessions = await pi.readSessions();
     assert.match(sessions, /marker=hello/);

@@ -20,7 +20,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TmuxSession } from "../helpers/tmux.ts";
 import type { FauxStep } from "./faux_provider.ts";
@@ -35,11 +35,15 @@ export const FAUX_EXTENSION: string = join(REPO_ROOT, "tests/pi/faux_provider.ts
 export const FAUX_MODEL_ID = "faux-1";
 
 /**
- * Readiness marker: pi's footer ends with the model id on the last line
- * (`0.0%/128k (auto) … faux-1`), drawn once extensions and the model are
- * loaded and the editor accepts input.
+ * Readiness check: pi's footer is the last line of the screen and ends with
+ * the model id (`0.0%/128k (auto)   …   faux-1`). pi draws it once the
+ * extensions and the model are loaded; the editor accepts keys from then on.
  */
-export const PI_READY_PATTERN: RegExp = /%\/\d+k.*\bfaux-1\s*$/m;
+export function isPiReady(screen: string): boolean {
+  const lines = screen.split("\n").filter((l) => l.trim() !== "");
+  const last = lines[lines.length - 1] ?? "";
+  return new RegExp(`\\s${FAUX_MODEL_ID}\\s*$`).test(last);
+}
 
 /**
  * Node binary able to run pi (>= 22.19): the project's
@@ -83,6 +87,8 @@ export interface PiLaunchOptions {
   cwd?: string;
   /** HOME for pi (default: a fresh `home/` in the temp dir). */
   home?: string;
+  /** Written to `<agentDir>/settings.json` before pi starts. */
+  settings?: Record<string, unknown>;
 }
 
 /** Everything needed to run one isolated pi; see {@link preparePi}. */
@@ -134,6 +140,9 @@ export async function preparePi(options: PiLaunchOptions = {}): Promise<PiLaunch
   const cwd = await realpath(workDir);
   await mkdir(agentDir, { recursive: true });
   await mkdir(home, { recursive: true });
+  if (options.settings) {
+    await writeFile(join(agentDir, "settings.json"), JSON.stringify(options.settings, null, 2));
+  }
 
   let scriptPath: string;
   if (typeof options.script === "string") {
@@ -216,9 +225,9 @@ export interface PiSession {
   close(): Promise<void>;
 }
 
-/** Waits until pi's footer shows the faux model (see {@link PI_READY_PATTERN}). */
+/** Waits until pi's footer shows the faux model (see {@link isPiReady}). */
 export async function waitForPiReady(tmux: TmuxSession, timeoutMs = 20_000): Promise<string> {
-  return await tmux.waitFor(PI_READY_PATTERN, timeoutMs);
+  return await tmux.waitUntil(isPiReady, `pi footer ending in "${FAUX_MODEL_ID}"`, timeoutMs);
 }
 
 /** Prepares an isolated pi, starts it in tmux and waits until it is ready. */
@@ -304,6 +313,3 @@ export function runPiPrint(
     });
   });
 }
-
-/** Directory of this file (for tests that build paths next to it). */
-export const PI_TEST_DIR: string = dirname(fileURLToPath(import.meta.url));

@@ -19,7 +19,13 @@ test("tmux: size, literal text, named keys, exit status, cleanup", async () => {
     rows: 30,
   });
   try {
-    const { stdout } = await t.tmux("display-message", "-p", "-t", t.target, "#{pane_width}x#{pane_height}");
+    const { stdout } = await t.tmux(
+      "display-message",
+      "-p",
+      "-t",
+      t.target,
+      "#{pane_width}x#{pane_height}",
+    );
     assert.equal(stdout.trim(), "100x30");
     await t.waitFor(/^ready$/m, 5_000);
     await t.sendText("a b;$X'\"");
@@ -43,7 +49,8 @@ test("tmux: waitFor timeout error shows the last screen", async () => {
     const started = Date.now();
     await assert.rejects(
       t.waitFor("never-shown", 400),
-      (e: Error) => /timed out after 400 ms waiting for "never-shown"/.test(e.message) &&
+      (e: Error) =>
+        /timed out after 400 ms waiting for "never-shown"/.test(e.message) &&
         e.message.includes("hello-screen"),
     );
     assert.ok(Date.now() - started < 2_000);

@@ -26,14 +26,27 @@ describe("/proc parsers", () => {
   });
 
   it("returns undefined for malformed stat lines", () => {
-    for (const bad of ["", "garbage", "12 (x", "x (y) S 1", `12 (x) S 1 2`, `12 (x) ! 1 ${tail.slice(4)}`, `-1 (x) ${tail}`]) {
+    for (
+      const bad of [
+        "",
+        "garbage",
+        "12 (x",
+        "x (y) S 1",
+        `12 (x) S 1 2`,
+        `12 (x) ! 1 ${tail.slice(4)}`,
+        `-1 (x) ${tail}`,
+      ]
+    ) {
       assert.equal(parseStat(bad), undefined, bad);
     }
   });
 
   it("parses Uid and Gid quads of status", () => {
     const status = "Name:\tsudo\nUid:\t1001\t0\t0\t0\nGid:\t1001\t1001\t1001\t1001\n";
-    assert.deepEqual(parseStatusIds(status), { uid: [1001, 0, 0, 0], gid: [1001, 1001, 1001, 1001] });
+    assert.deepEqual(parseStatusIds(status), {
+      uid: [1001, 0, 0, 0],
+      gid: [1001, 1001, 1001, 1001],
+    });
     assert.equal(parseStatusIds("Uid:\t1\t2\t3\nGid:\t1\t1\t1\t1\n"), undefined);
     assert.equal(parseStatusIds("Name:\tUid:\t0\t0\t0\t0\n"), undefined);
     assert.ok(parseStatusIds(readFileSync("/proc/self/status", "utf8")));

@@ -47,7 +47,10 @@ describe("protocol", () => {
   it("round-trips a request", async () => {
     const k = await key();
     const id = newRequestId();
-    const r = await decodeRequest(k, body(await encodeRequest(k, { id, prompt: "[sudo] senha para movida: ", pid: 4242 })));
+    const r = await decodeRequest(
+      k,
+      body(await encodeRequest(k, { id, prompt: "[sudo] senha para movida: ", pid: 4242 })),
+    );
     assert.deepEqual(r, {
       ok: true,
       message: { type: "password_request", id, prompt: "[sudo] senha para movida: ", pid: 4242 },
@@ -93,7 +96,11 @@ describe("protocol", () => {
     const k = await key();
     const id = newRequestId();
     for (const pw of ["a\nb", "a\rb", "a\0b"]) {
-      const r = await decodeReply(k, body(await encodeResponse(k, id, new TextEncoder().encode(pw))), id);
+      const r = await decodeReply(
+        k,
+        body(await encodeResponse(k, id, new TextEncoder().encode(pw))),
+        id,
+      );
       assert.deepEqual(r, { ok: false, reason: PROTOCOL_ERRORS.PASSWORD_HAS_LINE_BREAK });
     }
     const long = new Uint8Array(MAX_PASSWORD_BYTES + 1).fill(0x61);
@@ -104,7 +111,10 @@ describe("protocol", () => {
   it("refuses prompts over 1 KiB", async () => {
     const k = await key();
     const frame = await encodeRequest(k, { id: newRequestId(), prompt: "x".repeat(1025), pid: 1 });
-    assert.deepEqual(await decodeRequest(k, body(frame)), { ok: false, reason: PROTOCOL_ERRORS.PROMPT_TOO_LONG });
+    assert.deepEqual(await decodeRequest(k, body(frame)), {
+      ok: false,
+      reason: PROTOCOL_ERRORS.PROMPT_TOO_LONG,
+    });
   });
 
   it("refuses wrong versions, types, extra fields and garbage without throwing", async () => {
@@ -125,16 +135,44 @@ describe("protocol", () => {
       [mk("{nope"), PROTOCOL_ERRORS.MALFORMED_HEADER],
       [mk("[1,2]"), PROTOCOL_ERRORS.MALFORMED_HEADER],
       [mk(`{"v":2,"type":"password_request","mac":"${mac}"}`), PROTOCOL_ERRORS.UNSUPPORTED_VERSION],
-      [mk(`{"v":1,"type":"password_response","id":"${id}","mac":"${mac}"}`), PROTOCOL_ERRORS.UNEXPECTED_TYPE],
-      [mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"x":1,"mac":"${mac}"}`), PROTOCOL_ERRORS.BAD_FIELD],
-      [mk(`{"v":1,"type":"password_request","id":"XYZ","prompt":"p","pid":1,"mac":"${mac}"}`), PROTOCOL_ERRORS.BAD_FIELD],
-      [mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":-1,"mac":"${mac}"}`), PROTOCOL_ERRORS.BAD_FIELD],
-      [mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"short"}`), PROTOCOL_ERRORS.BAD_FIELD],
-      [mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`, new Uint8Array([1])), PROTOCOL_ERRORS.BAD_FIELD],
-      [mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`), PROTOCOL_ERRORS.BAD_SIGNATURE],
+      [
+        mk(`{"v":1,"type":"password_response","id":"${id}","mac":"${mac}"}`),
+        PROTOCOL_ERRORS.UNEXPECTED_TYPE,
+      ],
+      [
+        mk(
+          `{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"x":1,"mac":"${mac}"}`,
+        ),
+        PROTOCOL_ERRORS.BAD_FIELD,
+      ],
+      [
+        mk(`{"v":1,"type":"password_request","id":"XYZ","prompt":"p","pid":1,"mac":"${mac}"}`),
+        PROTOCOL_ERRORS.BAD_FIELD,
+      ],
+      [
+        mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":-1,"mac":"${mac}"}`),
+        PROTOCOL_ERRORS.BAD_FIELD,
+      ],
+      [
+        mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"short"}`),
+        PROTOCOL_ERRORS.BAD_FIELD,
+      ],
+      [
+        mk(
+          `{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`,
+          new Uint8Array([1]),
+        ),
+        PROTOCOL_ERRORS.BAD_FIELD,
+      ],
+      [
+        mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`),
+        PROTOCOL_ERRORS.BAD_SIGNATURE,
+      ],
       [new Uint8Array([0, 2, 0xff, 0xfe]), PROTOCOL_ERRORS.MALFORMED_HEADER],
     ];
-    for (const [b, reason] of cases) assert.deepEqual(await decodeRequest(k, b), { ok: false, reason });
+    for (const [b, reason] of cases) {
+      assert.deepEqual(await decodeRequest(k, b), { ok: false, reason });
+    }
   });
 });
 
@@ -156,14 +194,23 @@ describe("FrameReader", () => {
   it("rejects a declared length over the cap before buffering it", () => {
     const head = new Uint8Array(4);
     new DataView(head.buffer).setUint32(0, MAX_FRAME_BYTES + 1);
-    assert.deepEqual(new FrameReader().push(head), { ok: false, reason: PROTOCOL_ERRORS.FRAME_TOO_LARGE });
+    assert.deepEqual(new FrameReader().push(head), {
+      ok: false,
+      reason: PROTOCOL_ERRORS.FRAME_TOO_LARGE,
+    });
   });
 
   it("rejects bytes after the frame (one message per connection)", () => {
     const frame = new Uint8Array([0, 0, 0, 1, 9, 9]);
-    assert.deepEqual(new FrameReader().push(frame), { ok: false, reason: PROTOCOL_ERRORS.TRAILING_BYTES });
+    assert.deepEqual(new FrameReader().push(frame), {
+      ok: false,
+      reason: PROTOCOL_ERRORS.TRAILING_BYTES,
+    });
     const reader = new FrameReader();
     assert.ok(reader.push(new Uint8Array([0, 0, 0, 1, 9])).ok);
-    assert.deepEqual(reader.push(new Uint8Array([1])), { ok: false, reason: PROTOCOL_ERRORS.TRAILING_BYTES });
+    assert.deepEqual(reader.push(new Uint8Array([1])), {
+      ok: false,
+      reason: PROTOCOL_ERRORS.TRAILING_BYTES,
+    });
   });
 });

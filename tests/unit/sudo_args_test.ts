@@ -55,9 +55,15 @@ describe("sudo argument scanning", () => {
   }
 
   it("the scanner also works in bash, under set -eu", async () => {
-    const script = `set -eu\n${sudoScannerFunction()}\nif __pi_sudo_needs_askpass -nS true; then echo add; else echo keep; fi\n__pi_sudo_needs_askpass -u root id && echo add2`;
+    const script =
+      `set -eu\n${sudoScannerFunction()}\nif __pi_sudo_needs_askpass -nS true; then echo add; else echo keep; fi\n__pi_sudo_needs_askpass -u root id && echo add2`;
     const out = await new Promise<string>((resolve, reject) =>
-      execFile("/bin/bash", ["-c", script], { timeout: 5000 }, (e, so) => e ? reject(e) : resolve(so))
+      execFile(
+        "/bin/bash",
+        ["-c", script],
+        { timeout: 5000 },
+        (e, so) => e ? reject(e) : resolve(so),
+      )
     );
     assert.equal(out, "keep\nadd2\n");
   });

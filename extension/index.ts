@@ -1,0 +1,132 @@
+/**
+ * pi-sudo-prompt: the pi extension entry (loaded by pi through jiti).
+ *
+ * In interactive mode it starts an askpass session server on
+ * `session_start` and stops it on `session_shutdown`, replaces the `bash`
+ * tool with pi's own definition plus the askpass environment, and does the
+ * same for `!cmd`/`!!cmd`. When sudo asks for a password, the session server
+ * verifies the requester through the kernel and shows the masked modal.
+ *
+ * In print, JSON and RPC modes nothing is started or injected: sudo behaves
+ * exactly as without the extension (it fails fast for lack of a terminal).
+ *
+ * @module
+ */
+import {
+  createBashToolDefinition,
+  createLocalBashOperations,
+  type ExtensionAPI,
+  type ExtensionContext,
+  getAgentDir,
+  SettingsManager,
+} from "@earendil-works/pi-coding-agent";
+import { join } from "node:path";
+import process from "node:process";
+import { showSudoModal } from "./modal.ts";
+import { type AskpassSession, type SessionEvent, startSession } from "./session_server.ts";
+
+/** How often at most a refused request is reported with a notice. */
+const NOTICE_INTERVAL_MS = 5000;
+
+/** The extension factory. */
+export default function piSudoPrompt(pi: ExtensionAPI): void {
+  let session: AskpassSession | undefined;
+  let starting: Promise<void> | undefined;
+
+  pi.on("session_start", (_event, ctx) => {
+    if (!isInteractive(ctx)) return;
+    starting = start(ctx).finally(() => starting = undefined);
+    return starting;
+  });
+
+  pi.on("session_shutdown", async () => {
+    await starting;
+    const s = session;
+    session = undefined;
+    await s?.close();
+  });
+
+  async function start(ctx: ExtensionContext): Promise<void> {
+    await session?.close();
+    session = undefined;
+    let lastNotice = 0;
+    const onEvent = (event: SessionEvent) => {
+      if (event.kind !== "refused" || !("requestId" in event) || !event.requestId) return;
+      const now = Date.now();
+      if (now - lastNotice < NOTICE_INTERVAL_MS) return;
+      lastNotice = now;
+      ctx.ui.notify(`pi-sudo-prompt: refused a password request (${event.reason})`, "warning");
+    };
+    const started = await startSession({
+      prompter: { prompt: (request, signal) => showSudoModal(ctx.ui, request, signal) },
+      onEvent,
+    });
+    if (!started.ok) {
+      ctx.ui.notify(
+        `pi-sudo-prompt: disabled (${started.reason}); sudo will not prompt`,
+        "warning",
+      );
+      return;
+    }
+    session = started.session;
+  }
+
+  // The replaced bash tool: pi's own definition (rendering, streaming,
+  // truncation, details), rebuilt per call so it follows ctx.cwd and the
+  // user's shell settings, which an override does not receive from pi.
+  const prototype = createBashToolDefinition(process.cwd());
+  pi.registerTool({
+    ...prototype,
+    async execute(toolCallId, params, signal, onUpdate, ctx) {
+      const settings = SettingsManager.create(ctx.cwd, getAgentDir());
+      const s = session;
+      const tool = createBashToolDefinition(ctx.cwd, {
+        commandPrefix: settings.getShellCommandPrefix(),
+        shellPath: settings.getShellPath(),
+        spawnHook: s
+          ? ({ command, cwd, env }) => ({
+            command: withPrelude(s, command),
+            cwd,
+            env: s.toolEnvironment(env),
+          })
+          : undefined,
+      });
+      return await tool.execute(toolCallId, params, signal, onUpdate, ctx);
+    },
+  });
+
+  // `!cmd` and `!!cmd`: pi still applies the user's prefix and records the
+  // result (and keeps `!!` out of the model's context); we only add the env.
+  pi.on("user_bash", (_event, ctx) => {
+    const s = session;
+    if (!s) return undefined;
+    const settings = SettingsManager.create(ctx.cwd, getAgentDir());
+    const local = createLocalBashOperations({ shellPath: settings.getShellPath() });
+    return {
+      operations: {
+        exec: (command, cwd, options) =>
+          local.exec(withPrelude(s, command), cwd, {
+            ...options,
+            env: s.toolEnvironment(options.env ?? shellEnv()),
+          }),
+      },
+    };
+  });
+}
+
+/** True only for pi's interactive TUI (older pi without `ctx.mode`: any UI). */
+function isInteractive(ctx: ExtensionContext): boolean {
+  const mode = (ctx as { mode?: string }).mode;
+  return mode === undefined ? ctx.hasUI : mode === "tui";
+}
+
+function withPrelude(session: AskpassSession, command: string): string {
+  const prelude = session.shellPrelude();
+  return prelude ? `${prelude}\n${command}` : command;
+}
+
+/** What pi gives its own shells: the environment with pi's `bin` first on PATH. */
+function shellEnv(): Record<string, string | undefined> {
+  const bin = join(getAgentDir(), "bin");
+  return { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
+}

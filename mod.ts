@@ -1,0 +1,59 @@
+/**
+ * pi-sudo-prompt: the typed, runtime-neutral core of the secure sudo password
+ * prompt for the pi coding agent.
+ *
+ * - The askpass wire protocol: signed frames between the Deno helper that
+ *   sudo runs and the session server inside pi.
+ * - The helper's pinned Deno permissions and environment.
+ * - The named reasons for which a requester is refused.
+ * - sudo argument scanning and the sanitising of untrusted prompt text.
+ *
+ * The pi extension itself is `extension/index.ts`; it is loaded by pi, not
+ * imported from here.
+ *
+ * @module
+ */
+export {
+  type Decoded,
+  decodeReply,
+  decodeRequest,
+  DENY_REASONS,
+  type DenyReason,
+  encodeDenied,
+  encodeRequest,
+  encodeResponse,
+  FrameReader,
+  importSessionKey,
+  MAX_FRAME_BYTES,
+  MAX_PASSWORD_BYTES,
+  MAX_PROMPT_BYTES,
+  newRequestId,
+  newSessionKeyHex,
+  type PasswordDenied,
+  type PasswordRequest,
+  type PasswordResponse,
+  PROTOCOL_ERRORS,
+  PROTOCOL_VERSION,
+  type ProtocolError,
+  type Reply,
+  REQUEST_ID_HEX_LENGTH,
+  SESSION_KEY_BYTES,
+} from "./askpass/protocol.ts";
+export {
+  HELPER_ENV,
+  HELPER_FORBIDDEN_ENV,
+  helperArgvPrefix,
+  helperEnvironment,
+  type HelperEnvValues,
+} from "./askpass/helper_permissions.ts";
+export {
+  type ExpectedHelper,
+  type ProcessRef,
+  type Verification,
+  type VerifiedRequester,
+  VERIFY_REFUSALS,
+  type VerifyRefusal,
+} from "./extension/peer_verification.ts";
+export { sudoNeedsAskpass } from "./extension/sudo_args.ts";
+export { sanitizePrompt, sanitizeUntrusted } from "./extension/prompt_text.ts";
+export type { Prompter, PromptOutcome, PromptRequest } from "./extension/prompter.ts";
