@@ -32,7 +32,11 @@ const problem = (line: string) => {
   console.log(`  ✗ ${line}`);
 };
 
-function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: number; out: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     execFile(cmd, args, { timeout: timeoutMs, cwd: repo }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;

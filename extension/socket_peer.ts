@@ -1,0 +1,488 @@
+/**
+ * Who holds the other end of an accepted Unix stream connection.
+ *
+ * `SO_PEERCRED` names the process that called `connect()`, not the process
+ * that holds the socket now: a program started as the askpass can connect
+ * first, keep the socket (in a forked child, across `exec`, or in flight via
+ * `SCM_RIGHTS`) and then exec the real helper, which from then on looks
+ * exactly right. This module closes that gap by asking the kernel two
+ * questions:
+ *
+ * 1. Which socket is the other end of our accepted socket? `NETLINK_SOCK_DIAG`
+ *    with `UDIAG_SHOW_PEER` answers with its inode ({@link unixPeerInode}).
+ * 2. Which sockets does the peer process hold? `/proc/<pid>/fd` links of the
+ *    form `socket:[inode]` ({@link socketInodesOf}), and `/proc/<pid>/fdinfo`
+ *    for the descriptor flags.
+ *
+ * {@link peerOwnsThisConnection} is the rule that fits the real Deno helper:
+ * the client end must sit in the peer's fd table exactly once, on a
+ * descriptor with `O_CLOEXEC` set. A descriptor that survived `execve` has
+ * `O_CLOEXEC` clear (the kernel closed every other one), and Deno opens every
+ * socket of its own with `SOCK_CLOEXEC`, so a client end with the flag set
+ * was created by the peer after its last `exec`, that is by the helper
+ * itself. {@link peerHoldsOnlyThisConnection} is the stricter "exactly one
+ * socket in the whole table" rule; the Deno runtime always holds a private
+ * socketpair of its own (and, under pi, its stderr is a socketpair too), so
+ * that rule refuses the real helper and is kept for processes known to hold
+ * no other socket.
+ *
+ * The netlink query runs through libc with koffi on a non-blocking socket:
+ * the kernel answers inside `sendto()`, so `recv(MSG_DONTWAIT)` never waits.
+ * The `/proc` reads are asynchronous and bounded. Nothing here throws.
+ *
+ * @module
+ */
+import { fstat, type Stats } from "node:fs";
+import { opendir, readlink } from "node:fs/promises";
+import { createRequire } from "node:module";
+import process from "node:process";
+import { readProcText } from "./proc_reader.ts";
+
+/** Named reasons a check in this module fails. */
+export const SOCKET_PEER_ERRORS = {
+  /** koffi or libc is not usable here, or the architecture is not supported. */
+  FFI_UNAVAILABLE: "ffi_unavailable",
+  /** A pid or inode argument is not a positive integer. */
+  INVALID_ARGUMENT: "invalid_argument",
+  /** The descriptor is closed or is not a socket. */
+  NOT_A_SOCKET: "not_a_socket",
+  /** The kernel did not name a peer: not a connected Unix socket, peer gone, no CONFIG_UNIX_DIAG. */
+  PEER_INODE_UNAVAILABLE: "peer_inode_unavailable",
+  /** `/proc/<pid>` no longer exists. */
+  PEER_GONE: "peer_gone",
+  /** `/proc/<pid>/fd` (or an entry of it) could not be read. */
+  PEER_FDS_UNREADABLE: "peer_fds_unreadable",
+  /** The peer holds more descriptors than the cap; refused rather than scanned. */
+  PEER_FD_TABLE_TOO_LARGE: "peer_fd_table_too_large",
+  /** Strict rule: the peer holds a socket besides the client end of this connection. */
+  PEER_HOLDS_OTHER_SOCKETS: "peer_holds_other_sockets",
+  /** The peer's fd table does not contain the client end of this connection. */
+  PEER_DOES_NOT_HOLD_CONNECTION: "peer_does_not_hold_connection",
+  /** The client end sits on more than one descriptor of the peer (a `dup`). */
+  PEER_HOLDS_CONNECTION_TWICE: "peer_holds_connection_twice",
+  /** The client end's descriptor lacks `O_CLOEXEC`: it was inherited across `exec`. */
+  PEER_CONNECTION_INHERITED: "peer_connection_inherited",
+} as const;
+
+/** One of the values of {@link SOCKET_PEER_ERRORS}. */
+export type SocketPeerError = typeof SOCKET_PEER_ERRORS[keyof typeof SOCKET_PEER_ERRORS];
+
+/** A failed result of this module. */
+export interface SocketPeerFailure {
+  readonly ok: false;
+  readonly reason: SocketPeerError;
+}
+
+/** Inode of a connected socket and of the socket at its other end. */
+export interface UnixPeerInodes {
+  /** Inode of the local socket (the `N` of its `socket:[N]` link). */
+  readonly inode: number;
+  /** Inode of the peer socket, as reported by `UNIX_DIAG_PEER`. */
+  readonly peerInode: number;
+}
+
+/** One socket descriptor in a process's fd table. */
+export interface SocketFd {
+  /** The descriptor number in that process. */
+  readonly fd: number;
+  /** The socket's inode (`socket:[inode]`). */
+  readonly inode: number;
+}
+
+/** What {@link peerOwnsThisConnection} found when it succeeded. */
+export interface ConnectionOwnership extends UnixPeerInodes {
+  /** The peer's descriptor that holds the client end. */
+  readonly peerFd: number;
+  /** Every socket descriptor of the peer, this one included. */
+  readonly peerSockets: readonly SocketFd[];
+}
+
+/** Default bound on the number of fd entries read from `/proc/<pid>/fd`. */
+export const MAX_PEER_FDS = 4096;
+
+// Linux generic values (x86_64, arm64, riscv64). SOCK_* flags differ on
+// sparc/mips/alpha, which are refused rather than guessed; all three
+// supported architectures are little-endian.
+const SUPPORTED_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64", "riscv64"]);
+const AF_UNIX = 1;
+const AF_NETLINK = 16;
+const SOCK_DGRAM = 2;
+const SOCK_NONBLOCK = 0o4000;
+const SOCK_CLOEXEC = 0o2000000;
+const NETLINK_SOCK_DIAG = 4;
+const MSG_DONTWAIT = 0x40;
+const NLM_F_REQUEST = 0x01;
+const NLMSG_ERROR = 0x02;
+const NLMSG_DONE = 0x03;
+const SOCK_DIAG_BY_FAMILY = 20;
+const UDIAG_SHOW_PEER = 0x04;
+const UNIX_DIAG_PEER = 2;
+const NLMSG_HDRLEN = 16; // struct nlmsghdr
+const UNIX_DIAG_REQ_LEN = 24; // struct unix_diag_req
+const UNIX_DIAG_MSG_LEN = 16; // struct unix_diag_msg
+const SOCKADDR_NL_LEN = 12; // struct sockaddr_nl
+const RECV_BUFFER_BYTES = 8192;
+const MAX_RECV_CALLS = 4;
+const O_CLOEXEC = 0o2000000;
+const READLINK_BATCH = 64;
+
+interface NetlinkLibc {
+  socket(domain: number, type: number, protocol: number): number;
+  sendto(
+    fd: number,
+    buf: Uint8Array,
+    len: number,
+    flags: number,
+    addr: Uint8Array,
+    addrLen: number,
+  ): number;
+  recv(fd: number, buf: Uint8Array, len: number, flags: number): number;
+  close(fd: number): number;
+}
+
+let libc: NetlinkLibc | null | undefined;
+
+/** Loads the libc functions through koffi once; `null` when FFI is not available here. */
+function loadLibc(): NetlinkLibc | null {
+  if (libc !== undefined) return libc;
+  libc = null;
+  if (process.platform !== "linux" || !SUPPORTED_ARCHES.has(process.arch)) return libc;
+  try {
+    const koffi = createRequire(import.meta.url)("koffi");
+    const lib = koffi.load("libc.so.6");
+    const socket = lib.func("int socket(int, int, int)");
+    const sendto = lib.func(
+      "intptr_t sendto(int, const uint8_t *buf, size_t len, int flags, const uint8_t *addr, uint32_t addrlen)",
+    );
+    const recv = lib.func("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)");
+    const close = lib.func("int close(int)");
+    libc = {
+      socket: (domain, type, protocol) => Number(socket(domain, type, protocol)),
+      sendto: (fd, buf, len, flags, addr, addrLen) =>
+        Number(sendto(fd, buf, len, flags, addr, addrLen)),
+      recv: (fd, buf, len, flags) => Number(recv(fd, buf, len, flags)),
+      close: (fd) => Number(close(fd)),
+    };
+  } catch {
+    libc = null;
+  }
+  return libc;
+}
+
+/** True when the netlink query of this module can run in this process. */
+export function socketDiagAvailable(): boolean {
+  return loadLibc() !== null;
+}
+
+const fail = (reason: SocketPeerError): SocketPeerFailure => ({ ok: false, reason });
+const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0;
+
+let sequence = (Date.now() & 0x7fff_ffff) >>> 0;
+
+/**
+ * The inode of the socket at the other end of the AF_UNIX socket with inode
+ * `inode`, from one `SOCK_DIAG_BY_FAMILY` request (an exact lookup, never a
+ * dump). Synchronous but short: the netlink socket is non-blocking and the
+ * kernel has queued its answer before `sendto()` returns.
+ */
+export function unixPeerInodeByInode(
+  inode: number,
+): { ok: true; peerInode: number } | SocketPeerFailure {
+  if (!isPositiveInt(inode) || inode > 0xffff_ffff) {
+    return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
+  }
+  const c = loadLibc();
+  if (!c) return fail(SOCKET_PEER_ERRORS.FFI_UNAVAILABLE);
+  let nl = -1;
+  try {
+    nl = c.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_SOCK_DIAG);
+    if (nl < 0) return fail(SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE);
+    sequence = (sequence + 1) >>> 0;
+    const seq = sequence;
+    const request = encodeUnixDiagRequest(inode, seq);
+    const kernel = new Uint8Array(SOCKADDR_NL_LEN); // nl_pid 0: the kernel
+    new DataView(kernel.buffer).setUint16(0, AF_NETLINK, true);
+    if (c.sendto(nl, request, request.length, 0, kernel, kernel.length) !== request.length) {
+      return fail(SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE);
+    }
+    const buf = new Uint8Array(RECV_BUFFER_BYTES);
+    for (let i = 0; i < MAX_RECV_CALLS; i++) {
+      const n = c.recv(nl, buf, buf.length, MSG_DONTWAIT);
+      if (n <= 0) break; // EAGAIN: no (further) answer queued
+      const answer = parseUnixDiagReply(buf.subarray(0, n), inode, seq);
+      if (answer === "ignore") continue;
+      if (answer === undefined) break;
+      return { ok: true, peerInode: answer };
+    }
+    return fail(SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE);
+  } catch {
+    return fail(SOCKET_PEER_ERRORS.FFI_UNAVAILABLE);
+  } finally {
+    if (nl >= 0) c.close(nl);
+  }
+}
+
+/** `nlmsghdr` + `unix_diag_req` asking for the peer of socket `inode`. */
+function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
+  const msg = new Uint8Array(NLMSG_HDRLEN + UNIX_DIAG_REQ_LEN);
+  const v = new DataView(msg.buffer);
+  v.setUint32(0, msg.length, true); // nlmsg_len
+  v.setUint16(4, SOCK_DIAG_BY_FAMILY, true); // nlmsg_type
+  v.setUint16(6, NLM_F_REQUEST, true); // nlmsg_flags: no NLM_F_DUMP, an exact lookup
+  v.setUint32(8, seq, true); // nlmsg_seq
+  v.setUint32(12, 0, true); // nlmsg_pid
+  const r = NLMSG_HDRLEN;
+  v.setUint8(r + 0, AF_UNIX); // sdiag_family
+  v.setUint8(r + 1, 0); // sdiag_protocol
+  v.setUint16(r + 2, 0, true); // pad
+  v.setUint32(r + 4, 0xffff_ffff, true); // udiag_states: any
+  v.setUint32(r + 8, inode, true); // udiag_ino
+  v.setUint32(r + 12, UDIAG_SHOW_PEER, true); // udiag_show
+  v.setUint32(r + 16, 0xffff_ffff, true); // udiag_cookie[0]: INET_DIAG_NOCOOKIE
+  v.setUint32(r + 20, 0xffff_ffff, true); // udiag_cookie[1]
+  return msg;
+}
+
+/**
+ * Reads one datagram of netlink messages. Returns the peer inode, `undefined`
+ * for a definite "no" (an error message, no peer attribute, the end of the
+ * answer), or `"ignore"` when nothing in it belongs to our request.
+ */
+function parseUnixDiagReply(
+  data: Uint8Array,
+  inode: number,
+  seq: number,
+): number | undefined | "ignore" {
+  const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let off = 0;
+  while (off + NLMSG_HDRLEN <= data.length) {
+    const len = v.getUint32(off, true);
+    const type = v.getUint16(off + 4, true);
+    const msgSeq = v.getUint32(off + 8, true);
+    if (len < NLMSG_HDRLEN || off + len > data.length) return undefined;
+    if (msgSeq === seq) {
+      if (type === NLMSG_ERROR || type === NLMSG_DONE) return undefined;
+      if (type === SOCK_DIAG_BY_FAMILY) return peerFromDiagMessage(v, off, len, inode);
+    }
+    off += align4(len);
+  }
+  return "ignore";
+}
+
+/** The `UNIX_DIAG_PEER` attribute of one `unix_diag_msg`, checked to be about `inode`. */
+function peerFromDiagMessage(
+  v: DataView,
+  off: number,
+  len: number,
+  inode: number,
+): number | undefined {
+  const body = off + NLMSG_HDRLEN;
+  const end = off + len;
+  if (body + UNIX_DIAG_MSG_LEN > end) return undefined;
+  if (v.getUint8(body) !== AF_UNIX || v.getUint32(body + 4, true) !== inode) return undefined;
+  let attr = body + UNIX_DIAG_MSG_LEN;
+  while (attr + 4 <= end) {
+    const rtaLen = v.getUint16(attr, true);
+    const rtaType = v.getUint16(attr + 2, true);
+    if (rtaLen < 4 || attr + rtaLen > end) return undefined;
+    if (rtaType === UNIX_DIAG_PEER) {
+      if (rtaLen < 8) return undefined;
+      const peer = v.getUint32(attr + 4, true);
+      return peer > 0 ? peer : undefined;
+    }
+    attr += align4(rtaLen);
+  }
+  return undefined;
+}
+
+const align4 = (n: number): number => (n + 3) & ~3;
+
+function fstatAsync(fd: number): Promise<Stats | undefined> {
+  return new Promise((resolve) => {
+    try {
+      fstat(fd, (err, st) => resolve(err ? undefined : st));
+    } catch {
+      resolve(undefined);
+    }
+  });
+}
+
+/**
+ * Inode of our connected AF_UNIX stream socket `acceptedFd` (by `fstat`) and
+ * of the socket at its other end (by `NETLINK_SOCK_DIAG`). For a socket
+ * accepted from a listener, `peerInode` is the client's end: the inode that
+ * appears as `socket:[peerInode]` in the fd table of whoever holds it.
+ */
+export async function unixPeerInode(
+  acceptedFd: number,
+): Promise<{ ok: true } & UnixPeerInodes | SocketPeerFailure> {
+  if (!Number.isSafeInteger(acceptedFd) || acceptedFd < 0) {
+    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
+  }
+  const st = await fstatAsync(acceptedFd);
+  if (!st || !st.isSocket() || !isPositiveInt(st.ino)) {
+    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
+  }
+  const peer = unixPeerInodeByInode(st.ino);
+  if (!peer.ok) return peer;
+  return { ok: true, inode: st.ino, peerInode: peer.peerInode };
+}
+
+const SOCKET_LINK = /^socket:\[(\d+)\]$/;
+
+/**
+ * The socket descriptors in the fd table of process `pid`, from the
+ * `socket:[N]` links of `/proc/<pid>/fd`, in fd order. Reads at most `cap`
+ * entries (refused beyond that); an fd closed while the table is being read
+ * is skipped. Needs the same access as reading the process's `environ`.
+ */
+export async function socketInodesOf(
+  pid: number,
+  cap: number = MAX_PEER_FDS,
+): Promise<{ ok: true; sockets: SocketFd[] } | SocketPeerFailure> {
+  if (!isPositiveInt(pid)) return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
+  const dir = `/proc/${pid}/fd`;
+  const fds: number[] = [];
+  try {
+    const handle = await opendir(dir, { bufferSize: 128 });
+    try {
+      for await (const entry of handle) {
+        if (!/^\d+$/.test(entry.name)) continue;
+        if (fds.length >= cap) return fail(SOCKET_PEER_ERRORS.PEER_FD_TABLE_TOO_LARGE);
+        fds.push(Number(entry.name));
+      }
+    } finally {
+      // The async iterator closes the directory when it runs to the end;
+      // an early return leaves it open, and closing twice throws.
+      await handle.close().catch(() => {});
+    }
+  } catch (e) {
+    return fail(
+      errnoOf(e) === "ENOENT"
+        ? SOCKET_PEER_ERRORS.PEER_GONE
+        : SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE,
+    );
+  }
+  fds.sort((a, b) => a - b);
+  const sockets: SocketFd[] = [];
+  for (let i = 0; i < fds.length; i += READLINK_BATCH) {
+    const batch = fds.slice(i, i + READLINK_BATCH);
+    const links = await Promise.all(batch.map((fd) => readFdLink(`${dir}/${fd}`)));
+    for (let j = 0; j < batch.length; j++) {
+      const link = links[j];
+      if (link === "unreadable") return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
+      const m = link === "closed" ? null : SOCKET_LINK.exec(link);
+      if (m) sockets.push({ fd: batch[j], inode: Number(m[1]) });
+    }
+  }
+  return { ok: true, sockets };
+}
+
+async function readFdLink(path: string): Promise<string> {
+  try {
+    return await readlink(path);
+  } catch (e) {
+    return errnoOf(e) === "ENOENT" ? "closed" : "unreadable";
+  }
+}
+
+function errnoOf(e: unknown): string | undefined {
+  return typeof e === "object" && e !== null && "code" in e ? String(e.code) : undefined;
+}
+
+/**
+ * Strict rule: ok only if process `peerPid` holds exactly one socket
+ * descriptor in its whole fd table, and that socket is the client end of the
+ * connection accepted on `acceptedFd`.
+ *
+ * The real Deno helper never passes this: the runtime holds a socketpair of
+ * its own (three descriptors) and, under pi's bash tool, stderr is a
+ * socketpair as well. The rule also accepts a process that inherited the
+ * connection across `exec` and has not opened any socket yet. Use
+ * {@link peerOwnsThisConnection} for the askpass helper.
+ */
+export async function peerHoldsOnlyThisConnection(
+  acceptedFd: number,
+  peerPid: number,
+  cap: number = MAX_PEER_FDS,
+): Promise<{ ok: true } & UnixPeerInodes | SocketPeerFailure> {
+  const peer = await unixPeerInode(acceptedFd);
+  if (!peer.ok) return peer;
+  const held = await socketInodesOf(peerPid, cap);
+  if (!held.ok) return held;
+  if (!held.sockets.some((s) => s.inode === peer.peerInode)) {
+    return fail(SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION);
+  }
+  if (held.sockets.length !== 1) return fail(SOCKET_PEER_ERRORS.PEER_HOLDS_OTHER_SOCKETS);
+  return { ok: true, inode: peer.inode, peerInode: peer.peerInode };
+}
+
+/**
+ * The rule for the askpass helper: ok only if the client end of the
+ * connection accepted on `acceptedFd` sits in the fd table of `peerPid`
+ * (the `SO_PEERCRED` pid) on exactly one descriptor, and that descriptor has
+ * `O_CLOEXEC` set. Other sockets of the peer are allowed.
+ *
+ * Why this is enough: a descriptor that crossed `execve` has `O_CLOEXEC`
+ * clear, and only the holder itself can set it again; Deno creates each of
+ * its sockets with `SOCK_CLOEXEC` and duplicates inherited stdio with
+ * `F_DUPFD_CLOEXEC` (which the "exactly once" part catches). So the client
+ * end was made by the peer after its last `exec`: by the helper, not by a
+ * program that connected and then exec'd it. A copy kept by a forked child
+ * before the `exec` is refused because the exec'd peer no longer holds the
+ * socket at all. Holders that are not `peerPid` (via `pidfd_getfd` or
+ * `ptrace`) are out of reach of this check.
+ */
+export async function peerOwnsThisConnection(
+  acceptedFd: number,
+  peerPid: number,
+  cap: number = MAX_PEER_FDS,
+): Promise<{ ok: true } & ConnectionOwnership | SocketPeerFailure> {
+  const peer = await unixPeerInode(acceptedFd);
+  if (!peer.ok) return peer;
+  const held = await socketInodesOf(peerPid, cap);
+  if (!held.ok) return held;
+  const mine = held.sockets.filter((s) => s.inode === peer.peerInode);
+  if (mine.length === 0) return fail(SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION);
+  if (mine.length > 1) return fail(SOCKET_PEER_ERRORS.PEER_HOLDS_CONNECTION_TWICE);
+  const flags = await fdFlags(peerPid, mine[0].fd, peer.peerInode);
+  if (flags === "gone") return fail(SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION);
+  if (flags === undefined) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
+  if ((flags & O_CLOEXEC) === 0) return fail(SOCKET_PEER_ERRORS.PEER_CONNECTION_INHERITED);
+  return {
+    ok: true,
+    inode: peer.inode,
+    peerInode: peer.peerInode,
+    peerFd: mine[0].fd,
+    peerSockets: held.sockets,
+  };
+}
+
+/**
+ * The open flags of descriptor `fd` of `pid` from `/proc/<pid>/fdinfo/<fd>`,
+ * provided the descriptor still refers to socket `inode` (checked through the
+ * `ino:` line, or a second `readlink` on kernels without it). `"gone"` when
+ * the descriptor now refers to something else or is closed.
+ */
+async function fdFlags(
+  pid: number,
+  fd: number,
+  inode: number,
+): Promise<number | "gone" | undefined> {
+  const info = await readProcText(`/proc/${pid}/fdinfo/${fd}`, 4096);
+  if (info === undefined) {
+    const link = await readFdLink(`/proc/${pid}/fd/${fd}`);
+    return link === "unreadable" ? undefined : "gone";
+  }
+  const flags = /^flags:\s+([0-7]+)$/m.exec(info);
+  if (!flags) return undefined;
+  const ino = /^ino:\s+(\d+)$/m.exec(info);
+  if (ino) {
+    if (Number(ino[1]) !== inode) return "gone";
+  } else {
+    const link = await readFdLink(`/proc/${pid}/fd/${fd}`);
+    if (link === "unreadable") return undefined;
+    if (link !== `socket:[${inode}]`) return "gone";
+  }
+  return parseInt(flags[1], 8);
+}
