@@ -96,7 +96,7 @@ interface Accepted {
 let dir: string;
 let socketPath: string;
 let server: net.Server;
-let pending: net.Socket[] = [];
+const pending: net.Socket[] = [];
 let waiters: ((s: net.Socket) => void)[] = [];
 const children: ChildProcess[] = [];
 const extraPids: number[] = [];
@@ -247,7 +247,9 @@ describe("unixPeerInode", () => {
       reason: SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE,
     });
     // A regular file's inode: the kernel answers ENOENT, which must be parsed, not waited for.
-    const fileIno = fstatSync(openSync(join(dir, "plain-file"), "r")).ino;
+    const fileFd = openSync(join(dir, "plain-file"), "r");
+    const fileIno = fstatSync(fileFd).ino;
+    closeSync(fileFd);
     assert.deepEqual(unixPeerInodeByInode(fileIno), {
       ok: false,
       reason: SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE,
