@@ -9,8 +9,12 @@
  * `cmdline` is exactly the launcher's argv plus the prompt from the request;
  * `environ` is exactly the launcher's; fd 1 is a root-owned 0600 FIFO;
  * the parent is a setuid sudo front end (`comm` sudo, `Uid: <ours> 0 0 0`);
- * the parent chain reaches the owning pi process; and the pidfd (or start
- * time) shows that all of this was read from the process that connected.
+ * the parent chain reaches the owning pi process; the client end of the
+ * connection sits in the helper's own fd table, once, with `O_CLOEXEC` (so
+ * the helper made it after its exec, rather than inheriting it from a
+ * program that connected first and then exec'd the real helper); and the
+ * pidfd (or start time) shows that all of this was read from the process
+ * that connected.
  *
  * @module
  */
@@ -19,6 +23,7 @@ import type { PasswordRequest } from "../askpass/protocol.ts";
 import type { PeerCredentials } from "./peer_credentials.ts";
 import { parseNulList, parseStat, parseStatusIds, type ProcStat, sameList } from "./proc.ts";
 import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
+import { peerOwnsConnection, SOCKET_PEER_ERRORS } from "./socket_peer.ts";
 
 /** Named reasons a requester is refused. */
 export const VERIFY_REFUSALS = {
@@ -35,6 +40,11 @@ export const VERIFY_REFUSALS = {
   PARENT_NOT_SUDO: "parent_not_sudo",
   PARENT_NOT_SETUID_ROOT: "parent_not_setuid_root",
   NOT_FROM_THIS_SESSION: "not_from_this_session",
+  PEER_CONNECTION_INHERITED: "peer_connection_inherited",
+  PEER_DOES_NOT_HOLD_CONNECTION: "peer_does_not_hold_connection",
+  PEER_HOLDS_CONNECTION_TWICE: "peer_holds_connection_twice",
+  CONNECTION_OWNER_UNKNOWN: "connection_owner_unknown",
+  PEER_STOPPED: "peer_stopped",
   PEER_CHANGED: "peer_changed",
 } as const;
 
@@ -81,14 +91,16 @@ export type Verification =
 const MAX_ANCESTRY_DEPTH = 64;
 
 /**
- * Runs every check against the peer of one connection. `creds` and
- * `pidfd` must have been taken from the accepted socket before any other
- * work, so they describe the process that called `connect()`.
+ * Runs every check against the peer of one connection. `creds`, `pidfd`
+ * and `acceptedInode` (the inode of our accepted socket) must have been
+ * taken from the accepted socket before any other work, so they describe
+ * the process that called `connect()` and this very connection.
  */
 export async function verifyRequester(
   expected: ExpectedHelper,
   creds: PeerCredentials,
   pidfd: number | undefined,
+  acceptedInode: number,
   request: PasswordRequest,
 ): Promise<Verification> {
   const refuse = (reason: VerifyRefusal): Verification => ({ ok: false, reason });
@@ -99,6 +111,8 @@ export async function verifyRequester(
   const stat = await readStat(pid);
   const status = parseStatusIds(await readProcText(`/proc/${pid}/status`) ?? "");
   if (!stat || !status) return refuse(VERIFY_REFUSALS.PEER_GONE);
+  // A stopped helper cannot be talking to us itself (SIGSTOP before it connects).
+  if (stat.state === "T" || stat.state === "t") return refuse(VERIFY_REFUSALS.PEER_STOPPED);
   if (!status.uid.every((u) => u === expected.uid)) {
     return refuse(VERIFY_REFUSALS.PEER_IDS_MISMATCH);
   }
@@ -136,6 +150,9 @@ export async function verifyRequester(
   const ancestry = await walkToOwner(sudoStat.ppid, expected.ownerPid);
   if (!ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
 
+  const owned = await peerOwnsConnection(acceptedInode, pid);
+  if (!owned.ok) return refuse(ownershipRefusal(owned.reason));
+
   const helper = { pid, startTime: stat.startTime };
   const sudo = { pid: sudoStat.pid, startTime: sudoStat.startTime };
   // Everything above was read by pid; make sure that pid still is the
@@ -150,13 +167,15 @@ export async function verifyRequester(
 }
 
 /**
- * True when every process is still alive with the same start time: the
- * re-check made right before a password is sent, and by the liveness watch.
+ * True when every process is still alive (not a zombie, not stopped) with the
+ * same start time: the re-check made right before a password is sent, and by
+ * the liveness watch.
  */
 export async function stillRunning(refs: readonly ProcessRef[]): Promise<boolean> {
   for (const ref of refs) {
     const stat = await readStat(ref.pid);
-    if (!stat || stat.startTime !== ref.startTime || stat.state === "Z") return false;
+    if (!stat || stat.startTime !== ref.startTime) return false;
+    if (stat.state === "Z" || stat.state === "T" || stat.state === "t") return false;
   }
   return true;
 }
@@ -171,6 +190,21 @@ export async function pidfdRefersTo(pidfd: number | undefined, pid: number): Pro
   const info = await readProcText(`/proc/self/fdinfo/${pidfd}`);
   const match = info ? /^Pid:\t(-?\d+)$/m.exec(info) : null;
   return match !== null && Number(match[1]) === pid;
+}
+
+function ownershipRefusal(reason: string): VerifyRefusal {
+  switch (reason) {
+    case SOCKET_PEER_ERRORS.PEER_CONNECTION_INHERITED:
+      return VERIFY_REFUSALS.PEER_CONNECTION_INHERITED;
+    case SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION:
+      return VERIFY_REFUSALS.PEER_DOES_NOT_HOLD_CONNECTION;
+    case SOCKET_PEER_ERRORS.PEER_HOLDS_CONNECTION_TWICE:
+      return VERIFY_REFUSALS.PEER_HOLDS_CONNECTION_TWICE;
+    case SOCKET_PEER_ERRORS.PEER_GONE:
+      return VERIFY_REFUSALS.PEER_GONE;
+    default:
+      return VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN;
+  }
 }
 
 async function readStat(pid: number): Promise<ProcStat | undefined> {

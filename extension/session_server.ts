@@ -12,6 +12,7 @@
  * @module
  */
 import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { fstatSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { realpath } from "node:fs/promises";
 import { join } from "node:path";
@@ -338,6 +339,7 @@ class ServerState {
       ? { ok: false as const, reason: PEER_CREDENTIAL_ERRORS.NO_SOCKET_FD }
       : getPeerCredentials(fd);
     const pidfd = fd !== undefined && creds.ok ? getPeerPidfd(fd) : undefined;
+    const inode = fd !== undefined ? socketInode(fd) : undefined;
 
     const reader = new FrameReader();
     let settled = false;
@@ -363,7 +365,7 @@ class ServerState {
       clearTimeout(timer);
       socket.pause();
       const body = step.body;
-      void this.#onRequest(socket, body, creds, pidfd).finally(() => body.fill(0));
+      void this.#onRequest(socket, body, creds, pidfd, inode).finally(() => body.fill(0));
     });
     socket.once("close", () => {
       if (!settled) drop(CONNECTION_ERRORS.PEER_CLOSED);
@@ -375,6 +377,7 @@ class ServerState {
     body: Uint8Array,
     creds: { ok: true; creds: PeerCredentials } | { ok: false; reason: string },
     pidfd: number | undefined,
+    inode: number | undefined,
   ): Promise<void> {
     const decoded = await decodeRequest(this.#key, body);
     if (!decoded.ok) {
@@ -410,7 +413,8 @@ class ServerState {
           : VERIFY_REFUSALS.PEER_CREDENTIALS_FAILED,
       );
     }
-    const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, request);
+    if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
+    const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
     if (!verdict.ok) return refuse(verdict.reason);
     if (this.#closing || socket.destroyed) {
       if (pidfd !== undefined) closeFd(pidfd);
@@ -606,6 +610,19 @@ export function withoutPrelude(
   const text = argv[2];
   if (!text.startsWith(prelude + "\n")) return argv;
   return [argv[0], "-c", text.slice(prelude.length + 1), ...argv.slice(3)];
+}
+
+/**
+ * Inode of our end of an accepted socket. `fstat` on a socket descriptor
+ * touches no disk and cannot block, so it is done synchronously at accept.
+ */
+function socketInode(fd: number): number | undefined {
+  try {
+    const st = fstatSync(fd);
+    return st.isSocket() && st.ino > 0 ? st.ino : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

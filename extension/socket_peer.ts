@@ -20,11 +20,9 @@
  * `O_CLOEXEC` clear (the kernel closed every other one), and Deno opens every
  * socket of its own with `SOCK_CLOEXEC`, so a client end with the flag set
  * was created by the peer after its last `exec`, that is by the helper
- * itself. {@link peerHoldsOnlyThisConnection} is the stricter "exactly one
- * socket in the whole table" rule; the Deno runtime always holds a private
- * socketpair of its own (and, under pi, its stderr is a socketpair too), so
- * that rule refuses the real helper and is kept for processes known to hold
- * no other socket.
+ * itself. (A stricter "exactly one socket in the whole table" rule does not
+ * work: the Deno runtime holds a private socketpair of its own, and under pi
+ * its stderr is a socketpair too; the tests keep it as a counterexample.)
  *
  * The netlink query runs through libc with koffi on a non-blocking socket:
  * the kernel answers inside `sendto()`, so `recv(MSG_DONTWAIT)` never waits.
@@ -55,7 +53,6 @@ export const SOCKET_PEER_ERRORS = {
   /** The peer holds more descriptors than the cap; refused rather than scanned. */
   PEER_FD_TABLE_TOO_LARGE: "peer_fd_table_too_large",
   /** Strict rule: the peer holds a socket besides the client end of this connection. */
-  PEER_HOLDS_OTHER_SOCKETS: "peer_holds_other_sockets",
   /** The peer's fd table does not contain the client end of this connection. */
   PEER_DOES_NOT_HOLD_CONNECTION: "peer_does_not_hold_connection",
   /** The client end sits on more than one descriptor of the peer (a `dup`). */
@@ -391,33 +388,6 @@ function errnoOf(e: unknown): string | undefined {
 }
 
 /**
- * Strict rule: ok only if process `peerPid` holds exactly one socket
- * descriptor in its whole fd table, and that socket is the client end of the
- * connection accepted on `acceptedFd`.
- *
- * The real Deno helper never passes this: the runtime holds a socketpair of
- * its own (three descriptors) and, under pi's bash tool, stderr is a
- * socketpair as well. The rule also accepts a process that inherited the
- * connection across `exec` and has not opened any socket yet. Use
- * {@link peerOwnsThisConnection} for the askpass helper.
- */
-export async function peerHoldsOnlyThisConnection(
-  acceptedFd: number,
-  peerPid: number,
-  cap: number = MAX_PEER_FDS,
-): Promise<{ ok: true } & UnixPeerInodes | SocketPeerFailure> {
-  const peer = await unixPeerInode(acceptedFd);
-  if (!peer.ok) return peer;
-  const held = await socketInodesOf(peerPid, cap);
-  if (!held.ok) return held;
-  if (!held.sockets.some((s) => s.inode === peer.peerInode)) {
-    return fail(SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION);
-  }
-  if (held.sockets.length !== 1) return fail(SOCKET_PEER_ERRORS.PEER_HOLDS_OTHER_SOCKETS);
-  return { ok: true, inode: peer.inode, peerInode: peer.peerInode };
-}
-
-/**
  * The rule for the askpass helper: ok only if the client end of the
  * connection accepted on `acceptedFd` sits in the fd table of `peerPid`
  * (the `SO_PEERCRED` pid) on exactly one descriptor, and that descriptor has
@@ -438,7 +408,27 @@ export async function peerOwnsThisConnection(
   peerPid: number,
   cap: number = MAX_PEER_FDS,
 ): Promise<{ ok: true } & ConnectionOwnership | SocketPeerFailure> {
-  const peer = await unixPeerInode(acceptedFd);
+  if (!Number.isSafeInteger(acceptedFd) || acceptedFd < 0) {
+    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
+  }
+  const st = await fstatAsync(acceptedFd);
+  if (!st || !st.isSocket() || !isPositiveInt(st.ino)) {
+    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
+  }
+  return await peerOwnsConnection(st.ino, peerPid, cap);
+}
+
+/**
+ * {@link peerOwnsThisConnection} for a connection known by the inode of our
+ * accepted socket. The server records that inode when it accepts, so a
+ * descriptor number recycled later cannot point the check at another socket.
+ */
+export async function peerOwnsConnection(
+  acceptedInode: number,
+  peerPid: number,
+  cap: number = MAX_PEER_FDS,
+): Promise<{ ok: true } & ConnectionOwnership | SocketPeerFailure> {
+  const peer = unixPeerInodeByInode(acceptedInode);
   if (!peer.ok) return peer;
   const held = await socketInodesOf(peerPid, cap);
   if (!held.ok) return held;
@@ -451,7 +441,7 @@ export async function peerOwnsThisConnection(
   if ((flags & O_CLOEXEC) === 0) return fail(SOCKET_PEER_ERRORS.PEER_CONNECTION_INHERITED);
   return {
     ok: true,
-    inode: peer.inode,
+    inode: acceptedInode,
     peerInode: peer.peerInode,
     peerFd: mine[0].fd,
     peerSockets: held.sockets,

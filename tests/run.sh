@@ -24,64 +24,17 @@ fi
 for tool in "$node" "$deno"; do
   [ -x "$tool" ] || { echo "tests/run.sh: $tool missing: run 'npm ci' first" >&2; echo "0 passed, 1 failed"; exit 1; }
 done
-for cmd in sudo visudo useradd userdel chpasswd runuser; do
-  command -v "$cmd" >/dev/null 2>&1 || { echo "tests/run.sh: '$cmd' missing (apt-get install -y sudo passwd util-linux)" >&2; echo "0 passed, 1 failed"; exit 1; }
-done
-
-user="pisudot$$"
-sudoers="/etc/sudoers.d/pi-sudo-prompt-test-$user"
-work=$(mktemp -d /tmp/pi-sudo-prompt-test.XXXXXX)
-logs="$work/logs"
-
+. "$repo/tests/test_user.sh"
 cleanup() {
   status=$?
-  pkill -KILL -u "$user" 2>/dev/null || true
-  sleep 0.2
-  userdel -r "$user" >/dev/null 2>&1 || userdel "$user" >/dev/null 2>&1 || true
-  rm -f "$sudoers"
-  visudo -c >/dev/null 2>&1 || echo "tests/run.sh: WARNING: visudo -c fails after cleanup" >&2
-  rm -rf "$work"
+  test_user_cleanup
   exit "$status"
 }
 trap cleanup EXIT INT TERM
-
-# --- throwaway user ---------------------------------------------------------
-useradd -m -s /bin/bash "$user"
-password="Canary-$(head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)"
-printf '%s:%s\n' "$user" "$password" | chpasswd # printf is a builtin: not in any argv
-mkdir -p /etc/sudoers.d
-umask 077
-printf '%s ALL=(ALL:ALL) ALL\nDefaults:%s lecture=never\n' "$user" "$user" >"$sudoers.tmp"
-chmod 0440 "$sudoers.tmp"
-visudo -cf "$sudoers.tmp" >/dev/null
-mv "$sudoers.tmp" "$sudoers"
-umask 022
-
-# --- a copy of the checkout the user can read (CI's folder may be private) --
-chmod 0755 "$work"
-mkdir "$work/repo" "$logs"
-for entry in "$repo"/* "$repo"/.[!.]*; do
-  [ -e "$entry" ] || continue
-  case "$(basename "$entry")" in .git | .tmp) continue ;; esac
-  # Hard links are instant and read-only for the user; fall back to a copy
-  # when /tmp is another filesystem.
-  cp -al "$entry" "$work/repo/" 2>/dev/null || cp -a "$entry" "$work/repo/"
-done
-mkdir -m 0700 "$work/secret"
-printf '%s' "$password" >"$work/secret/password"
-chmod 0600 "$work/secret/password"
-chown -R "$user" "$work/secret"
-chown "$user" "$logs"
-unset password
-
-as_user() {
-  runuser -u "$user" -- env -i \
-    HOME="/home/$user" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
-    PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=xterm-256color \
-    PI_SUDO_PROMPT_TEST_PASSWORD_FILE="$work/secret/password" \
-    PI_SUDO_PROMPT_TEST_LOG_DIR="$logs" \
-    sh -c 'cd "$1" && shift && exec "$@"' sh "$work/repo" "$@"
-}
+if ! test_user_setup "$repo"; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 
 passed=0
 failed=0
@@ -99,7 +52,7 @@ done
 
 # --- unit tests under Deno (the shared modules are runtime-neutral) ---------
 set +e
-as_user env NO_COLOR=1 "$deno" test -A --no-check tests/unit/ >"$logs/deno-unit.log" 2>&1
+as_user env NO_COLOR=1 node_modules/.bin/deno test -A --no-check tests/unit/ >"$logs/deno-unit.log" 2>&1
 deno_rc=$?
 set -e
 summary=$(grep -E '^(ok|FAILED) \| ' "$logs/deno-unit.log" | tail -n 1)
@@ -119,7 +72,7 @@ fi
 
 # --- unit + integration + real pi suites under Node 22 ----------------------
 set +e
-as_user "$node" --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec \
+as_user node_modules/.bin/node --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec \
   tests/unit/*_test.ts tests/integration/*_test.ts tests/pi/*_test.ts >"$logs/node.log" 2>&1
 node_rc=$?
 set -e

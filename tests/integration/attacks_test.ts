@@ -299,6 +299,61 @@ describe("attacks", () => {
       });
     });
 
+    for (const cloexec of [false, true]) {
+      const how = cloexec ? "kept only by a forked child" : "inherited by the helper";
+      it(`connect first, then exec the real helper (socket ${how}): refused, real request still served`, async () => {
+        let release!: (pw: string) => void;
+        const gate = new Promise<string>((r) => release = r);
+        const prompter = new ScriptedPrompter([{ gate }]);
+        await withSession({ answers: prompter }, async (f) => {
+          const attacker = join(f.scratch, "askpass");
+          await script(
+            attacker,
+            `exec python3 "${join(REPO_ROOT, "tests/helpers/exec_attack.py")}" "$1"`,
+          );
+          const sudo = sudoWithAskpass(f.session, attacker, {
+            ATTACK_DIR: f.scratch,
+            ATTACK_LAUNCHER: f.session.launcherPath,
+            ATTACK_CLOEXEC: cloexec ? "1" : "0",
+          });
+          const pid = Number(
+            await waitFor(
+              "the attacker's pid",
+              () => readFile(join(f.scratch, "pid"), "utf8").catch(() => undefined),
+            ),
+          );
+          // Wait until the exec'd process is the real helper with its request in.
+          await waitFor(
+            "the real helper's prompt",
+            () => prompter.seen.length === 1 ? true : undefined,
+          );
+          const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0");
+          const prompt = argv.at(-2)!;
+          const id = newRequestId();
+          await writeFile(
+            join(f.scratch, "frame"),
+            await encodeRequest(f.key, { id, prompt, pid }),
+          );
+          const reply = await waitFor(
+            "the attacker's reply",
+            () => readFile(join(f.scratch, "reply")).catch(() => undefined),
+          );
+          const decoded = await decodeReply(f.key, new Uint8Array(reply).subarray(4), id);
+          assert.ok(
+            decoded.ok && decoded.message.type === "password_denied",
+            "the attacker is denied",
+          );
+          assert.deepEqual(refusals(f.events), [
+            cloexec ? "peer_does_not_hold_connection" : "peer_connection_inherited",
+          ]);
+          release(PASSWORD);
+          const r = await sudo;
+          assert.equal(r.code, 0, r.stderr);
+          assert.equal(prompter.seen.length, 1);
+        });
+      });
+    }
+
     it("a bad signature is dropped without a reply", async () => {
       await withSession({}, async (f) => {
         const other = await importSessionKey(newSessionKeyHex());

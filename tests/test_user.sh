@@ -1,0 +1,68 @@
+#!/bin/sh
+# Sourced by tests/run.sh and tests/bench/run.sh (as root): a throwaway user
+# with a random password and a sudoers rule, a read-only copy of the checkout
+# it can use, and cleanup. Defines: $user, $work, $logs, as_user CMD...,
+# test_user_cleanup. The password is only in "$work/secret/password" (0600,
+# owned by the user): never in argv or the environment.
+
+test_user_setup() {
+  repo=$1
+  for cmd in sudo visudo useradd userdel chpasswd runuser; do
+    command -v "$cmd" >/dev/null 2>&1 || {
+      echo "'$cmd' missing (apt-get install -y sudo passwd util-linux)" >&2
+      return 1
+    }
+  done
+  user="pisudot$$"
+  sudoers="/etc/sudoers.d/pi-sudo-prompt-test-$user"
+  work=$(mktemp -d /tmp/pi-sudo-prompt-test.XXXXXX)
+  logs="$work/logs"
+
+  useradd -m -s /bin/bash "$user"
+  password="Canary-$(head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 24)"
+  printf '%s:%s\n' "$user" "$password" | chpasswd # printf is a builtin: in no argv
+  mkdir -p /etc/sudoers.d
+  (
+    umask 077
+    printf '%s ALL=(ALL:ALL) ALL\nDefaults:%s lecture=never\n' "$user" "$user" >"$sudoers.tmp"
+  )
+  chmod 0440 "$sudoers.tmp"
+  visudo -cf "$sudoers.tmp" >/dev/null
+  mv "$sudoers.tmp" "$sudoers"
+
+  # CI's clone may sit in a folder the user cannot enter: give it a copy.
+  chmod 0755 "$work"
+  mkdir "$work/repo" "$logs"
+  for entry in "$repo"/* "$repo"/.[!.]*; do
+    [ -e "$entry" ] || continue
+    case "$(basename "$entry")" in .git | .tmp) continue ;; esac
+    # Hard links are instant and stay root-owned (read-only for the user);
+    # copy when /tmp is another filesystem.
+    cp -al "$entry" "$work/repo/" 2>/dev/null || cp -a "$entry" "$work/repo/"
+  done
+  mkdir -m 0700 "$work/secret"
+  printf '%s' "$password" >"$work/secret/password"
+  chmod 0600 "$work/secret/password"
+  chown -R "$user" "$work/secret"
+  chown "$user" "$logs"
+  unset password
+}
+
+as_user() {
+  runuser -u "$user" -- env -i \
+    HOME="/home/$user" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
+    PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=xterm-256color \
+    PI_SUDO_PROMPT_TEST_PASSWORD_FILE="$work/secret/password" \
+    PI_SUDO_PROMPT_TEST_LOG_DIR="$logs" \
+    sh -c 'cd "$1" && shift && exec "$@"' sh "$work/repo" "$@"
+}
+
+test_user_cleanup() {
+  [ -n "${user:-}" ] || return 0
+  pkill -KILL -u "$user" 2>/dev/null || true
+  sleep 0.2
+  userdel -r "$user" >/dev/null 2>&1 || userdel "$user" >/dev/null 2>&1 || true
+  rm -f "$sudoers" "$sudoers.tmp"
+  visudo -c >/dev/null 2>&1 || echo "WARNING: visudo -c fails after cleanup" >&2
+  rm -rf "$work"
+}
