@@ -37,6 +37,7 @@ import {
 import type { Prompter, PromptOutcome, PromptRequest } from "../../extension/prompter.ts";
 import { currentUid, verifyRequester } from "../../extension/peer_verification.ts";
 import { closeFd, pidfdOpen } from "../../extension/peer_credentials.ts";
+import { socketInodesOf, unixPeerInodeByInode } from "../../extension/socket_peer.ts";
 import { resolveDenoBinary } from "../../extension/deno_binary.ts";
 import {
   encodeRequest,
@@ -282,13 +283,18 @@ async function sudoLatency(
   const baseSubmit: number[] = [];
   for (let i = 0; i < SUDO_RUNS; i++) {
     // Alternate the order so drift favours neither side.
-    const pair = i % 2 === 0 ? [await ours(), await baseline()] : [
-      ...[await baseline(), await ours()].reverse(),
-    ];
-    oursOpen.push(pair[0].open);
-    oursSubmit.push(pair[0].submit);
-    baseOpen.push(pair[1].open);
-    baseSubmit.push(pair[1].submit);
+    let o, b;
+    if (i % 2 === 0) {
+      o = await ours();
+      b = await baseline();
+    } else {
+      b = await baseline();
+      o = await ours();
+    }
+    oursOpen.push(o.open);
+    oursSubmit.push(o.submit);
+    baseOpen.push(b.open);
+    baseSubmit.push(b.submit);
   }
   const extraOpen = median(oursOpen) - median(baseOpen);
   const extraSubmit = median(oursSubmit) - median(baseSubmit);
@@ -367,13 +373,14 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
       prompt: argv[argv.length - 1],
       pid,
     };
+    const acceptedInode = await acceptedInodeFor(pid);
     const pidfd = pidfdOpen(pid);
     try {
-      const first = await verifyRequester(expected, creds, pidfd, request);
+      const first = await verifyRequester(expected, creds, pidfd, acceptedInode, request);
       if (!first.ok) verdictReason = first.reason;
       for (let i = 0; i < VERIFY_RUNS && first.ok; i++) {
         const t0 = performance.now();
-        const verdict = await verifyRequester(expected, creds, pidfd, request);
+        const verdict = await verifyRequester(expected, creds, pidfd, acceptedInode, request);
         samples.push(performance.now() - t0);
         if (!verdict.ok) throw new Error(`verification failed midway: ${verdict.reason}`);
       }
@@ -401,8 +408,29 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
     extra: `${(median(samples) / median(base)).toFixed(0)}× one read`,
     target: `≤ ${TARGETS.verifyMs} ms`,
     met: median(samples) <= TARGETS.verifyMs,
-    note: `${VERIFY_RUNS} calls; each reads stat, status, exe, cmdline, environ, fd/1 of the helper, sudo's stat/status/cmdline, the ancestry, and the pidfd's fdinfo`,
+    note:
+      `${VERIFY_RUNS} calls; each reads stat, status, exe, cmdline, environ, fd/1 of the helper, sudo's stat/status/cmdline, the ancestry, and the pidfd's fdinfo`,
   });
+}
+
+/**
+ * Inode of the server's accepted socket for the connection `helperPid`
+ * holds: the socket of ours whose peer (by SOCK_DIAG) is one of the helper's.
+ */
+async function acceptedInodeFor(helperPid: number): Promise<number> {
+  const theirs = await socketInodesOf(helperPid);
+  const ours = await socketInodesOf(process.pid);
+  if (!theirs.ok || !ours.ok) throw new Error("cannot list socket descriptors");
+  // The helper's stderr is one of our spawn socketpairs too: skip its stdio.
+  const helperInodes = new Set(theirs.sockets.filter((s) => s.fd > 2).map((s) => s.inode));
+  const matches = ours.sockets.filter((s) => {
+    const peer = unixPeerInodeByInode(s.inode);
+    return peer.ok && helperInodes.has(peer.peerInode);
+  });
+  if (matches.length !== 1) {
+    throw new Error(`expected one accepted socket for the helper, found ${matches.length}`);
+  }
+  return matches[0].inode;
 }
 
 // --- row d: Deno helper vs Node helper startup ----------------------------------
@@ -532,7 +560,8 @@ async function eventLoopLag(
   const worst = Math.max(flowLag, floodLag);
   rows.push({
     id: "e",
-    what: `worst event-loop lag: ${LAG_FLOWS} sudo flows / flood of ${FLOOD_CONNECTIONS} connections`,
+    what:
+      `worst event-loop lag: ${LAG_FLOWS} sudo flows / flood of ${FLOOD_CONNECTIONS} connections`,
     ours: `${ms(flowLag)} / ${ms(floodLag)}`,
     baseline: `idle loop, same wall time: ${ms(flowIdle)} / ${ms(floodIdle)}`,
     extra: `+${ms(flowLag - flowIdle)} / +${ms(floodLag - floodIdle)}`,
@@ -637,9 +666,10 @@ async function memoryGrowth(
     extra: `${(wall / FORGED_REQUESTS).toFixed(2)} ms per request`,
     target: `≤ ${TARGETS.memoryMb} MB`,
     met: Math.max(rss, heap) <= TARGETS.memoryMb,
-    note: `${refused}/${FORGED_REQUESTS} refused at verification (peer_exe_mismatch), 8 at a time; ${
-      gc ? "forced GC before each reading" : "no --expose-gc: readings without forced GC"
-    }`,
+    note:
+      `${refused}/${FORGED_REQUESTS} refused at verification (peer_exe_mismatch), 8 at a time; ${
+        gc ? "forced GC before each reading" : "no --expose-gc: readings without forced GC"
+      }`,
   });
 }
 
@@ -649,7 +679,8 @@ function sign(value: number): string {
 
 // --- row g: the replaced bash tool vs pi's built-in ------------------------------
 
-type BashDefinition = ToolDefinition<any, any, any>; // deno-lint-ignore-line no-explicit-any
+// deno-lint-ignore no-explicit-any -- any tool definition, called through its execute
+type BashDefinition = ToolDefinition<any, any, any>;
 
 async function bashOverhead(): Promise<void> {
   log(`g: the extension's bash tool vs pi's built-in, ${BASH_RUNS} runs of \`true\` each`);
@@ -735,14 +766,13 @@ async function bashOverhead(): Promise<void> {
       what: "bash tool on `true`: ours (extension) vs pi's built-in",
       ours: dist(b, 2),
       baseline: `${dist(a, 2)}: built-in`,
-      extra: `${percent >= 0 ? "+" : ""}${percent.toFixed(1)} % (+${
-        ms(median(b) - median(a), 2)
-      })`,
+      extra: `${percent >= 0 ? "+" : ""}${percent.toFixed(1)} % (+${ms(median(b) - median(a), 2)})`,
       target: `≤ ${TARGETS.bashPercent} % per call`,
       met: percent <= TARGETS.bashPercent,
-      note: `${BASH_RUNS} interleaved calls each, in process; ours rebuilds settings + definition per call (${
-        ms(median(settingsCost), 2)
-      } alone) and prepends the ${"sudo()"} prelude`,
+      note:
+        `${BASH_RUNS} interleaved calls each, in process; ours rebuilds settings + definition per call (${
+          ms(median(settingsCost), 2)
+        } alone) and prepends the ${"sudo()"} prelude`,
     });
   } finally {
     await deadline(
@@ -835,7 +865,7 @@ main().then(
     process.exit(0);
   },
   (error: unknown) => {
-    process.stderr.write(`bench: FAILED: ${error instanceof Error ? error.message : error}\n`);
+    process.stderr.write(`bench: FAILED: ${error instanceof Error ? error.stack : error}\n`);
     process.exit(1);
   },
 );

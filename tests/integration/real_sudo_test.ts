@@ -5,6 +5,8 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import process from "node:process";
 import {
   type AskpassSession,
   type SessionEvent,
@@ -28,7 +30,7 @@ interface Fixture {
 async function withSession(
   script: ScriptedAnswer[],
   run: (f: Fixture) => Promise<void>,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; queueCapacity?: number } = {},
 ): Promise<void> {
   const prompter = new ScriptedPrompter(script);
   const events: SessionEvent[] = [];
@@ -145,6 +147,46 @@ describe("real sudo through the askpass channel", () => {
       },
     );
   });
+
+  it("a full queue refuses the next request with queue_full", async () => {
+    let release!: (pw: string) => void;
+    const gate = new Promise<string>((r) => release = r);
+    await withSession([{ gate }], async ({ session, prompter, events }) => {
+      const first = runToolCommand(session, "sudo -k id -u");
+      await waitFor("the first prompt", () => prompter.seen.length === 1 ? true : undefined);
+      const second = await runToolCommand(session, "sudo -k true");
+      assert.match(second.stderr, /no password was provided/);
+      assert.ok(events.some((e) => e.kind === "denied" && e.reason === "queue_full"));
+      release(PASSWORD);
+      assert.equal((await first).stdout, "0\n");
+      assert.equal(prompter.seen.length, 1);
+    }, { queueCapacity: 1 });
+  });
+
+  for (const victim of ["helper", "sudo"] as const) {
+    it(`killing the ${victim} while the prompt is open closes the prompt at once`, async () => {
+      await withSession([{ hang: true }], async ({ session, prompter, events }) => {
+        const run = runToolCommand(session, "sudo -k id -u");
+        await waitFor("the prompt", () => prompter.seen.length === 1 ? true : undefined);
+        const helper = await waitFor("the helper", async () => {
+          const pids = await pidsWithCmdline(`--allow-net=unix:${session.socketPath}`);
+          return pids.length === 1 ? pids[0] : undefined;
+        });
+        const stat = await readFile(`/proc/${helper}/stat`, "utf8");
+        const sudoPid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        const killedAt = Date.now();
+        process.kill(victim === "helper" ? helper : sudoPid, "SIGKILL");
+        await waitFor("the prompt to close", () => prompter.seen[0].endedAt, 2000);
+        assert.ok(prompter.seen[0].endedAt! - killedAt < 1000, "closed within 1 s");
+        assert.equal(prompter.seen[0].aborted, true);
+        assert.ok(events.some((e) => e.kind === "denied" && e.reason === "process_gone"));
+        assert.equal(session.pendingCount(), 0, "the request left the queue");
+        const r = await run;
+        assert.notEqual(r.code, 0);
+        assert.equal(r.stdout, "");
+      });
+    });
+  }
 
   it("scripts started by the command reach the modal through the PATH wrapper", async () => {
     await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
