@@ -421,14 +421,22 @@ async function acceptedInodeFor(helperPid: number): Promise<number> {
   const theirs = await socketInodesOf(helperPid);
   const ours = await socketInodesOf(process.pid);
   if (!theirs.ok || !ours.ok) throw new Error("cannot list socket descriptors");
-  // The helper's stderr is one of our spawn socketpairs too: skip its stdio.
-  const helperInodes = new Set(theirs.sockets.filter((s) => s.fd > 2).map((s) => s.inode));
+  // The helper's stderr is one of our spawn socketpairs too (and Deno keeps
+  // a duplicate of it): skip every socket that is also on fd 0-2.
+  const stdio = new Set(theirs.sockets.filter((s) => s.fd <= 2).map((s) => s.inode));
+  const helperInodes = new Set(
+    theirs.sockets.map((s) => s.inode).filter((inode) => !stdio.has(inode)),
+  );
   const matches = ours.sockets.filter((s) => {
     const peer = unixPeerInodeByInode(s.inode);
     return peer.ok && helperInodes.has(peer.peerInode);
   });
   if (matches.length !== 1) {
-    throw new Error(`expected one accepted socket for the helper, found ${matches.length}`);
+    throw new Error(
+      `expected one accepted socket for the helper, found ${JSON.stringify(matches)} in ${
+        JSON.stringify(theirs.sockets)
+      }`,
+    );
   }
   return matches[0].inode;
 }
