@@ -5,7 +5,7 @@
  * pid checked is always the one `SO_PEERCRED` reports, as in the server.
  * One test runs a real Deno client to pin down the fd table of the runtime.
  *
- * Run: node --test tests/unit/socket_peer_test.ts (needs python3 on PATH).
+ * Run: node --test tests/integration/socket_peer_test.ts (needs python3 on PATH).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
