@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import {
   createBashToolDefinition,
   type ExtensionAPI,
-  type ExtensionContext,
+  type ExtensionToolContext,
   getAgentDir,
   SettingsManager,
   type ToolDefinition,
@@ -40,6 +40,7 @@ import { currentUid, verifyRequester } from "../../extension/peer_verification.t
 import { closeFd, pidfdOpen } from "../../extension/peer_credentials.ts";
 import { socketInodesOf, unixPeerInodeByInode } from "../../extension/socket_peer.ts";
 import { resolveDenoBinary } from "../../extension/deno_binary.ts";
+import { sudoShellPrelude } from "../../extension/shell_injection.ts";
 import {
   encodeRequest,
   importSessionKey,
@@ -90,6 +91,11 @@ function percentile(values: readonly number[], p: number): number {
 }
 const median = (v: readonly number[]) => percentile(v, 50);
 const p90 = (v: readonly number[]) => percentile(v, 90);
+
+/** `value ≤ limit` as the table shows them (rounded to `digits`), so a row never reads "40.0 > 40". */
+function atMost(value: number, limit: number, digits = 1): boolean {
+  return Number(value.toFixed(digits)) <= limit;
+}
 
 function ms(value: number, digits = 1): string {
   return `${value.toFixed(digits)} ms`;
@@ -315,10 +321,14 @@ async function sudoLatency(
     baseline: `${dist(baseOpen)}: sh askpass runs`,
     extra: `+${ms(extraOpen)}`,
     target: `≤ ${TARGETS.openMs} ms extra (p50)`,
-    met: extraOpen <= TARGETS.openMs,
-    note: `warm session DENO_DIR; the first request of a session (cold cache) took ${
-      ms(cold.open)
-    }. Extra = launcher + Deno start + connect + kernel/proc verification`,
+    met: atMost(extraOpen, TARGETS.openMs),
+    note: `${SUDO_RUNS} runs each, interleaved, after a warm-up; the first request of a session ` +
+      `(cold DENO_DIR, the helper is transpiled) took ${ms(cold.open)}. ` +
+      `Extra = launcher (sh, env -i) + Deno start and self-check + connect + verification + queue`,
+    why: () =>
+      `the Deno helper alone takes ${ms(facts.denoStartMs)} to start and finish its self-check ` +
+      `(row d), ~${ms(facts.denoNodeImportsMs, 0)} of it for its \`node:fs\`/\`node:process\` ` +
+      `imports; verification adds ${ms(facts.verifyMs, 2)} (row c)`,
   });
   rows.push({
     id: "b",
@@ -327,9 +337,11 @@ async function sudoLatency(
     baseline: `${dist(baseSubmit)}: sh askpass prints`,
     extra: `+${ms(extraSubmit)}`,
     target: `≤ ${TARGETS.submitMs} ms extra (p50)`,
-    met: extraSubmit <= TARGETS.submitMs,
+    met: atMost(extraSubmit, TARGETS.submitMs),
     note:
-      "both include sudo's own PAM check and running `true`; extra = re-check, sign, helper decode and write",
+      "both include sudo's own PAM check and running `true`; extra = liveness re-check, signing, helper decode and write, helper exit",
+    why: () =>
+      "see the note: the extra is everything between the prompter and sudo reading the line",
   });
   if (median(oursSubmit) > TARGETS.submitMs) {
     surprises.push(
@@ -417,10 +429,17 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
     baseline: `${dist(base, 3)}: one readFile(/proc/self/stat)`,
     extra: `${(median(samples) / median(base)).toFixed(0)}× one read`,
     target: `≤ ${TARGETS.verifyMs} ms`,
-    met: median(samples) <= TARGETS.verifyMs,
-    note:
-      `${VERIFY_RUNS} calls; each reads stat, status, exe, cmdline, environ, fd/1 of the helper, sudo's stat/status/cmdline, the ancestry, and the pidfd's fdinfo`,
+    met: atMost(median(samples), TARGETS.verifyMs, 2),
+    note: `${VERIFY_RUNS} calls against a helper waiting in a real sudo flow; each reads the ` +
+      "helper's stat, status, exe, cmdline, environ and fd/1, sudo's stat, status and cmdline, " +
+      "the ancestry up to this process, asks SOCK_DIAG for the peer socket, scans the helper's " +
+      "fd table and fdinfo, and reads the pidfd's fdinfo",
+    why: () =>
+      `about ${Math.round(median(samples) / median(base))} sequential /proc reads at ~${
+        ms(median(base), 3)
+      } each`,
   });
+  facts.verifyMs = median(samples);
 }
 
 /**
@@ -561,8 +580,9 @@ async function helperStartup(tmp: string): Promise<void> {
     baseline: `Node ${dist(t("node"))}`,
     extra: `Node/Deno ${ratio.toFixed(2)}×`,
     target: `Deno ≥ ${TARGETS.startupRatio}× faster`,
-    met: ratio >= TARGETS.startupRatio,
-    note: `${STARTUP_RUNS} runs each, spawned from Node, same argv/env as the launcher, warm DENO_DIR; ` +
+    met: atMost(TARGETS.startupRatio, ratio, 2),
+    note:
+      `${STARTUP_RUNS} runs each, spawned from Node, same argv/env as the launcher, warm DENO_DIR; ` +
       `the Node helper makes the same checks on the same modules, pre-stripped to JS (loading the ` +
       `.ts files directly with Node's type stripping: ${ms(median(t("nodeTs")))}). ` +
       `Empty program: Deno ${ms(median(t("denoEmpty")))}, Node ${ms(median(t("nodeEmpty")))}; ` +
@@ -629,16 +649,20 @@ async function eventLoopLag(
       `worst event-loop lag: ${LAG_FLOWS} sudo flows / flood of ${FLOOD_CONNECTIONS} connections`,
     ours: `${ms(flowLag)} / ${ms(floodLag)}`,
     baseline: `idle loop, same wall time: ${ms(flowIdle)} / ${ms(floodIdle)}`,
-    extra: `+${ms(flowLag - flowIdle)} / +${ms(floodLag - floodIdle)}`,
+    extra: `${sign(flowLag - flowIdle, 1)} ms / ${sign(floodLag - floodIdle, 1)} ms`,
     target: `≤ ${TARGETS.lagMs} ms`,
-    met: worst <= TARGETS.lagMs,
+    met: atMost(worst, TARGETS.lagMs),
     note: `flood (separate process, 1 byte each, maxConnections 64): server dropped ${dropped}, ` +
       `timed out ${timedOut} (2 s request deadline), other refusals ${
         delta("peer_closed") + delta("bad_frame")
       }; client saw ${out.closedFast} closed < 1 s, ${out.closedSlow} closed later, ` +
-      `${out.connectErrors} connect errors${
-        Object.keys(out.errorCodes).length ? ` ${JSON.stringify(out.errorCodes)}` : ""
-      }, ${out.stillOpen} still open; flood wall ${ms(out.wallMs, 0)}`,
+      `${out.connectErrors} failed connects, ${out.stillOpen} still open at 8 s (socket errors: ${
+        Object.entries(out.errorCodes).map(([k, v]) => `${k} ${v}`).join(", ") || "none"
+      }); flood wall ${ms(out.wallMs, 0)}`,
+    why: () =>
+      flowLag > TARGETS.lagMs
+        ? "a stall during the sudo flows: something synchronous on the server path"
+        : "the accept burst: each accepted connection does its SO_PEERCRED/SO_PEERPIDFD/fstat synchronously",
   });
 }
 
@@ -730,16 +754,18 @@ async function memoryGrowth(
     baseline: `before: RSS ${mb(m0.rss).toFixed(1)} MB, heap ${mb(m0.heapUsed).toFixed(1)} MB`,
     extra: `${(wall / FORGED_REQUESTS).toFixed(2)} ms per request`,
     target: `≤ ${TARGETS.memoryMb} MB`,
-    met: Math.max(rss, heap) <= TARGETS.memoryMb,
+    met: atMost(Math.max(rss, heap), TARGETS.memoryMb, 2),
     note:
       `${refused}/${FORGED_REQUESTS} refused at verification (peer_exe_mismatch), 8 at a time; ${
         gc ? "forced GC before each reading" : "no --expose-gc: readings without forced GC"
       }`,
+    why: () =>
+      "memory retained per refused request (the replay set keeps up to 4096 ids by design)",
   });
 }
 
-function sign(value: number): string {
-  return `${value >= 0 ? "+" : ""}${value.toFixed(2)}`;
+function sign(value: number, digits = 2): string {
+  return `${value >= 0 ? "+" : ""}${value.toFixed(digits)}`;
 }
 
 // --- row g: the replaced bash tool vs pi's built-in ------------------------------
@@ -786,7 +812,7 @@ async function bashOverhead(): Promise<void> {
       hasUI: true,
       model: undefined,
       sessionManager: { getSessionId: () => "bench", getSessionFile: () => undefined },
-    } as unknown as ExtensionContext;
+    } as unknown as ExtensionToolContext;
     let n = 0;
     const run = async (tool: BashDefinition) => {
       const t0 = performance.now();
@@ -799,6 +825,19 @@ async function bashOverhead(): Promise<void> {
       if ((result as { isError?: boolean }).isError) throw new Error("`true` failed in the tool");
       return took;
     };
+    // Make sure the two really differ the way pi and the extension do.
+    const kind = async (tool: BashDefinition) => {
+      const r = await deadline(
+        "bash tool call",
+        tool.execute("bench-check", { command: "type -t sudo" }, undefined, undefined, ctx),
+        10_000,
+      ) as { content: { type: string; text?: string }[] };
+      return r.content.map((c) => c.text ?? "").join("").trim();
+    };
+    const kinds = [await kind(builtin), await kind(ours)];
+    if (kinds[0] !== "file" || kinds[1] !== "function") {
+      throw new Error(`unexpected tool setup: sudo is ${kinds.join(" / ")} (built-in / ours)`);
+    }
     for (let i = 0; i < 3; i++) {
       await run(builtin);
       await run(ours);
@@ -826,18 +865,46 @@ async function bashOverhead(): Promise<void> {
       });
       settingsCost.push(performance.now() - t0);
     }
+    // And what bash itself pays for the prelude, outside pi: `bash -c true`
+    // with and without the same sudo() prelude in front.
+    const prelude = sudoShellPrelude("/usr/bin/sudo");
+    const shellEnv = Object.fromEntries(
+      Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+    );
+    const plainBash: number[] = [];
+    const preludeBash: number[] = [];
+    for (let i = 0; i < BASH_RUNS; i++) {
+      plainBash.push((await timeSpawn("/bin/bash", ["-c", "true"], shellEnv)).ms);
+      preludeBash.push((await timeSpawn("/bin/bash", ["-c", `${prelude}\ntrue`], shellEnv)).ms);
+    }
+    const preludeCost = median(preludeBash) - median(plainBash);
     rows.push({
       id: "g",
       what: "bash tool on `true`: ours (extension) vs pi's built-in",
       ours: dist(b, 2),
       baseline: `${dist(a, 2)}: built-in`,
-      extra: `${percent >= 0 ? "+" : ""}${percent.toFixed(1)} % (+${ms(median(b) - median(a), 2)})`,
+      extra: `${sign(percent, 1)} % (${sign(median(b) - median(a), 2)} ms)`,
       target: `≤ ${TARGETS.bashPercent} % per call`,
-      met: percent <= TARGETS.bashPercent,
-      note:
-        `${BASH_RUNS} interleaved calls each, in process; ours rebuilds settings + definition per call (${
+      met: atMost(percent, TARGETS.bashPercent),
+      note: `${BASH_RUNS} interleaved calls each, in process, through the tool's execute(); ` +
+        `ours is the tool extension/index.ts registers (checked: \`sudo\` is its prelude's ` +
+        `function), which rebuilds settings and the definition per call (${
           ms(median(settingsCost), 2)
-        } alone) and prepends the ${"sudo()"} prelude`,
+        } of the difference) and prepends the sudo() prelude (bash -c true spawned directly: ${
+          ms(median(plainBash), 2)
+        }, with the ${prelude.length}-byte prelude: ${
+          ms(median(preludeBash), 2)
+        }); spread between p50 and p90 ` +
+        `of the built-in alone: ${ms(p90(a) - median(a), 2)}`,
+      why: () =>
+        `the difference (${
+          ms(median(b) - median(a), 2)
+        }) is the sum of bash parsing the sudo() prelude (${
+          sign(preludeCost, 2)
+        } ms when spawned outside pi), the larger environment, and rebuilding settings and ` +
+        `the definition per call (${ms(median(settingsCost), 2)}); the built-in's own p50–p90 ` +
+        `spread is ${ms(p90(a) - median(a), 2)}. It is a fixed cost per call, so on a command ` +
+        "that does real work it is a far smaller share",
     });
   } finally {
     await deadline(
@@ -885,8 +952,7 @@ function render(m: Machine): string {
     "",
     "Measured by `deno task bench` (`tests/bench/run.sh`, as a throwaway sudo user against real",
     "sudo). Every figure has its baseline from the same run beside it; times are medians with the",
-    "90th percentile in brackets. Regenerate with `sudo deno task bench` (it needs root to create",
-    "the user).",
+    "90th percentile in brackets. Regenerate with `deno task bench` as root (it creates the user).",
     "",
     "| machine | |",
     "| --- | --- |",
@@ -910,9 +976,11 @@ function render(m: Machine): string {
     ...rows.map((r) => `- **${r.id}**: ${r.note}.`),
     ...surprises.map((s) => `- ${s}`),
     "",
-    missed.length === 0
-      ? "All targets met."
-      : `Missed: ${missed.map((r) => r.id).join(", ")} (see the notes).`,
+    ...(missed.length === 0 ? ["All targets met."] : [
+      "Missed targets:",
+      "",
+      ...missed.map((r) => `- **${r.id}** (${r.target}): ${r.why?.() ?? "see the note"}.`),
+    ]),
     "",
   ];
   return lines.join("\n");
