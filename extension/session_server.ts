@@ -241,7 +241,7 @@ export async function startSession(
   const server = createServer({ allowHalfOpen: false });
   server.maxConnections = options.maxConnections ?? 64;
   const state = new ServerState(options, expected, key, timeoutMs);
-  const prelude = realSudo ? sudoShellPrelude(realSudo) : "";
+  const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";
   state.setPrelude(prelude);
   server.on("connection", (socket) => state.accept(socket));
   server.on(

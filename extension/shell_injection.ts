@@ -4,8 +4,8 @@
  * and the `sudo()` shell function prepended to every tool command. All pure:
  * the session server writes the results to disk.
  *
- * The wrapper and the function share one POSIX-sh option scanner, kept in
- * step with `sudo_args.ts` by the tests.
+ * The wrapper holds the POSIX-sh option scanner, kept in step with
+ * `sudo_args.ts` by the tests; the function only calls the wrapper.
  *
  * @module
  */
@@ -65,16 +65,14 @@ export function sudoWrapperScript(realSudo: string): string {
 }
 
 /**
- * Shell text prepended to each tool command: the scanner plus a `sudo()`
- * function, so the top-level script reaches the modal even if it resets
- * `PATH`. Scripts it starts use the wrapper on `PATH` instead.
+ * Shell text prepended to each tool command: a one-line `sudo()` function
+ * that calls the session's wrapper by absolute path, so the top-level script
+ * reaches the modal even if it resets `PATH`. The option scanning lives only
+ * in the wrapper; keeping the prelude to one line keeps the per-call cost of
+ * the replaced bash tool negligible.
  */
-export function sudoShellPrelude(realSudo: string): string {
-  const sudo = shQuote(realSudo);
-  return [
-    sudoScannerFunction(),
-    `sudo() { if __pi_sudo_needs_askpass "$@"; then ${sudo} -A "$@"; else ${sudo} "$@"; fi; }`,
-  ].join("\n");
+export function sudoShellPrelude(wrapperPath: string): string {
+  return `sudo() { ${shQuote(wrapperPath)} "$@"; }`;
 }
 
 /** Inputs of the askpass launcher. */

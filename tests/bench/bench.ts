@@ -867,7 +867,7 @@ async function bashOverhead(): Promise<void> {
     }
     // And what bash itself pays for the prelude, outside pi: `bash -c true`
     // with and without the same sudo() prelude in front.
-    const prelude = sudoShellPrelude("/usr/bin/sudo");
+    const prelude = sudoShellPrelude("/run/user/1000/pi-sudo-prompt-XXXXXX/bin/sudo");
     const shellEnv = Object.fromEntries(
       Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
     );
