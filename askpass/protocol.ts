@@ -90,6 +90,30 @@ export interface PasswordRequest {
   readonly pid: number;
 }
 
+/**
+ * Sent by the root broker (`pi-secret-run`): a program wants a secret on its
+ * stdin. `argv` is the real argv the broker will run (program resolved to its
+ * real path); `label` is the agent's description (unverified); `proof` names
+ * the root-owned file the broker created in `/run/pi-sudo-prompt`.
+ */
+export interface SecretRequest {
+  readonly type: "secret_request";
+  readonly id: string;
+  readonly argv: readonly string[];
+  readonly label: string;
+  readonly allowlisted: boolean;
+  readonly proof: string;
+  readonly pid: number;
+}
+
+/** Either request a peer can send. */
+export type IncomingRequest = PasswordRequest | SecretRequest;
+
+/** Most arguments a secret request may carry. */
+export const MAX_SECRET_ARGS = 64;
+/** Longest label, in UTF-8 bytes. */
+export const MAX_LABEL_BYTES = 256;
+
 /** Sent by the server: the password to hand to sudo, as bytes. */
 export interface PasswordResponse {
   readonly type: "password_response";
@@ -163,6 +187,27 @@ export function encodeRequest(
   );
 }
 
+/** Encodes and signs a secret request (the broker's side). */
+export function encodeSecretRequest(
+  key: CryptoKey,
+  request: Omit<SecretRequest, "type">,
+): Promise<Uint8Array> {
+  return encodeFrame(
+    key,
+    secretFields(request),
+    {
+      type: "secret_request",
+      id: request.id,
+      argv: [...request.argv],
+      label: request.label,
+      allowlisted: request.allowlisted,
+      proof: request.proof,
+      pid: request.pid,
+    },
+    new Uint8Array(0),
+  );
+}
+
 /** Encodes and signs a password response. The caller still owns and zeroes `password`. */
 export function encodeResponse(
   key: CryptoKey,
@@ -213,6 +258,51 @@ export async function decodeRequest(
     return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
   }
   return { ok: true, message: { type: "password_request", id, prompt, pid } };
+}
+
+/**
+ * Decodes and verifies whichever request a peer sent: a helper's
+ * `password_request` or the broker's `secret_request`.
+ */
+export async function decodeIncoming(
+  key: CryptoKey,
+  body: Uint8Array,
+): Promise<Decoded<IncomingRequest>> {
+  const parts = splitBody(body);
+  if (!parts.ok) return parts;
+  if (parts.header.type === "password_request") return await decodeRequest(key, body);
+  if (parts.header.type !== "secret_request") return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
+  const { header, payload } = parts;
+  if (
+    !hasExactKeys(header, [
+      "v",
+      "type",
+      "id",
+      "argv",
+      "label",
+      "allowlisted",
+      "proof",
+      "pid",
+      "mac",
+    ])
+  ) {
+    return fail(PROTOCOL_ERRORS.BAD_FIELD);
+  }
+  const { id, argv, label, allowlisted, proof, pid } = header;
+  if (
+    !isRequestId(id) || !isPid(pid) || typeof allowlisted !== "boolean" ||
+    typeof label !== "string" || typeof proof !== "string" || !/^[0-9a-f]{32}$/.test(proof) ||
+    !Array.isArray(argv) || argv.length === 0 || argv.length > MAX_SECRET_ARGS ||
+    !argv.every((a) => typeof a === "string" && !a.includes("\0")) ||
+    payload.length !== 0 || encoder.encode(label).length > MAX_LABEL_BYTES || label.includes("\0")
+  ) {
+    return fail(PROTOCOL_ERRORS.BAD_FIELD);
+  }
+  const request = { id, argv: argv as string[], label, allowlisted, proof, pid };
+  if (!await verifyMac(key, header.mac, secretFields(request), payload)) {
+    return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
+  }
+  return { ok: true, message: { type: "secret_request", ...request } };
 }
 
 /**
@@ -396,6 +486,18 @@ function canonical(
   out.set(head);
   out.set(payload, head.length);
   return out;
+}
+
+function secretFields(r: Omit<SecretRequest, "type">): (string | number)[] {
+  return [
+    "secret_request",
+    r.id,
+    JSON.stringify(r.argv),
+    r.label,
+    r.allowlisted ? 1 : 0,
+    r.proof,
+    r.pid,
+  ];
 }
 
 function hasExactKeys(header: Header, keys: readonly string[]): boolean {

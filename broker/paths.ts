@@ -21,3 +21,5 @@ export const SUDOERS_FILE = "/etc/sudoers.d/pi-sudo-prompt";
 export const ALLOWLIST_PATH = "/etc/pi-sudo-prompt/allowlist";
 /** Where the broker writes its per-request proof files (root 0700, made on demand). */
 export const PROOF_DIR = "/run/pi-sudo-prompt";
+/** Root-owned script that appends one confirmed entry (`/sudo-prompt allow`). */
+export const ALLOWLIST_APPEND = `${BROKER_ROOT}/allowlist-append`;

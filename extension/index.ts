@@ -22,8 +22,10 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { join } from "node:path";
 import process from "node:process";
-import { showSudoModal } from "./modal.ts";
+import { showSecretModal, showSudoModal } from "./modal.ts";
 import { type AskpassSession, type SessionEvent, startSession } from "./session_server.ts";
+import { registerCommands } from "./commands.ts";
+import { AuditLog, defaultAuditPath, sessionAuditSink } from "./audit_log.ts";
 
 /** How often at most a refused request is reported with a notice. */
 const NOTICE_INTERVAL_MS = 5000;
@@ -32,6 +34,9 @@ const NOTICE_INTERVAL_MS = 5000;
 export default function piSudoPrompt(pi: ExtensionAPI): void {
   let session: AskpassSession | undefined;
   let starting: Promise<void> | undefined;
+  let audit: AuditLog | undefined;
+
+  registerCommands(pi, { session: () => session });
 
   pi.on("session_start", (_event, ctx) => {
     if (!isInteractive(ctx)) return;
@@ -44,13 +49,21 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     const s = session;
     session = undefined;
     await s?.close();
+    const a = audit;
+    audit = undefined;
+    await a?.close();
   });
 
   async function start(ctx: ExtensionContext): Promise<void> {
     await session?.close();
     session = undefined;
+    const opened = await AuditLog.open(defaultAuditPath());
+    if (opened.ok) audit = opened.log;
+    else ctx.ui.notify(`pi-sudo-prompt: audit log unavailable (${opened.reason})`, "warning");
+    const record = audit ? sessionAuditSink(audit, "sudo") : undefined;
     let lastNotice = 0;
     const onEvent = (event: SessionEvent) => {
+      record?.(event);
       if (event.kind !== "refused" || !("requestId" in event) || !event.requestId) return;
       const now = Date.now();
       if (now - lastNotice < NOTICE_INTERVAL_MS) return;
@@ -58,7 +71,10 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       ctx.ui.notify(`pi-sudo-prompt: refused a password request (${event.reason})`, "warning");
     };
     const started = await startSession({
-      prompter: { prompt: (request, signal) => showSudoModal(ctx.ui, request, signal) },
+      prompter: {
+        prompt: (request, signal) => showSudoModal(ctx.ui, request, signal),
+        promptSecret: (request, signal) => showSecretModal(ctx.ui, request, signal),
+      },
       onEvent,
     });
     if (!started.ok) {

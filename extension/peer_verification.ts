@@ -46,6 +46,9 @@ export const VERIFY_REFUSALS = {
   CONNECTION_OWNER_UNKNOWN: "connection_owner_unknown",
   PEER_STOPPED: "peer_stopped",
   PEER_CHANGED: "peer_changed",
+  BROKER_NOT_ROOT: "broker_not_root",
+  BROKER_CMDLINE_MISMATCH: "broker_cmdline_mismatch",
+  BROKER_PROOF_INVALID: "broker_proof_invalid",
 } as const;
 
 /** One of the values of {@link VERIFY_REFUSALS}. */
@@ -207,7 +210,8 @@ function ownershipRefusal(reason: string): VerifyRefusal {
   }
 }
 
-async function readStat(pid: number): Promise<ProcStat | undefined> {
+/** `/proc/<pid>/stat`, parsed, or `undefined` when gone or malformed. */
+export async function readStat(pid: number): Promise<ProcStat | undefined> {
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
   const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
   return stat && stat.pid === pid ? stat : undefined;
@@ -218,7 +222,7 @@ async function readStat(pid: number): Promise<ProcStat | undefined> {
  * returns the argv of the ancestor that is the owner's direct child: the
  * shell pi started for the tool call or `!` command.
  */
-async function walkToOwner(
+export async function walkToOwner(
   start: number,
   ownerPid: number,
 ): Promise<{ ok: true; toolCommand: string[] | null } | { ok: false }> {

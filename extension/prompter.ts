@@ -33,6 +33,22 @@ export interface PromptRequest {
   readonly waiting: () => number;
 }
 
+/** What the "Secret request" modal needs for one `pi-secret-run` request. */
+export interface SecretPromptRequest {
+  /** Random 128-bit request id (hex). */
+  readonly requestId: string;
+  /** The real argv the root broker will run (program resolved to its real path). */
+  readonly argv: readonly string[];
+  /** The agent's `--label`: unverified text, to be shown as such. */
+  readonly label: string;
+  /** True only when the allowlist allows this exact argv (else the red warning). */
+  readonly allowlisted: boolean;
+  /** Epoch milliseconds at which the request is denied automatically. */
+  readonly deadline: number;
+  /** How many other verified requests wait behind this one right now. */
+  readonly waiting: () => number;
+}
+
 /**
  * The human's answer. The password is a byte buffer so that the server can
  * zero it once it has been written to the helper; prompters must not keep a
@@ -49,4 +65,6 @@ export type PromptOutcome =
  */
 export interface Prompter {
   prompt(request: PromptRequest, signal: AbortSignal): Promise<PromptOutcome>;
+  /** The "Secret request" modal; without it every secret request is denied. */
+  promptSecret?(request: SecretPromptRequest, signal: AbortSignal): Promise<PromptOutcome>;
 }

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
 import {
-  decodeRequest,
+  decodeIncoming,
   DENY_REASONS,
   type DenyReason,
   encodeDenied,
@@ -30,7 +30,10 @@ import {
   newSessionKeyHex,
   type PasswordRequest,
   type ProtocolError,
+  type SecretRequest,
 } from "../askpass/protocol.ts";
+import { argvIsAllowlisted } from "../broker/allowlist_policy.ts";
+import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
 import {
   helperArgvPrefix,
   helperEnvironment,
@@ -49,6 +52,7 @@ import {
   currentUid,
   type ExpectedHelper,
   pidfdRefersTo,
+  type ProcessRef,
   stillRunning,
   type VerifiedRequester,
   VERIFY_REFUSALS,
@@ -62,7 +66,13 @@ import {
   removeSessionDir,
   removeStaleSessionDirs,
 } from "./session_dir.ts";
-import { launcherScript, sudoShellPrelude, sudoWrapperScript } from "./shell_injection.ts";
+import {
+  launcherScript,
+  piSecretRunScript,
+  sudoShellPrelude,
+  sudoWrapperScript,
+} from "./shell_injection.ts";
+import { piSecretRunArgv } from "../broker/broker_permissions.ts";
 import { sanitizePrompt } from "./prompt_text.ts";
 
 /** Default time the human has to answer one request (SPEC §4.6). */
@@ -107,8 +117,13 @@ export type SessionEvent =
   | {
     readonly kind: "queued";
     readonly requestId: string;
-    readonly sudoArgv: readonly string[];
+    /** A sudo password (askpass helper) or a secret (`pi-secret-run` broker). */
+    readonly request: "sudo" | "secret";
+    /** sudo's argv, or the argv the broker will run. */
+    readonly argv: readonly string[];
     readonly attempt: number;
+    /** Time spent verifying the peer, in ms. */
+    readonly verifyMs: number;
   }
   | { readonly kind: "prompted"; readonly requestId: string; readonly attempt: number }
   | { readonly kind: "answered"; readonly requestId: string; readonly attempt: number }
@@ -155,17 +170,30 @@ export interface AskpassSession {
   shellPrelude(): string;
   /** Verified requests currently queued or being answered. */
   pendingCount(): number;
+  /** The last argv shown with the red "not allowlisted" warning in this session. */
+  lastUnverifiedArgv(): readonly string[] | undefined;
   /** Denies everything pending, closes the socket and removes the directory. */
   close(): Promise<void>;
 }
 
+/** One verified request in the queue: a sudo password or a broker secret. */
 interface Pending {
-  readonly request: PasswordRequest;
-  readonly requester: VerifiedRequester;
+  readonly id: string;
+  readonly kind: "sudo" | "secret";
   readonly socket: Socket;
   readonly deadline: number;
   readonly attempt: number;
   readonly abort: AbortController;
+  /** Processes whose death (or a change of start time) ends the request. */
+  readonly watched: readonly ProcessRef[];
+  /** pidfd of the peer (from SO_PEERPIDFD), checked with `watched[0]`. */
+  readonly pidfd: number | undefined;
+  /** What the modal shows as the command (sudo's argv, or the broker's). */
+  readonly argv: readonly string[];
+  /** Opens the modal for this request. */
+  readonly ask: (signal: AbortSignal) => Promise<PromptOutcome>;
+  /** Called once an answer has been handed over (attempt counting). */
+  readonly delivered: () => void;
   finished: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -224,6 +252,12 @@ export async function startSession(
     mode: 0o700,
     flag: "wx",
   });
+  const clientEntry = fileURLToPath(new URL("../broker/pi_secret_run.ts", import.meta.url));
+  await writeFile(
+    join(binDir, "pi-secret-run"),
+    piSecretRunScript(denoDir, piSecretRunArgv(denoPath, clientEntry)),
+    { mode: 0o700, flag: "wx" },
+  );
   if (realSudo) {
     await writeFile(join(binDir, "sudo"), sudoWrapperScript(realSudo), {
       mode: 0o700,
@@ -240,7 +274,13 @@ export async function startSession(
 
   const server = createServer({ allowHalfOpen: false });
   server.maxConnections = options.maxConnections ?? 64;
-  const state = new ServerState(options, expected, key, timeoutMs);
+  const state = new ServerState(
+    options,
+    expected,
+    { socketPath, uid: expected.uid, ownerPid: expected.ownerPid },
+    key,
+    timeoutMs,
+  );
   const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";
   state.setPrelude(prelude);
   server.on("connection", (socket) => state.accept(socket));
@@ -273,6 +313,7 @@ export async function startSession(
     },
     shellPrelude: () => prelude,
     pendingCount: () => state.pendingCount(),
+    lastUnverifiedArgv: () => state.lastUnverifiedArgv(),
     async close() {
       if (closed) return;
       closed = true;
@@ -295,6 +336,7 @@ function listen(server: Server, path: string): Promise<boolean> {
 class ServerState {
   readonly #options: SessionOptions;
   readonly #expected: ExpectedHelper;
+  readonly #expectedBroker: ExpectedBroker;
   readonly #key: CryptoKey;
   readonly #timeoutMs: number;
   readonly #attempts = new AttemptCounter();
@@ -309,11 +351,13 @@ class ServerState {
   constructor(
     options: SessionOptions,
     expected: ExpectedHelper,
+    expectedBroker: ExpectedBroker,
     key: CryptoKey,
     timeoutMs: number,
   ) {
     this.#options = options;
     this.#expected = expected;
+    this.#expectedBroker = expectedBroker;
     this.#key = key;
     this.#timeoutMs = timeoutMs;
   }
@@ -379,26 +423,18 @@ class ServerState {
     pidfd: number | undefined,
     inode: number | undefined,
   ): Promise<void> {
-    const decoded = await decodeRequest(this.#key, body);
+    const decoded = await decodeIncoming(this.#key, body);
+    const peerPid = creds.ok ? creds.creds.pid : undefined;
     if (!decoded.ok) {
       if (pidfd !== undefined) closeFd(pidfd);
-      this.#emit({
-        kind: "refused",
-        reason: decoded.reason,
-        peerPid: creds.ok ? creds.creds.pid : undefined,
-      });
+      this.#emit({ kind: "refused", reason: decoded.reason, peerPid });
       socket.destroy();
       return;
     }
     const request = decoded.message;
     const refuse = async (reason: VerifyRefusal | ConnectionError) => {
       if (pidfd !== undefined) closeFd(pidfd);
-      this.#emit({
-        kind: "refused",
-        reason,
-        peerPid: creds.ok ? creds.creds.pid : undefined,
-        requestId: request.id,
-      });
+      this.#emit({ kind: "refused", reason, peerPid, requestId: request.id });
       await this.#reply(
         socket,
         await encodeDenied(this.#key, request.id, DENY_REASONS.VERIFICATION_FAILED),
@@ -413,14 +449,23 @@ class ServerState {
           : VERIFY_REFUSALS.PEER_CREDENTIALS_FAILED,
       );
     }
-    if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
-    const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
-    if (!verdict.ok) return refuse(verdict.reason);
+    const started = performance.now();
+    let entry: Omit<Pending, "socket" | "deadline" | "abort" | "finished" | "timer" | "pidfd">;
+    if (request.type === "password_request") {
+      if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
+      const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
+      if (!verdict.ok) return refuse(verdict.reason);
+      entry = this.#sudoEntry(request, verdict.requester);
+    } else {
+      const verdict = await verifyBroker(this.#expectedBroker, creds.creds, request);
+      if (!verdict.ok) return refuse(verdict.reason);
+      entry = await this.#secretEntry(request, verdict.verified);
+    }
+    const verifyMs = performance.now() - started;
     if (this.#closing || socket.destroyed) {
       if (pidfd !== undefined) closeFd(pidfd);
       return void socket.destroy();
     }
-    const requester = verdict.requester;
     const deny = async (reason: DenyReason) => {
       if (pidfd !== undefined) closeFd(pidfd);
       this.#emit({ kind: "denied", requestId: request.id, reason });
@@ -429,28 +474,102 @@ class ServerState {
     if (this.#queue.length >= (this.#options.queueCapacity ?? 8)) {
       return deny(DENY_REASONS.QUEUE_FULL);
     }
-    const attempt = this.#attempts.next(requester.sudo);
-    if (attempt > (this.#options.maxAttempts ?? 3)) return deny(DENY_REASONS.ATTEMPTS_EXHAUSTED);
-
-    const entry: Pending = {
-      request,
-      requester,
+    if (entry.attempt > (this.#options.maxAttempts ?? 3)) {
+      return deny(DENY_REASONS.ATTEMPTS_EXHAUSTED);
+    }
+    if (entry.kind === "secret" && !this.#options.prompter.promptSecret) {
+      return deny(DENY_REASONS.NO_INTERACTIVE_UI);
+    }
+    const pending: Pending = {
+      ...entry,
       socket,
+      pidfd,
       deadline: Date.now() + this.#timeoutMs,
-      attempt,
       abort: new AbortController(),
       finished: false,
       timer: undefined,
     };
-    entry.timer = setTimeout(() => void this.#finish(entry, DENY_REASONS.TIMEOUT), this.#timeoutMs);
-    // The helper closing its end means it died (or gave up): stop asking.
-    socket.once("close", () => void this.#finish(entry, DENY_REASONS.PROCESS_GONE));
+    pending.timer = setTimeout(
+      () => void this.#finish(pending, DENY_REASONS.TIMEOUT),
+      this.#timeoutMs,
+    );
+    // The peer closing its end means it died (or gave up): stop asking.
+    socket.once("close", () => void this.#finish(pending, DENY_REASONS.PROCESS_GONE));
     socket.resume();
-    socket.on("data", () => void this.#finish(entry, DENY_REASONS.PROCESS_GONE));
-    this.#queue.push(entry);
-    this.#emit({ kind: "queued", requestId: request.id, sudoArgv: requester.sudoArgv, attempt });
+    socket.on("data", () => void this.#finish(pending, DENY_REASONS.PROCESS_GONE));
+    this.#queue.push(pending);
+    this.#emit({
+      kind: "queued",
+      requestId: request.id,
+      request: entry.kind,
+      argv: entry.argv,
+      attempt: entry.attempt,
+      verifyMs,
+    });
     this.#startLiveness();
     this.#pump();
+  }
+
+  #sudoEntry(request: PasswordRequest, requester: VerifiedRequester) {
+    const attempt = this.#attempts.next(requester.sudo);
+    return {
+      id: request.id,
+      kind: "sudo" as const,
+      argv: requester.sudoArgv,
+      attempt,
+      watched: [requester.helper, requester.sudo],
+      ask: (signal: AbortSignal) =>
+        this.#options.prompter.prompt({
+          requestId: request.id,
+          sudoArgv: requester.sudoArgv,
+          toolCommand: withoutPrelude(requester.toolCommand, this.#prelude),
+          promptText: sanitizePrompt(request.prompt),
+          attempt,
+          maxAttempts: this.#options.maxAttempts ?? 3,
+          deadline: this.#deadlineOf(request.id),
+          waiting: () => this.#waitingBehind(request.id),
+        }, signal),
+      delivered: () => this.#attempts.recordSubmit(requester.sudo),
+    };
+  }
+
+  async #secretEntry(request: SecretRequest, verified: VerifiedBroker) {
+    // The broker says whether the argv is allowlisted; check it ourselves too
+    // and show the warning unless both agree.
+    const allowlisted = request.allowlisted && await argvIsAllowlisted(request.argv);
+    if (!allowlisted) this.#lastUnverifiedArgv = [...request.argv];
+    return {
+      id: request.id,
+      kind: "secret" as const,
+      argv: request.argv,
+      attempt: 1,
+      watched: [verified.broker, verified.sudo],
+      ask: (signal: AbortSignal) =>
+        this.#options.prompter.promptSecret!({
+          requestId: request.id,
+          argv: request.argv,
+          label: request.label,
+          allowlisted,
+          deadline: this.#deadlineOf(request.id),
+          waiting: () => this.#waitingBehind(request.id),
+        }, signal),
+      delivered: () => {},
+    };
+  }
+
+  #lastUnverifiedArgv: readonly string[] | undefined;
+
+  /** The last argv shown without allowlist approval in this session (for `/sudo-prompt allow`). */
+  lastUnverifiedArgv(): readonly string[] | undefined {
+    return this.#lastUnverifiedArgv;
+  }
+
+  #deadlineOf(id: string): number {
+    return this.#queue.find((e) => e.id === id)?.deadline ?? Date.now();
+  }
+
+  #waitingBehind(id: string): number {
+    return this.#queue.filter((e) => e.id !== id && !e.finished).length;
   }
 
   /** Starts the prompter on the head of the queue if nothing is being asked. */
@@ -459,20 +578,10 @@ class ServerState {
     const entry = this.#queue.find((e) => !e.finished);
     if (!entry) return;
     this.#active = entry;
-    const request: PromptRequest = {
-      requestId: entry.request.id,
-      sudoArgv: entry.requester.sudoArgv,
-      toolCommand: withoutPrelude(entry.requester.toolCommand, this.#prelude),
-      promptText: sanitizePrompt(entry.request.prompt),
-      attempt: entry.attempt,
-      maxAttempts: this.#options.maxAttempts ?? 3,
-      deadline: entry.deadline,
-      waiting: () => this.#queue.filter((e) => e !== entry && !e.finished).length,
-    };
-    this.#emit({ kind: "prompted", requestId: entry.request.id, attempt: entry.attempt });
+    this.#emit({ kind: "prompted", requestId: entry.id, attempt: entry.attempt });
     let outcome: Promise<PromptOutcome>;
     try {
-      outcome = this.#options.prompter.prompt(request, entry.abort.signal);
+      outcome = entry.ask(entry.abort.signal);
     } catch {
       outcome = Promise.resolve({ kind: "cancel" });
     }
@@ -493,28 +602,34 @@ class ServerState {
       ) {
         return await this.#finish(entry, DENY_REASONS.CANCELLED);
       }
-      // Right before the password leaves: still the same helper and sudo?
-      const { helper, sudo, helperPidfd } = entry.requester;
-      if (!await pidfdRefersTo(helperPidfd, helper.pid) || !await stillRunning([helper, sudo])) {
-        return await this.#finish(entry, DENY_REASONS.PROCESS_GONE);
-      }
+      // Right before the secret leaves: still the same processes?
+      if (!await this.#alive(entry)) return await this.#finish(entry, DENY_REASONS.PROCESS_GONE);
       if (entry.finished) return;
-      const frame = await encodeResponse(this.#key, entry.request.id, password);
+      const frame = await encodeResponse(this.#key, entry.id, password);
       password.fill(0);
       if (entry.finished) return void frame.fill(0);
-      this.#attempts.recordSubmit(sudo);
-      this.#emit({ kind: "answered", requestId: entry.request.id, attempt: entry.attempt });
+      entry.delivered();
+      this.#emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt });
       await this.#finish(entry, undefined, frame);
     } finally {
       password.fill(0);
     }
   }
 
+  async #alive(entry: Pending): Promise<boolean> {
+    return await pidfdRefersTo(entry.pidfd, entry.watched[0].pid) &&
+      await stillRunning(entry.watched);
+  }
+
   /**
    * Ends a request exactly once: with `frame` (a password response) or a
    * denial for `reason`. Frees its slot and moves the queue on.
    */
-  async #finish(entry: Pending, reason: DenyReason | undefined, frame?: Uint8Array): Promise<void> {
+  async #finish(
+    entry: Pending,
+    reason: DenyReason | undefined,
+    frame?: Uint8Array,
+  ): Promise<void> {
     if (entry.finished) {
       frame?.fill(0);
       return;
@@ -522,15 +637,15 @@ class ServerState {
     entry.finished = true;
     clearTimeout(entry.timer);
     entry.abort.abort();
-    if (entry.requester.helperPidfd !== undefined) closeFd(entry.requester.helperPidfd);
+    if (entry.pidfd !== undefined) closeFd(entry.pidfd);
     const i = this.#queue.indexOf(entry);
     if (i >= 0) this.#queue.splice(i, 1);
     if (this.#active === entry) this.#active = undefined;
     if (this.#queue.length === 0) this.#stopLiveness();
     if (reason !== undefined) {
-      this.#emit({ kind: "denied", requestId: entry.request.id, reason });
+      this.#emit({ kind: "denied", requestId: entry.id, reason });
       if (!entry.socket.destroyed) {
-        void this.#reply(entry.socket, await encodeDenied(this.#key, entry.request.id, reason));
+        void this.#reply(entry.socket, await encodeDenied(this.#key, entry.id, reason));
       }
     } else if (frame) {
       await this.#reply(entry.socket, frame);
@@ -567,10 +682,7 @@ class ServerState {
 
   async #checkLiveness(): Promise<void> {
     for (const entry of [...this.#queue]) {
-      const { helper, sudo, helperPidfd } = entry.requester;
-      const alive = await pidfdRefersTo(helperPidfd, helper.pid) &&
-        await stillRunning([helper, sudo]);
-      if (!alive) await this.#finish(entry, DENY_REASONS.PROCESS_GONE);
+      if (!await this.#alive(entry)) await this.#finish(entry, DENY_REASONS.PROCESS_GONE);
     }
   }
 

@@ -105,3 +105,16 @@ export function launcherScript(spec: LauncherSpec): string {
     "",
   ].join("\n");
 }
+
+/**
+ * The session's `pi-secret-run` command (first on the tool's PATH): the Deno
+ * client with its pinned flags and the session's deno cache.
+ */
+export function piSecretRunScript(denoDir: string, argv: readonly string[]): string {
+  return [
+    "#!/bin/sh",
+    "# pi-sudo-prompt: pi-secret-run for this session (generated; do not edit).",
+    `DENO_DIR=${shQuote(denoDir)} NO_COLOR=1 exec ${argv.map(shQuote).join(" ")} "$@"`,
+    "",
+  ].join("\n");
+}

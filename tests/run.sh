@@ -27,6 +27,7 @@ done
 . "$repo/tests/test_user.sh"
 cleanup() {
   status=$?
+  broker_state_restore
   test_user_cleanup
   exit "$status"
 }
@@ -49,6 +50,26 @@ for check in "fmt --check" "lint" "check"; do
     echo "FAIL deno $check"; tail -n 30 "$logs/static.log"; count 0 1
   fi
 done
+
+# --- root phase: install the real broker for the user suites ---------------
+broker_state_save
+set +e
+(cd "$work/repo" && PI_SUDO_PROMPT_TEST_USER="$user" node_modules/.bin/node --test \
+  --test-concurrency=1 --test-timeout=180000 --test-reporter=spec tests/root/*_test.ts) \
+  >"$logs/root.log" 2>&1
+root_rc=$?
+set -e
+sed -n '/^ℹ tests/,/^ℹ fail/p' "$logs/root.log"
+grep -E '^\s*✖' "$logs/root.log" | head -n 20 || true
+p=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$logs/root.log" | tail -n 1)
+f=$(sed -nE 's/^ℹ fail ([0-9]+)$/\1/p' "$logs/root.log" | tail -n 1)
+if [ -n "$p" ] && [ -n "$f" ]; then
+  count "$p" "$f"
+  [ "$root_rc" = 0 ] || [ "$f" != 0 ] || count 0 1
+else
+  tail -n 40 "$logs/root.log"
+  count 0 1
+fi
 
 # --- unit tests under Deno (the shared modules are runtime-neutral) ---------
 set +e

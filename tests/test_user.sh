@@ -14,7 +14,9 @@ test_user_setup() {
     }
   done
   user="pisudot$$"
-  sudoers="/etc/sudoers.d/pi-sudo-prompt-test-$user"
+  # "00-" sorts before /etc/sudoers.d/pi-sudo-prompt: sudo applies the LAST
+  # matching rule, so the broker's NOPASSWD rule must come after this one.
+  sudoers="/etc/sudoers.d/00-pi-sudo-prompt-test-$user"
   work=$(mktemp -d /tmp/pi-sudo-prompt-test.XXXXXX)
   logs="$work/logs"
 
@@ -65,4 +67,32 @@ test_user_cleanup() {
   rm -f "$sudoers" "$sudoers.tmp"
   visudo -c >/dev/null 2>&1 || echo "WARNING: visudo -c fails after cleanup" >&2
   rm -rf "$work"
+}
+
+# The broker suites install the real broker (root-owned files, a sudoers rule,
+# /etc/pi-sudo-prompt). A machine that already has them gets them back
+# afterwards, untouched.
+BROKER_STATE="/usr/local/libexec/pi-sudo-prompt /etc/pi-sudo-prompt /etc/sudoers.d/pi-sudo-prompt /run/pi-sudo-prompt"
+TEST_CONSUMER_DIR=/usr/local/libexec/pi-sudo-prompt-test
+
+broker_state_save() {
+  mkdir -p "$work/saved"
+  for p in $BROKER_STATE; do
+    if [ -e "$p" ] || [ -L "$p" ]; then
+      mkdir -p "$work/saved$(dirname "$p")"
+      mv "$p" "$work/saved$p"
+    fi
+  done
+  install -d -m 0755 -o root -g root "$TEST_CONSUMER_DIR"
+  install -m 0755 -o root -g root "$work/repo/tests/root/consumer.sh" "$TEST_CONSUMER_DIR/consumer"
+}
+
+broker_state_restore() {
+  [ -n "${work:-}" ] && [ -d "$work/saved" ] || return 0
+  for p in $BROKER_STATE; do rm -rf "$p"; done
+  rm -rf "$TEST_CONSUMER_DIR"
+  for p in $BROKER_STATE; do
+    if [ -e "$work/saved$p" ] || [ -L "$work/saved$p" ]; then mv "$work/saved$p" "$p"; fi
+  done
+  visudo -c >/dev/null 2>&1 || echo "WARNING: visudo -c fails after restoring the broker state" >&2
 }

@@ -5,7 +5,12 @@
  *
  * @module
  */
-import type { Prompter, PromptOutcome, PromptRequest } from "../../extension/prompter.ts";
+import type {
+  Prompter,
+  PromptOutcome,
+  PromptRequest,
+  SecretPromptRequest,
+} from "../../extension/prompter.ts";
 
 /** One scripted answer. */
 export type ScriptedAnswer =
@@ -27,9 +32,19 @@ export interface SeenPrompt {
   aborted?: boolean;
 }
 
+/** Snapshot of one secret request as the prompter saw it. */
+export interface SeenSecret {
+  readonly request: Omit<SecretPromptRequest, "waiting">;
+  readonly startedAt: number;
+  endedAt?: number;
+  aborted?: boolean;
+}
+
 /** A scripted prompter plus what it recorded. */
 export class ScriptedPrompter implements Prompter {
   readonly seen: SeenPrompt[] = [];
+  /** Secret requests (the "Secret request" modal), in order. */
+  readonly secrets: SeenSecret[] = [];
   #script: ScriptedAnswer[];
   #active = 0;
   /** Most prompts that were open at the same time. */
@@ -50,6 +65,22 @@ export class ScriptedPrompter implements Prompter {
       const outcome = await answerOrAbort(answer, signal);
       record.aborted = signal.aborted;
       record.waitingAtAnswer = waiting();
+      return outcome;
+    } finally {
+      record.endedAt = Date.now();
+      this.#active--;
+    }
+  }
+
+  async promptSecret(request: SecretPromptRequest, signal: AbortSignal): Promise<PromptOutcome> {
+    const { waiting: _waiting, ...rest } = request;
+    const record: SeenSecret = { request: rest, startedAt: Date.now() };
+    this.secrets.push(record);
+    this.#active++;
+    this.maxConcurrent = Math.max(this.maxConcurrent, this.#active);
+    try {
+      const outcome = await answerOrAbort(this.#script.shift() ?? { cancel: true }, signal);
+      record.aborted = signal.aborted;
       return outcome;
     } finally {
       record.endedAt = Date.now();

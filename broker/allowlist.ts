@@ -1,0 +1,602 @@
+/**
+ * The allowlist of argument shapes (SPEC §5): its grammar, the matcher the
+ * root broker applies to the real argv, the helpers of the
+ * `/sudo-prompt allow` flow, and the one function that reads the file.
+ *
+ * Runtime-neutral: it runs in the root Deno broker and in pi's Node. Parsing
+ * and matching are pure; only {@link checkAllowlistFile} does I/O.
+ *
+ * ## Grammar
+ *
+ * One entry a line: the real absolute path of the program, then the exact
+ * argument shape, separated by spaces (a tab counts as a space; runs of them
+ * are one separator; leading and trailing ones are ignored).
+ *
+ * ```text
+ * # comments are lines whose first non-blank character is "#"
+ * /usr/bin/keepassxc-cli show -q -t <db> <entry>
+ * ```
+ *
+ * - A line that is empty or only spaces is ignored.
+ * - A line whose first non-blank character is `#` is a comment. There are no
+ *   trailing comments: inside an argument `#` is an ordinary character
+ *   (`a#b`), and an argument that *starts* with `#` is refused as malformed
+ *   (it is almost always a trailing comment that would otherwise silently
+ *   become literal arguments).
+ * - A marker `<name>` (name: `[a-z][a-z0-9_-]*`) matches exactly one argv
+ *   element that is non-empty and does not start with `-`. Matching works on
+ *   the argv array, so a path with spaces is one argument. Two markers with
+ *   the same name are independent (they need not be equal).
+ * - Any other word is a literal and matches only itself.
+ * - No globs, no shell expansion, no quotes, no escapes, no optional
+ *   arguments: the argv must have exactly as many arguments as the shape.
+ *
+ * **Fail closed:** one malformed line (relative program path; a path with an
+ * empty, `.` or `..` component, i.e. `//`, a trailing `/`, `/./`, `/../`; a
+ * control, invisible formatting or non-ASCII-space character anywhere in the
+ * file, including `\r` of CRLF files; `<>`; a marker name outside the
+ * grammar; a `<` or `>` that does not wrap a whole word; an argument starting
+ * with `#`) makes the whole file count as an empty list, and the reason and
+ * 1-based line number are reported.
+ *
+ * @module
+ */
+import { type BigIntStats, constants } from "node:fs";
+import { type FileHandle, lstat, open } from "node:fs/promises";
+
+/** Largest allowlist file accepted, in bytes; a bigger one counts as empty. */
+export const MAX_ALLOWLIST_BYTES = 64 * 1024;
+
+/** Why a line of the allowlist is malformed (the whole file then counts as empty). */
+export const ALLOWLIST_SYNTAX_ERRORS = {
+  /** The program path does not start with `/`. */
+  RELATIVE_PATH: "relative_path",
+  /** The program path has an empty, `.` or `..` component, or a `<`/`>`. */
+  BAD_PATH: "bad_path",
+  /** A control, invisible formatting or non-ASCII space character. */
+  CONTROL_CHARACTER: "control_character",
+  /** `<>`. */
+  EMPTY_MARKER: "empty_marker",
+  /** `<…>` whose name is not `[a-z][a-z0-9_-]*`. */
+  BAD_MARKER: "bad_marker",
+  /** A literal containing `<` or `>`. */
+  BAD_LITERAL: "bad_literal",
+  /** An argument starting with `#` (comments are whole lines only). */
+  MISPLACED_COMMENT: "misplaced_comment",
+  /** The file is not valid UTF-8 (reported by {@link checkAllowlistFile}). */
+  NOT_UTF8: "not_utf8",
+} as const;
+
+/** One of the values of {@link ALLOWLIST_SYNTAX_ERRORS}. */
+export type AllowlistSyntaxError =
+  typeof ALLOWLIST_SYNTAX_ERRORS[keyof typeof ALLOWLIST_SYNTAX_ERRORS];
+
+/** Why {@link checkAllowlistFile} treats the allowlist as an empty list. */
+export const ALLOWLIST_FILE_REFUSALS = {
+  /** The path given is not absolute and normalised. */
+  BAD_PATH: "bad_path",
+  /** The file (or one of its directories) does not exist. */
+  MISSING: "missing",
+  /** The file is a symbolic link (never followed). */
+  SYMLINK: "symlink",
+  /** The file is not a regular file (directory, device, FIFO, socket). */
+  NOT_REGULAR: "not_regular",
+  /** The file is not owned by root. */
+  NOT_ROOT_OWNED: "not_root_owned",
+  /** The file is writable by its group or by others. */
+  WRITABLE_BY_OTHERS: "writable_by_others",
+  /** A directory on the way to `/` is a symlink, not root-owned, or group/other writable. */
+  UNSAFE_PARENT: "unsafe_parent",
+  /** The file is larger than {@link MAX_ALLOWLIST_BYTES}. */
+  TOO_LARGE: "too_large",
+  /** The file could not be opened or read, or changed while it was checked. */
+  UNREADABLE: "unreadable",
+  /** A line is malformed; see `syntax` and `line`. */
+  MALFORMED: "malformed",
+} as const;
+
+/** One of the values of {@link ALLOWLIST_FILE_REFUSALS}. */
+export type AllowlistFileRefusal =
+  typeof ALLOWLIST_FILE_REFUSALS[keyof typeof ALLOWLIST_FILE_REFUSALS];
+
+/** Why the `/sudo-prompt allow` helpers refuse a shape or an append. */
+export const SHAPE_ERRORS = {
+  /** The argv is empty. */
+  NO_PROGRAM: "no_program",
+  /** argv[0] is not a valid program path for an entry; see `syntax`. */
+  BAD_PROGRAM: "bad_program",
+  /** An argument can be neither a literal nor matched by a marker; see `index`. */
+  UNREPRESENTABLE_ARGUMENT: "unrepresentable_argument",
+  /** The text is blank, a comment, or more than one line. */
+  NOT_ONE_ENTRY: "not_one_entry",
+  /** The shape line is malformed; see `syntax`. */
+  MALFORMED: "malformed",
+  /** The shape does not match the argv it was made for. */
+  DOES_NOT_MATCH: "does_not_match",
+  /** The existing allowlist text is malformed; see `syntax` and `line`. */
+  EXISTING_MALFORMED: "existing_malformed",
+  /** The new text would exceed {@link MAX_ALLOWLIST_BYTES}. */
+  TOO_LARGE: "too_large",
+} as const;
+
+/** One of the values of {@link SHAPE_ERRORS}. */
+export type ShapeError = typeof SHAPE_ERRORS[keyof typeof SHAPE_ERRORS];
+
+/** One word of an argument shape: a literal or a `<marker>`. */
+export type ShapeToken =
+  | { readonly kind: "literal"; readonly value: string }
+  | { readonly kind: "marker"; readonly name: string };
+
+/** One allowlist entry: the real absolute program path and its exact argument shape. */
+export interface AllowlistEntry {
+  /** Real absolute path of the program, compared with argv[0] exactly. */
+  readonly program: string;
+  /** The shape of argv[1…], one token per argument. */
+  readonly args: readonly ShapeToken[];
+}
+
+/** Result of {@link parseAllowlist}. */
+export type ParseResult =
+  | { readonly ok: true; readonly entries: readonly AllowlistEntry[] }
+  | { readonly ok: false; readonly reason: AllowlistSyntaxError; readonly line: number };
+
+/** Result of {@link checkAllowlistFile}: `ok: false` means "counts as an empty list". */
+export type AllowlistFileResult =
+  | {
+    readonly ok: true;
+    readonly entries: readonly AllowlistEntry[];
+    /** The file's text, for {@link appendEntryText}. */
+    readonly text: string;
+  }
+  | {
+    readonly ok: false;
+    readonly reason: AllowlistFileRefusal;
+    /** The offending directory, for `unsafe_parent`. */
+    readonly path?: string;
+    /** For `malformed`: the 1-based line. */
+    readonly line?: number;
+    /** For `malformed`: what is wrong with that line. */
+    readonly syntax?: AllowlistSyntaxError;
+  };
+
+/** Result of {@link suggestShape}. */
+export type SuggestResult =
+  | { readonly ok: true; readonly line: string }
+  | {
+    readonly ok: false;
+    readonly reason: ShapeError;
+    /** For `unrepresentable_argument`: the argv index. */
+    readonly index?: number;
+    /** For `bad_program`: what is wrong with argv[0]. */
+    readonly syntax?: AllowlistSyntaxError;
+  };
+
+/** Result of {@link checkShape}. */
+export type ShapeCheck =
+  | {
+    readonly ok: true;
+    readonly entry: AllowlistEntry;
+    /** The normalised line (single spaces) that {@link appendEntryText} writes. */
+    readonly line: string;
+  }
+  | { readonly ok: false; readonly reason: ShapeError; readonly syntax?: AllowlistSyntaxError };
+
+/** Result of {@link appendEntryText}. */
+export type AppendResult =
+  | {
+    readonly ok: true;
+    /** The whole new file text. */
+    readonly text: string;
+    /** The normalised line that was appended (without its newline). */
+    readonly line: string;
+  }
+  | {
+    readonly ok: false;
+    readonly reason: ShapeError;
+    readonly syntax?: AllowlistSyntaxError;
+    /** For `existing_malformed`: the 1-based line of the existing text. */
+    readonly line?: number;
+  };
+
+/** Options of {@link checkAllowlistFile}. */
+export interface AllowlistFileOptions {
+  /**
+   * TEST-ONLY. The uid the file must be owned by, and (besides root) a uid
+   * its directories may be owned by. Defaults to 0 (root) — the only value
+   * production code may use. It exists so tests running without root can
+   * exercise the ownership and directory rules on files they create.
+   */
+  readonly ownerUid?: number;
+}
+
+const SYNTAX = ALLOWLIST_SYNTAX_ERRORS;
+const REFUSE = ALLOWLIST_FILE_REFUSALS;
+
+/**
+ * Characters refused anywhere: control (Cc, except tab, a separator),
+ * formatting (Cf: bidi overrides, zero-width…), lone surrogates (Cs), line
+ * and paragraph separators, and every space other than U+0020 (an NBSP would
+ * make one argument look like two).
+ */
+const FORBIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}]/u;
+const MARKER_NAME = /^[a-z][a-z0-9_-]*$/;
+
+/** Whether `c` (one UTF-16 unit, as a string) separates words. */
+function isSeparator(c: string): boolean {
+  return c === " " || c === "\t";
+}
+
+/** Splits a line (already checked for forbidden characters) into words. */
+function words(line: string): string[] {
+  const out: string[] = [];
+  let current = "";
+  for (const c of line) {
+    if (isSeparator(c)) {
+      if (current !== "") out.push(current);
+      current = "";
+    } else {
+      current += c;
+    }
+  }
+  if (current !== "") out.push(current);
+  return out;
+}
+
+/** Whether `s` holds a forbidden character (tab and space excluded when `allowSeparators`). */
+function hasForbidden(s: string, allowSeparators: boolean): boolean {
+  for (const c of s) {
+    if (allowSeparators && isSeparator(c)) continue;
+    if (FORBIDDEN.test(c)) return true;
+  }
+  return false;
+}
+
+/** Checks an absolute, normalised program path; `undefined` when valid. */
+function programPathError(path: string): AllowlistSyntaxError | undefined {
+  if (hasForbidden(path, false)) return SYNTAX.CONTROL_CHARACTER;
+  if (!path.startsWith("/")) return SYNTAX.RELATIVE_PATH;
+  if (path.includes("<") || path.includes(">")) return SYNTAX.BAD_PATH;
+  for (const part of path.slice(1).split("/")) {
+    if (part === "" || part === "." || part === "..") return SYNTAX.BAD_PATH;
+  }
+  return undefined;
+}
+
+/** Whether `arg` can be written as a literal word. */
+function isLiteralWord(arg: string): boolean {
+  return arg !== "" && !hasForbidden(arg, false) && !arg.includes("<") && !arg.includes(">") &&
+    !arg.startsWith("#");
+}
+
+/** Whether a marker matches `arg`: one non-empty argument not starting with `-`. */
+function markerAccepts(arg: string): boolean {
+  return arg.length > 0 && !arg.startsWith("-");
+}
+
+type LineResult =
+  | { readonly kind: "skip" }
+  | { readonly kind: "entry"; readonly entry: AllowlistEntry }
+  | { readonly kind: "error"; readonly reason: AllowlistSyntaxError };
+
+/** Parses one line (without its `\n`). */
+function parseLine(raw: string): LineResult {
+  if (hasForbidden(raw, true)) return { kind: "error", reason: SYNTAX.CONTROL_CHARACTER };
+  const w = words(raw);
+  if (w.length === 0 || w[0].startsWith("#")) return { kind: "skip" };
+  const program = w[0];
+  const pathError = programPathError(program);
+  if (pathError) return { kind: "error", reason: pathError };
+  const args: ShapeToken[] = [];
+  for (const word of w.slice(1)) {
+    if (word.length >= 2 && word.startsWith("<") && word.endsWith(">")) {
+      const name = word.slice(1, -1);
+      if (name === "") return { kind: "error", reason: SYNTAX.EMPTY_MARKER };
+      if (!MARKER_NAME.test(name)) return { kind: "error", reason: SYNTAX.BAD_MARKER };
+      args.push({ kind: "marker", name });
+    } else if (word.includes("<") || word.includes(">")) {
+      return { kind: "error", reason: SYNTAX.BAD_LITERAL };
+    } else if (word.startsWith("#")) {
+      return { kind: "error", reason: SYNTAX.MISPLACED_COMMENT };
+    } else {
+      args.push({ kind: "literal", value: word });
+    }
+  }
+  return { kind: "entry", entry: { program, args } };
+}
+
+/**
+ * Parses allowlist text (see the module documentation for the grammar).
+ * Lines are separated by `\n`. Fail closed: the first malformed line makes
+ * the result `ok: false` with its reason and 1-based line number, and the
+ * caller must then treat the list as empty. Never throws.
+ */
+export function parseAllowlist(text: string): ParseResult {
+  const entries: AllowlistEntry[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const r = parseLine(lines[i]);
+    if (r.kind === "error") return { ok: false, reason: r.reason, line: i + 1 };
+    if (r.kind === "entry") entries.push(r.entry);
+  }
+  return { ok: true, entries };
+}
+
+/** Whether one entry matches `argv` exactly. */
+function matchEntry(entry: AllowlistEntry, argv: readonly string[]): boolean {
+  if (argv.length !== entry.args.length + 1 || argv[0] !== entry.program) return false;
+  for (let i = 0; i < entry.args.length; i++) {
+    const token = entry.args[i];
+    const arg = argv[i + 1];
+    if (typeof arg !== "string") return false;
+    if (token.kind === "literal" ? arg !== token.value : !markerAccepts(arg)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether some entry allows `argv` exactly: argv[0] (the real absolute path of
+ * the program, symlinks already resolved by the caller) equals the entry's
+ * program, argv has exactly one argument per token, literals are equal, and
+ * each marker's argument is non-empty and does not start with `-`.
+ * Never throws.
+ */
+export function matchArgv(entries: readonly AllowlistEntry[], argv: readonly string[]): boolean {
+  return entries.some((entry) => matchEntry(entry, argv));
+}
+
+/**
+ * The allowlist line of an entry, words separated by one space. For every
+ * entry produced by {@link parseAllowlist}, parsing the result gives back an
+ * equal entry (hand-built entries outside the grammar give a malformed line).
+ */
+export function formatEntry(entry: AllowlistEntry): string {
+  const shape = entry.args.map((t) => t.kind === "marker" ? `<${t.name}>` : t.value);
+  return [entry.program, ...shape].join(" ");
+}
+
+/**
+ * The editable starting point of `/sudo-prompt allow` for `argv` (argv[0] is
+ * the real absolute program path): a full allowlist line.
+ *
+ * - `…/keepassxc-cli show -q -t [more…] DB ENTRY` suggests
+ *   `…/keepassxc-cli show -q -t [more…] <db> <entry>` when DB and ENTRY can
+ *   be matched by a marker.
+ * - Otherwise every argument is kept as it is; no guess is made about which
+ *   options are safe.
+ * - An argument that cannot be written as a literal (empty, with a space or a
+ *   forbidden character, a `<`/`>`, or starting with `#`) becomes the marker
+ *   `<argN>` (N = its argv index) when a marker can match it; when none can
+ *   (empty, or starting with `-`), no line can allow this argv and the result
+ *   is `unrepresentable_argument` with that index.
+ */
+export function suggestShape(argv: readonly string[]): SuggestResult {
+  if (argv.length === 0) return { ok: false, reason: SHAPE_ERRORS.NO_PROGRAM };
+  const program = argv[0];
+  const syntax = programPathError(program);
+  if (syntax) return { ok: false, reason: SHAPE_ERRORS.BAD_PROGRAM, syntax };
+  const out: string[] = [program];
+  const n = argv.length;
+  const keepass = program.slice(program.lastIndexOf("/") + 1) === "keepassxc-cli" && n >= 6 &&
+    argv[1] === "show" && argv[2] === "-q" && argv[3] === "-t" && markerAccepts(argv[n - 2]) &&
+    markerAccepts(argv[n - 1]);
+  for (let i = 1; i < n; i++) {
+    const arg = argv[i];
+    if (keepass && i === n - 2) out.push("<db>");
+    else if (keepass && i === n - 1) out.push("<entry>");
+    else if (isLiteralWord(arg)) out.push(arg);
+    else if (markerAccepts(arg)) out.push(`<arg${i}>`);
+    else return { ok: false, reason: SHAPE_ERRORS.UNREPRESENTABLE_ARGUMENT, index: i };
+  }
+  return { ok: true, line: out.join(" ") };
+}
+
+/** Parses text that must hold exactly one entry line (outer blanks and newlines trimmed). */
+function parseSingleEntry(
+  text: string,
+):
+  | { ok: true; entry: AllowlistEntry }
+  | { ok: false; reason: ShapeError; syntax?: AllowlistSyntaxError } {
+  const trimmed = text.replace(/^[ \t\r\n]+/, "").replace(/[ \t\r\n]+$/, "");
+  if (trimmed.includes("\n") || trimmed.includes("\r")) {
+    return { ok: false, reason: SHAPE_ERRORS.NOT_ONE_ENTRY };
+  }
+  const r = parseLine(trimmed);
+  if (r.kind === "skip") return { ok: false, reason: SHAPE_ERRORS.NOT_ONE_ENTRY };
+  if (r.kind === "error") return { ok: false, reason: SHAPE_ERRORS.MALFORMED, syntax: r.reason };
+  return { ok: true, entry: r.entry };
+}
+
+/**
+ * Checks the shape edited in `/sudo-prompt allow` against the argv that was
+ * shown: `shapeLine` must be exactly one valid entry line (spaces and
+ * newlines around it are trimmed, e.g. an editor's final newline; a line
+ * break inside is refused), and that entry must match `argv`. On success
+ * returns the entry and its normalised line, to show in the confirmation and
+ * to pass to {@link appendEntryText}.
+ */
+export function checkShape(shapeLine: string, argv: readonly string[]): ShapeCheck {
+  const r = parseSingleEntry(shapeLine);
+  if (!r.ok) return r;
+  if (!matchEntry(r.entry, argv)) return { ok: false, reason: SHAPE_ERRORS.DOES_NOT_MATCH };
+  return { ok: true, entry: r.entry, line: formatEntry(r.entry) };
+}
+
+/** `true` exactly when {@link checkShape} accepts `shapeLine` for `argv`. */
+export function shapeMatches(shapeLine: string, argv: readonly string[]): boolean {
+  return checkShape(shapeLine, argv).ok;
+}
+
+/**
+ * The new allowlist text with one entry appended, for `/sudo-prompt allow` to
+ * write through sudo. `existingText` is kept byte for byte (comments
+ * included); a `\n` is added first when it does not end with one, then the
+ * normalised entry line and a final `\n`. Refused when `entryLine` is not
+ * exactly one valid entry, when the existing text is malformed (the file
+ * would still count as empty), or when the result would be over
+ * {@link MAX_ALLOWLIST_BYTES}.
+ */
+export function appendEntryText(existingText: string, entryLine: string): AppendResult {
+  const r = parseSingleEntry(entryLine);
+  if (!r.ok) return r;
+  const existing = parseAllowlist(existingText);
+  if (!existing.ok) {
+    return {
+      ok: false,
+      reason: SHAPE_ERRORS.EXISTING_MALFORMED,
+      syntax: existing.reason,
+      line: existing.line,
+    };
+  }
+  const line = formatEntry(r.entry);
+  const sep = existingText === "" || existingText.endsWith("\n") ? "" : "\n";
+  const text = `${existingText}${sep}${line}\n`;
+  if (new TextEncoder().encode(text).length > MAX_ALLOWLIST_BYTES) {
+    return { ok: false, reason: SHAPE_ERRORS.TOO_LARGE };
+  }
+  return { ok: true, text, line };
+}
+
+/** The `code` of a Node-style system error, if any. */
+function errorCode(e: unknown): string | undefined {
+  if (typeof e === "object" && e !== null && "code" in e) {
+    const code = (e as { code: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
+}
+
+/** Group- or other-writable mode bits. */
+const GROUP_OTHER_WRITE = 0o022n;
+
+/** Decodes UTF-8 strictly; on failure, the 1-based line holding the first bad byte. */
+function decodeUtf8(
+  bytes: Uint8Array,
+): { ok: true; text: string } | { ok: false; line: number } {
+  try {
+    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    let line = 1;
+    let start = 0;
+    for (let i = 0; i <= bytes.length; i++) {
+      if (i === bytes.length || bytes[i] === 0x0a) {
+        try {
+          new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(start, i));
+        } catch {
+          return { ok: false, line };
+        }
+        line++;
+        start = i + 1;
+      }
+    }
+    return { ok: false, line: 1 };
+  }
+}
+
+/**
+ * Reads and validates the allowlist file at `path` (normally
+ * `ALLOWLIST_PATH`). Any `ok: false` result means "counts as an empty list".
+ * Symlinks are never followed. Checks, first failure reported:
+ *
+ * 1. `path` is absolute and normalised (`bad_path`).
+ * 2. `lstat(path)`: exists (`missing`), is not a symlink (`symlink`), is a
+ *    regular file (`not_regular`), is owned by uid 0 (`not_root_owned`), has
+ *    no group/other write bit (`writable_by_others`; a POSIX ACL granting
+ *    write shows in the group bits), is at most {@link MAX_ALLOWLIST_BYTES}
+ *    (`too_large`).
+ * 3. Every directory from its parent up to `/` is a real directory (not a
+ *    symlink), owned by root, without group/other write (`unsafe_parent`; a
+ *    sticky world-writable directory such as `/tmp` is unsafe).
+ * 4. Opened with `O_NOFOLLOW|O_NONBLOCK`; `fstat` must show the same file
+ *    (device and inode) and pass step 2 again; at most the size cap is read
+ *    (`unreadable`, `too_large`).
+ * 5. Strict UTF-8 and {@link parseAllowlist} (`malformed`, with line and syntax).
+ *
+ * `opts.ownerUid` is test-only (see {@link AllowlistFileOptions}); the
+ * default, root, is the only production value. Never throws.
+ */
+export async function checkAllowlistFile(
+  path: string,
+  opts: AllowlistFileOptions = {},
+): Promise<AllowlistFileResult> {
+  const owner = BigInt(opts.ownerUid ?? 0);
+  if (programPathError(path) !== undefined) return { ok: false, reason: REFUSE.BAD_PATH };
+
+  let st: BigIntStats;
+  try {
+    st = await lstat(path, { bigint: true });
+  } catch (e) {
+    const code = errorCode(e);
+    const missing = code === "ENOENT" || code === "ENOTDIR";
+    return { ok: false, reason: missing ? REFUSE.MISSING : REFUSE.UNREADABLE };
+  }
+  const fileRefusal = (s: BigIntStats): AllowlistFileRefusal | undefined => {
+    if (s.isSymbolicLink()) return REFUSE.SYMLINK;
+    if (!s.isFile()) return REFUSE.NOT_REGULAR;
+    if (s.uid !== owner) return REFUSE.NOT_ROOT_OWNED;
+    if ((s.mode & GROUP_OTHER_WRITE) !== 0n) return REFUSE.WRITABLE_BY_OTHERS;
+    if (s.size > BigInt(MAX_ALLOWLIST_BYTES)) return REFUSE.TOO_LARGE;
+    return undefined;
+  };
+  const first = fileRefusal(st);
+  if (first) return { ok: false, reason: first };
+
+  for (let dir = parentOf(path); dir !== undefined; dir = parentOf(dir)) {
+    let d: BigIntStats;
+    try {
+      d = await lstat(dir, { bigint: true });
+    } catch {
+      return { ok: false, reason: REFUSE.UNSAFE_PARENT, path: dir };
+    }
+    const ownerOk = d.uid === 0n || d.uid === owner;
+    if (!d.isDirectory() || !ownerOk || (d.mode & GROUP_OTHER_WRITE) !== 0n) {
+      return { ok: false, reason: REFUSE.UNSAFE_PARENT, path: dir };
+    }
+  }
+
+  let bytes: Uint8Array;
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = errorCode(e);
+    if (code === "ELOOP") return { ok: false, reason: REFUSE.SYMLINK };
+    if (code === "ENOENT") return { ok: false, reason: REFUSE.MISSING };
+    return { ok: false, reason: REFUSE.UNREADABLE };
+  }
+  try {
+    const f = await handle.stat({ bigint: true });
+    if (f.dev !== st.dev || f.ino !== st.ino) return { ok: false, reason: REFUSE.UNREADABLE };
+    const again = fileRefusal(f);
+    if (again) return { ok: false, reason: again };
+    const buf = new Uint8Array(MAX_ALLOWLIST_BYTES + 1);
+    let length = 0;
+    while (length < buf.length) {
+      const { bytesRead } = await handle.read(buf, length, buf.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > MAX_ALLOWLIST_BYTES) return { ok: false, reason: REFUSE.TOO_LARGE };
+    bytes = buf.subarray(0, length);
+  } catch {
+    return { ok: false, reason: REFUSE.UNREADABLE };
+  } finally {
+    await handle.close().catch(() => {});
+  }
+
+  const decoded = decodeUtf8(bytes);
+  if (!decoded.ok) {
+    return { ok: false, reason: REFUSE.MALFORMED, line: decoded.line, syntax: SYNTAX.NOT_UTF8 };
+  }
+  const parsed = parseAllowlist(decoded.text);
+  if (!parsed.ok) {
+    return { ok: false, reason: REFUSE.MALFORMED, line: parsed.line, syntax: parsed.reason };
+  }
+  return { ok: true, entries: parsed.entries, text: decoded.text };
+}
+
+/** The parent of a normalised absolute path; `undefined` for `/`. */
+function parentOf(path: string): string | undefined {
+  if (path === "/") return undefined;
+  const i = path.lastIndexOf("/");
+  return i <= 0 ? "/" : path.slice(0, i);
+}

@@ -1,0 +1,168 @@
+#!/bin/sh
+# pi-sudo-prompt broker installer. Run as root:
+#   sudo sh /path/to/pi-sudo-prompt/broker/install.sh            # for the calling user
+#   sh broker/install.sh --user NAME                              # as root, for NAME
+#   sudo sh broker/install.sh --uninstall [--user NAME]
+#
+# Installs, all root-owned, under /usr/local/libexec/pi-sudo-prompt/: a copy
+# of the pinned deno binary, the broker sources (and the askpass helper for
+# hardened mode), the broker launcher, a VERSION file and a deno cache. Adds
+# /etc/sudoers.d/pi-sudo-prompt (NOPASSWD for the broker launcher only, for
+# the named user), validated with `visudo -c` before it is put in place.
+# Creates /etc/pi-sudo-prompt/allowlist (empty, with commented examples) if it
+# does not exist; an existing allowlist is never touched. Re-running upgrades.
+set -eu
+
+ROOT=/usr/local/libexec/pi-sudo-prompt
+SUDOERS=/etc/sudoers.d/pi-sudo-prompt
+ALLOWLIST_DIR=/etc/pi-sudo-prompt
+ALLOWLIST=$ALLOWLIST_DIR/allowlist
+PROOF_DIR=/run/pi-sudo-prompt
+
+say() { printf 'pi-sudo-prompt install: %s\n' "$*"; }
+die() {
+  printf 'pi-sudo-prompt install: %s\n' "$*" >&2
+  exit 1
+}
+
+user=${SUDO_USER-}
+action=install
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --user) [ "$#" -ge 2 ] || die "--user needs a name"; user=$2; shift 2 ;;
+    --uninstall) action=uninstall; shift ;;
+    *) die "unknown argument: $1 (usage: install.sh [--user NAME] [--uninstall])" ;;
+  esac
+done
+
+[ "$(id -u)" = 0 ] || die "must run as root (sudo sh $0)"
+[ "$(uname -s)" = Linux ] || die "only Linux is supported"
+case "$user" in
+  "" | root) die "name the user who runs pi: --user NAME (or run it with sudo as that user)" ;;
+  *[!A-Za-z0-9._-]*) die "bad user name: $user" ;;
+esac
+id -u "$user" >/dev/null 2>&1 || die "no such user: $user"
+rule="$user ALL=(root) NOPASSWD: $ROOT/pi-secret-broker"
+
+# --- sudoers: change only our file, and only after visudo accepts it -------
+write_sudoers() { # $1: new content ("" removes the file)
+  if [ -z "$1" ]; then
+    rm -f "$SUDOERS"
+    return 0
+  fi
+  tmp=$(mktemp /etc/sudoers.d/.pi-sudo-prompt.XXXXXX)
+  printf '%s\n' "$1" >"$tmp"
+  chmod 0440 "$tmp"
+  if ! visudo -cf "$tmp" >/dev/null; then
+    rm -f "$tmp"
+    die "visudo rejected the new rule; nothing changed"
+  fi
+  mv -f "$tmp" "$SUDOERS"
+}
+other_rules=""
+if [ -f "$SUDOERS" ]; then
+  other_rules=$(grep -vxF "$rule" "$SUDOERS" | grep -v '^#' || true)
+fi
+
+if [ "$action" = uninstall ]; then
+  if [ -n "$other_rules" ]; then
+    write_sudoers "# pi-sudo-prompt: the secret broker, without a password (broker/install.sh)
+$other_rules"
+    say "removed the sudoers rule for $user (other users keep theirs and the broker)"
+  else
+    write_sudoers ""
+    rm -rf "$ROOT" "$PROOF_DIR"
+    say "removed $ROOT, $SUDOERS and $PROOF_DIR"
+  fi
+  say "kept $ALLOWLIST (delete it by hand if you want)"
+  visudo -c >/dev/null || die "visudo -c fails after uninstall: check /etc/sudoers.d"
+  exit 0
+fi
+
+# --- find the package and its pinned deno binary ---------------------------
+pkg=$(cd "$(dirname "$0")/.." && pwd -P)
+[ -f "$pkg/broker/broker.ts" ] || die "cannot find the package next to $0"
+case "$(uname -m)" in
+  x86_64) plat=linux-x64-glibc ;;
+  aarch64) plat=linux-arm64-glibc ;;
+  *) die "unsupported architecture $(uname -m)" ;;
+esac
+deno=""
+d=$pkg
+while [ -n "$d" ] && [ "$d" != / ]; do
+  for c in "$d/node_modules/@deno/$plat/deno" "$d/@deno/$plat/deno"; do
+    if [ -z "$deno" ] && [ -x "$c" ]; then deno=$c; fi
+  done
+  d=$(dirname "$d")
+done
+[ -n "$deno" ] || die "the deno binary (@deno/$plat) is not installed next to the package: run npm ci"
+
+# --- stage everything, then swap it in --------------------------------------
+install -d -m 0755 -o root -g root "$(dirname "$ROOT")"
+stage=$(mktemp -d "$ROOT.new.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+install -d -m 0755 -o root -g root "$stage/src/askpass" "$stage/src/broker" "$stage/deno-cache"
+install -m 0755 -o root -g root "$deno" "$stage/deno"
+for f in askpass/protocol.ts askpass/version.ts askpass/helper.ts askpass/helper_permissions.ts \
+  broker/broker.ts broker/broker_permissions.ts broker/paths.ts broker/allowlist.ts \
+  broker/allowlist_policy.ts; do
+  install -m 0644 -o root -g root "$pkg/$f" "$stage/src/$f"
+done
+install -m 0755 -o root -g root "$pkg/broker/pi-secret-broker.sh" "$stage/pi-secret-broker"
+install -m 0755 -o root -g root "$pkg/broker/allowlist-append.sh" "$stage/allowlist-append"
+version=$(sed -n 's/^export const PACKAGE_VERSION = "\(.*\)";$/\1/p' "$pkg/askpass/version.ts")
+protocol=$(sed -n 's/^export const PROTOCOL_VERSION = \([0-9]*\);$/\1/p' "$pkg/askpass/protocol.ts")
+[ -n "$version" ] && [ -n "$protocol" ] || die "cannot read the package and protocol versions"
+printf 'version=%s\nprotocol=%s\n' "$version" "$protocol" >"$stage/VERSION"
+chmod 0644 "$stage/VERSION"
+chmod 0755 "$stage"
+chown root:root "$stage"
+
+upgraded=no
+[ -d "$ROOT" ] && upgraded=yes
+rm -rf "$ROOT.old"
+[ -d "$ROOT" ] && mv "$ROOT" "$ROOT.old"
+mv "$stage" "$ROOT"
+trap - EXIT
+rm -rf "$ROOT.old"
+# Warm the root-owned cache so the broker starts fast; not fatal.
+DENO_DIR="$ROOT/deno-cache" "$ROOT/deno" cache --no-config --no-lock --no-remote --no-npm \
+  "$ROOT/src/broker/broker.ts" "$ROOT/src/askpass/helper.ts" >/dev/null 2>&1 ||
+  say "note: could not pre-compile the broker (it will compile on first use)"
+if [ "$upgraded" = yes ]; then
+  say "upgraded $ROOT (version $version, protocol $protocol)"
+else
+  say "installed $ROOT (version $version, protocol $protocol)"
+fi
+
+# --- sudoers rule -------------------------------------------------------------
+write_sudoers "# pi-sudo-prompt: the secret broker, without a password (broker/install.sh)
+$(printf '%s\n%s' "$other_rules" "$rule" | sed '/^$/d')"
+say "sudoers: $SUDOERS lets $user run $ROOT/pi-secret-broker as root without a password"
+visudo -c >/dev/null || die "visudo -c fails: check /etc/sudoers.d"
+
+# --- allowlist: created once, never overwritten ------------------------------
+install -d -m 0755 -o root -g root "$ALLOWLIST_DIR"
+if [ -e "$ALLOWLIST" ] || [ -L "$ALLOWLIST" ]; then
+  say "kept the existing $ALLOWLIST"
+else
+  tmp=$(mktemp "$ALLOWLIST_DIR/.allowlist.XXXXXX")
+  cat >"$tmp" <<'ALLOWLIST_EOF'
+# pi-sudo-prompt allowlist: commands that may receive a secret WITHOUT the red
+# "this command may show the agent what you type" warning. Edit with sudoedit.
+#
+# One entry per line: the real absolute path of the program, then the exact
+# argument shape. A marker such as <db> or <entry> matches exactly one
+# non-empty argument that does not start with "-". No globs, no shell
+# expansion, no optional arguments; extra arguments never match.
+#
+# Examples (remove the leading "# " to enable):
+# /usr/bin/keepassxc-cli show -q -t <db> <entry>
+# /usr/bin/keepassxc-cli show -q -a Password <db> <entry>
+ALLOWLIST_EOF
+  chmod 0644 "$tmp"
+  chown root:root "$tmp"
+  mv "$tmp" "$ALLOWLIST"
+  say "created $ALLOWLIST (empty, with commented examples)"
+fi
+say "done. In pi, run: pi-secret-run --label \"what it is\" -- PROGRAM ARGS..."

@@ -1,0 +1,120 @@
+/**
+ * `pi-secret-run --label TEXT -- PROGRAM ARGS…`: runs PROGRAM with a secret
+ * on its stdin, typed by the human into pi's "Secret request" modal. The
+ * secret never passes through this process: the root broker asks pi for it
+ * and writes it to PROGRAM's stdin; PROGRAM runs as you, never as root.
+ *
+ * This client (Deno, your user) only checks the preconditions, resolves
+ * PROGRAM on your PATH, and calls the broker with `sudo -n`. PROGRAM's
+ * stdout, stderr and exit status pass through. Every refusal is one line on
+ * stderr and exit status 125.
+ *
+ * @module
+ */
+import { PROTOCOL_VERSION } from "../askpass/protocol.ts";
+import { BROKER_REFUSAL_EXIT, brokerArgs, PI_SECRET_RUN_SUDO } from "./broker_permissions.ts";
+import { BROKER_LAUNCHER, BROKER_VERSION_FILE } from "./paths.ts";
+
+const USAGE = "usage: pi-secret-run [--label TEXT] -- PROGRAM [ARGS...]";
+const encoder = new TextEncoder();
+
+function refuse(reason: string): never {
+  Deno.stderr.writeSync(encoder.encode(`pi-secret-run: ${reason}\n`));
+  Deno.exit(BROKER_REFUSAL_EXIT);
+}
+
+/** `--label TEXT -- PROGRAM ARGS…` (the label may be omitted). */
+export function parseCommandLine(
+  args: readonly string[],
+): { label: string; argv: string[] } | undefined {
+  let label = "";
+  let i = 0;
+  while (i < args.length && args[i] !== "--") {
+    if (args[i] === "--label" && i + 1 < args.length) {
+      label = args[i + 1];
+      i += 2;
+    } else if (args[i].startsWith("--label=")) {
+      label = args[i].slice("--label=".length);
+      i += 1;
+    } else {
+      return undefined;
+    }
+  }
+  if (args[i] !== "--" || i + 1 >= args.length) return undefined;
+  return { label, argv: args.slice(i + 1) };
+}
+
+/** PROGRAM as an absolute path: as given when it has a slash, else found on PATH. */
+async function resolveOnPath(program: string, cwd: string): Promise<string> {
+  if (program.includes("/")) return program.startsWith("/") ? program : `${cwd}/${program}`;
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    if (!dir.startsWith("/")) continue;
+    try {
+      const st = await Deno.stat(`${dir}/${program}`);
+      if (st.isFile && ((st.mode ?? 0) & 0o111) !== 0) return `${dir}/${program}`;
+    } catch {
+      // not here
+    }
+  }
+  refuse(`${program}: command not found`);
+}
+
+/** The installer's path, for the "not installed" message. */
+function installerPath(): string {
+  return new URL("./install.sh", import.meta.url).pathname;
+}
+
+async function checkBroker(): Promise<void> {
+  let version: string;
+  try {
+    await Deno.stat(BROKER_LAUNCHER);
+    version = await Deno.readTextFile(BROKER_VERSION_FILE);
+  } catch {
+    refuse(
+      `the broker is not installed: run /sudo-prompt install-broker in pi, or: sudo sh ${installerPath()}`,
+    );
+  }
+  const protocol = /^protocol=(\d+)$/m.exec(version)?.[1];
+  if (Number(protocol) !== PROTOCOL_VERSION) {
+    refuse(
+      `the installed broker speaks protocol ${protocol ?? "?"}, this package ${PROTOCOL_VERSION}: reinstall it (/sudo-prompt install-broker, or sudo sh ${installerPath()})`,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  if (Deno.build.os !== "linux") refuse("only Linux is supported");
+  const parsed = parseCommandLine(Deno.args);
+  if (!parsed) refuse(USAGE);
+  const socketPath = Deno.env.get("PI_ASKPASS_SOCKET");
+  const keyHex = Deno.env.get("PI_ASKPASS_SECRET");
+  if (!socketPath || !keyHex) {
+    refuse("not inside an interactive pi session (run it from pi's bash tool or a ! command)");
+  }
+  await checkBroker();
+  const cwd = Deno.cwd();
+  const program = await resolveOnPath(parsed.argv[0], cwd);
+  const child = new Deno.Command(PI_SECRET_RUN_SUDO, {
+    args: [
+      "-n",
+      BROKER_LAUNCHER,
+      ...brokerArgs({
+        socketPath,
+        label: parsed.label,
+        cwd,
+        argv: [program, ...parsed.argv.slice(1)],
+      }),
+    ],
+    stdin: "piped",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  // The session key goes on the broker's stdin, not in argv (sudo logs argv).
+  const writer = child.stdin.getWriter();
+  await writer.write(encoder.encode(`${keyHex}\n`)).catch(() => {});
+  await writer.close().catch(() => {});
+  const status = await child.status;
+  Deno.exit(status.signal ? 128 + 15 : status.code);
+}
+
+if (import.meta.main) main().catch(() => refuse("internal error"));

@@ -1,0 +1,112 @@
+/**
+ * Decides whether a `secret_request` comes from the real root broker started
+ * by `sudo` for a `pi-secret-run` of this pi session (SPEC §5). Like the
+ * askpass checks, it trusts the kernel and root-owned files, not the
+ * request: the peer must be uid 0 (SO_PEERCRED), its argv exactly the
+ * root-owned launcher's for our socket, its parent a setuid sudo descending
+ * from this pi, and the proof file it names must exist in
+ * `/run/pi-sudo-prompt`, root-owned, describing this very request and pid.
+ *
+ * @module
+ */
+import { lstat } from "node:fs/promises";
+import type { SecretRequest } from "../askpass/protocol.ts";
+import { brokerArgvPrefix, parseBrokerArgs } from "../broker/broker_permissions.ts";
+import { PROOF_DIR } from "../broker/paths.ts";
+import type { PeerCredentials } from "./peer_credentials.ts";
+import {
+  type ProcessRef,
+  readStat,
+  stillRunning,
+  VERIFY_REFUSALS,
+  type VerifyRefusal,
+  walkToOwner,
+} from "./peer_verification.ts";
+import { parseNulList, parseStatusIds, sameList } from "./proc.ts";
+import { readProcFile, readProcText } from "./proc_reader.ts";
+
+/** What this session expects of a broker. */
+export interface ExpectedBroker {
+  readonly socketPath: string;
+  /** Our uid: the sudo front end's real uid. */
+  readonly uid: number;
+  readonly ownerPid: number;
+  /** Override for tests of the proof rule; default `/run/pi-sudo-prompt`. */
+  readonly proofDir?: string;
+}
+
+/** A broker that passed every check. */
+export interface VerifiedBroker {
+  readonly broker: ProcessRef;
+  readonly sudo: ProcessRef;
+}
+
+/** Runs every check of the broker behind one connection. */
+export async function verifyBroker(
+  expected: ExpectedBroker,
+  creds: PeerCredentials,
+  request: SecretRequest,
+): Promise<{ ok: true; verified: VerifiedBroker } | { ok: false; reason: VerifyRefusal }> {
+  const refuse = (reason: VerifyRefusal) => ({ ok: false as const, reason });
+  const pid = creds.pid;
+  if (creds.uid !== 0) return refuse(VERIFY_REFUSALS.BROKER_NOT_ROOT);
+  if (request.pid !== pid) return refuse(VERIFY_REFUSALS.CLAIMED_PID_MISMATCH);
+  const stat = await readStat(pid);
+  const ids = parseStatusIds(await readProcText(`/proc/${pid}/status`) ?? "");
+  if (!stat || !ids) return refuse(VERIFY_REFUSALS.PEER_GONE);
+  if (stat.state === "T" || stat.state === "t") return refuse(VERIFY_REFUSALS.PEER_STOPPED);
+  if (!ids.uid.every((u) => u === 0)) return refuse(VERIFY_REFUSALS.BROKER_NOT_ROOT);
+
+  const cmdline = parseNulList(await readProcFile(`/proc/${pid}/cmdline`) ?? new Uint8Array());
+  const prefix = brokerArgvPrefix(expected.socketPath);
+  if (!cmdline || !sameList(cmdline.slice(0, prefix.length), prefix)) {
+    return refuse(VERIFY_REFUSALS.BROKER_CMDLINE_MISMATCH);
+  }
+  const args = parseBrokerArgs(cmdline.slice(prefix.length));
+  if (
+    !args || args.socketPath !== expected.socketPath || args.label !== request.label ||
+    !sameList(args.argv.slice(1), request.argv.slice(1))
+  ) {
+    return refuse(VERIFY_REFUSALS.BROKER_CMDLINE_MISMATCH);
+  }
+
+  const sudoStat = await readStat(stat.ppid);
+  if (!sudoStat || sudoStat.comm !== "sudo") return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
+  const sudoIds = parseStatusIds(await readProcText(`/proc/${stat.ppid}/status`) ?? "");
+  if (
+    !sudoIds || sudoIds.uid[0] !== expected.uid || sudoIds.uid[1] !== 0 ||
+    sudoIds.uid[2] !== 0 || sudoIds.uid[3] !== 0
+  ) {
+    return refuse(VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT);
+  }
+  if (!(await walkToOwner(sudoStat.ppid, expected.ownerPid)).ok) {
+    return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
+  }
+  if (!await proofIsValid(expected.proofDir ?? PROOF_DIR, request, pid)) {
+    return refuse(VERIFY_REFUSALS.BROKER_PROOF_INVALID);
+  }
+  const broker = { pid, startTime: stat.startTime };
+  const sudo = { pid: sudoStat.pid, startTime: sudoStat.startTime };
+  if (!await stillRunning([broker, sudo])) return refuse(VERIFY_REFUSALS.PEER_CHANGED);
+  return { ok: true, verified: { broker, sudo } };
+}
+
+/**
+ * The proof: `<dir>/<proof>` is a root-owned regular file, not writable by
+ * others, in a root-owned directory not writable by others, and says
+ * `id=<request id>` and `pid=<broker pid>`. Only root can create it.
+ */
+async function proofIsValid(dir: string, request: SecretRequest, pid: number): Promise<boolean> {
+  if (!/^[0-9a-f]{32}$/.test(request.proof)) return false;
+  try {
+    const d = await lstat(dir);
+    if (!d.isDirectory() || d.uid !== 0 || (d.mode & 0o022) !== 0) return false;
+    const path = `${dir}/${request.proof}`;
+    const f = await lstat(path);
+    if (!f.isFile() || f.uid !== 0 || (f.mode & 0o022) !== 0 || f.size > 256) return false;
+    const text = await readProcText(path, 256);
+    return text === `id=${request.id}\npid=${pid}\n`;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * `/sudo-prompt <subcommand>`: install-broker, uninstall-broker, allow,
+ * status, doctor. User commands, never tools; they refuse to run outside the
+ * interactive TUI. Anything that needs root goes through the sudo modal.
+ *
+ * @module
+ */
+import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { fileURLToPath } from "node:url";
+import { userInfo } from "node:os";
+import { ALLOWLIST_APPEND, ALLOWLIST_PATH } from "../broker/paths.ts";
+import { runAsRoot } from "./root_command.ts";
+import { showInfoPanel } from "./info_panel.ts";
+import type { AskpassSession } from "./session_server.ts";
+import { allowFlow } from "./allow_flow.ts";
+import { statusLines } from "./status.ts";
+import { renderDoctor, runDoctor } from "./doctor.ts";
+
+/** Subcommands, for completion and help. */
+export const SUBCOMMANDS = ["install-broker", "uninstall-broker", "allow", "status", "doctor"];
+
+/** What the commands need from the extension. */
+export interface CommandDeps {
+  /** The running session, if any (interactive mode only). */
+  readonly session: () => AskpassSession | undefined;
+}
+
+/** The installer shipped with this package. */
+export function installerPath(): string {
+  return fileURLToPath(new URL("../broker/install.sh", import.meta.url));
+}
+
+/** Registers `/sudo-prompt`. */
+export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
+  pi.registerCommand("sudo-prompt", {
+    description: "pi-sudo-prompt: install-broker | uninstall-broker | allow | status | doctor",
+    getArgumentCompletions: (prefix: string) =>
+      SUBCOMMANDS.filter((s) => s.startsWith(prefix.trim())).map((s) => ({ value: s, label: s })),
+    handler: async (args: string, ctx: ExtensionCommandContext) => {
+      const sub = args.trim().split(/\s+/)[0] ?? "";
+      if ((ctx as { mode?: string }).mode !== "tui") {
+        ctx.ui.notify("/sudo-prompt runs only in pi's interactive TUI", "error");
+        return;
+      }
+      const session = deps.session();
+      switch (sub) {
+        case "install-broker":
+        case "uninstall-broker": {
+          if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
+          const argv = ["sh", installerPath(), "--user", userInfo().username];
+          if (sub === "uninstall-broker") argv.push("--uninstall");
+          ctx.ui.notify(`${sub}: sudo will ask for your password in the modal`, "info");
+          const r = await runAsRoot(session, argv);
+          const ok = r.code === 0;
+          await showInfoPanel(ctx.ui, `/sudo-prompt ${sub}: ${ok ? "done" : "failed"}`, [
+            ...r.output.split("\n").slice(-30),
+            ...(r.timedOut ? ["(timed out)"] : []),
+          ]);
+          return;
+        }
+        case "allow": {
+          if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
+          await allowFlow(ctx, session, ALLOWLIST_PATH, ALLOWLIST_APPEND);
+          return;
+        }
+        case "status": {
+          await showInfoPanel(ctx.ui, "pi-sudo-prompt status", await statusLines(session));
+          return;
+        }
+        case "doctor": {
+          const checks = await runDoctor();
+          await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", renderDoctor(checks));
+          return;
+        }
+        default:
+          ctx.ui.notify(`usage: /sudo-prompt ${SUBCOMMANDS.join(" | ")}`, "info");
+      }
+    },
+  });
+}

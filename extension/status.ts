@@ -1,0 +1,58 @@
+/**
+ * `/sudo-prompt status`: where the session lives, which helper and broker
+ * are in use, the queue, the allowlist state, and the last audit entries.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { PROTOCOL_VERSION } from "../askpass/protocol.ts";
+import { PACKAGE_VERSION } from "../askpass/version.ts";
+import { checkAllowlistFile } from "../broker/allowlist.ts";
+import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../broker/paths.ts";
+import { defaultAuditPath, readAuditTail } from "./audit_log.ts";
+import type { AskpassSession } from "./session_server.ts";
+
+/** The status panel's lines (plain text). */
+export async function statusLines(session: AskpassSession | undefined): Promise<string[]> {
+  const lines: string[] = [];
+  lines.push(`version ${PACKAGE_VERSION}, protocol ${PROTOCOL_VERSION}`);
+  if (session) {
+    lines.push(`session directory: ${session.dir}`);
+    lines.push(`askpass launcher: ${session.launcherPath}`);
+    lines.push(`queue: ${session.pendingCount()} request(s) pending`);
+  } else {
+    lines.push("session: not active (not interactive, or it failed to start)");
+  }
+  const broker = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => undefined);
+  if (broker === undefined) lines.push("broker: not installed (/sudo-prompt install-broker)");
+  else {
+    const v = /^version=(.*)$/m.exec(broker)?.[1] ?? "?";
+    const p = /^protocol=(.*)$/m.exec(broker)?.[1] ?? "?";
+    const match = Number(p) === PROTOCOL_VERSION ? "matches" : "DIFFERS: reinstall it";
+    lines.push(`broker: version ${v}, protocol ${p} (${match})`);
+  }
+  const allow = await checkAllowlistFile(ALLOWLIST_PATH);
+  lines.push(
+    allow.ok
+      ? `allowlist: ${allow.entries.length} entr${allow.entries.length === 1 ? "y" : "ies"}`
+      : `allowlist: ${allow.reason.replaceAll("_", " ")} (counts as empty)`,
+  );
+  const auditPath = defaultAuditPath();
+  const tail = await readAuditTail(auditPath, 10);
+  lines.push("", `audit log: ${auditPath}`);
+  if (!tail.ok) lines.push(`  (${tail.reason.replaceAll("_", " ")})`);
+  else lines.push(...tail.lines.map((l) => `  ${summarizeAuditLine(l)}`));
+  return lines;
+}
+
+/** One audit line as `time kind event decision reason argv`, for the panel. */
+function summarizeAuditLine(line: string): string {
+  try {
+    const e = JSON.parse(line);
+    const argv = Array.isArray(e.argv) ? ` ${e.argv.join(" ")}` : "";
+    const why = e.reason ? ` (${e.reason})` : "";
+    return `${e.time ?? ""} ${e.kind ?? ""} ${e.event ?? e.note ?? ""}${why}${argv}`;
+  } catch {
+    return line.slice(0, 200);
+  }
+}

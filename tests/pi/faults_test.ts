@@ -1,0 +1,314 @@
+/**
+ * Fault injection with real processes in the real pi TUI (tmux + the scripted
+ * faux model + this extension + real sudo as the throwaway test user): the
+ * processes of a pending request are killed, the tool call times out, pi is
+ * SIGKILLed, pi reloads its extensions mid-request, and pi quits. Each time
+ * the modal must go away by itself, sudo must fail cleanly ("no password was
+ * provided"), nothing may outlive its deadline, and no session directory or
+ * socket may be left behind.
+ *
+ * Processes are found through `/proc`: the pi node process is the child of
+ * the tmux pane's wrapper shell, its session directory is the one whose
+ * `owner` file names that pid, and the helper is the deno process whose
+ * cmdline holds `--allow-net=unix:<that session's socket>`.
+ */
+import assert from "node:assert/strict";
+import { access, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import type { FauxStep } from "./faux_provider.ts";
+import { type PiSession, startPi } from "./pi_runner.ts";
+import { testPassword } from "../helpers/test_env.ts";
+import {
+  assertNoLeak,
+  ATTACK_SCRIPTS,
+  EXTENSION,
+  helperPids,
+  isRunning,
+  kill9,
+  parentPid,
+  piProcessPid,
+  sessionDirOf,
+  sessionDirsOf,
+  TITLE,
+  toolResults,
+  typeMasked,
+  waitFor,
+} from "./attack_scripts/pi_checks.ts";
+
+const PASSWORD = testPassword();
+const RELOAD_TRIGGER = join(ATTACK_SCRIPTS, "reload_trigger.ts");
+/** The modal must close within this time after its request died (SPEC §4.7). */
+const CLOSE_WITHIN_MS = 1_000;
+
+async function withPi(
+  script: FauxStep[],
+  run: (pi: PiSession) => Promise<void>,
+  extensions: string[] = [EXTENSION],
+): Promise<void> {
+  const pi = await startPi({ script, extensions });
+  try {
+    await run(pi);
+  } finally {
+    await pi.close();
+  }
+}
+
+async function withScratch(run: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "pi-fault-"));
+  try {
+    await run(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** The pending request's processes, once its modal is on screen. */
+interface Pending {
+  piPid: number;
+  dir: string;
+  socket: string;
+  helper: number;
+  sudo: number;
+}
+
+async function pendingRequest(pi: PiSession): Promise<Pending> {
+  const piPid = await piProcessPid(pi);
+  const dir = await sessionDirOf(piPid);
+  const socket = join(dir, "askpass.sock");
+  const helper = await waitFor("the one helper", async () => {
+    const pids = await helperPids(socket);
+    return pids.length === 1 ? pids[0] : undefined;
+  });
+  const sudo = await parentPid(helper);
+  assert.ok(sudo !== undefined, "the helper's parent");
+  const comm = (await readFile(`/proc/${sudo}/comm`, "utf8")).trim();
+  assert.equal(comm, "sudo", "the helper's parent is sudo");
+  return { piPid, dir, socket, helper, sudo };
+}
+
+/**
+ * Polls the screen as fast as tmux answers until `TITLE` is gone; returns
+ * the milliseconds from `since` to the first screen without it.
+ */
+async function modalGoneAfter(pi: PiSession, since: number, deadlineMs = 5_000): Promise<number> {
+  for (;;) {
+    const screen = await pi.tmux.capture();
+    const now = Date.now();
+    if (!screen.includes(TITLE)) return now - since;
+    if (now - since > deadlineMs) {
+      throw new Error(`the modal was still open ${now - since} ms later:\n${screen}`);
+    }
+  }
+}
+
+async function openModal(pi: PiSession): Promise<string> {
+  await pi.tmux.sendText("go");
+  await pi.tmux.sendKeys("Enter");
+  return await pi.tmux.waitFor(TITLE, 30_000);
+}
+
+describe("fault injection (real pi, real sudo)", () => {
+  for (const victim of ["helper", "sudo"] as const) {
+    it(`${victim} killed while the modal is open: the modal closes within 1 s, the tool result shows sudo's failure`, async () => {
+      await withPi(
+        [{ bash: "sudo -k id -u; echo rc=$?" }, { text: "FLOW-DONE" }],
+        async (pi) => {
+          await openModal(pi);
+          const p = await pendingRequest(pi);
+          const killedAt = Date.now();
+          kill9(victim === "helper" ? p.helper : p.sudo);
+          const ms = await modalGoneAfter(pi, killedAt);
+          assert.ok(ms <= CLOSE_WITHIN_MS, `the modal closed ${ms} ms after the kill`);
+          await pi.tmux.waitFor("FLOW-DONE", 20_000);
+          const [result] = toolResults(await pi.readSessions());
+          if (victim === "helper") {
+            // sudo saw its askpass die without an answer.
+            assert.match(result, /no password was provided/);
+            assert.match(result, /^rc=1$/m);
+          } else {
+            assert.match(result, /^rc=137$/m, "sudo died by SIGKILL");
+          }
+          assert.doesNotMatch(result, /^0$/m, "the command never ran as root");
+          await waitFor("the helper to be gone", async () => {
+            return (await isRunning(p.helper)) ? undefined : true;
+          }, 3_000);
+          assert.equal(await pi.tmux.capture().then((s) => s.includes(TITLE)), false);
+          await assertNoLeak(pi, PASSWORD);
+        },
+      );
+    });
+  }
+
+  it("pi SIGKILLed while a helper waits: the helper exits by itself, sudo reports no password; the next pi removes the stale session directory", async () => {
+    await withScratch(async (work) => {
+      const command = `sudo -k id -u >'${work}/out' 2>&1; echo "rc=$?" >'${work}/rc'`;
+      let stale = "";
+      await withPi([{ bash: command }, { text: "FLOW-DONE" }], async (pi) => {
+        await openModal(pi);
+        const p = await pendingRequest(pi);
+        stale = p.dir;
+        const killedAt = Date.now();
+        kill9(p.piPid);
+        await waitFor("pi to be gone", async () => (await isRunning(p.piPid)) ? undefined : true);
+        // The helper notices the closed socket; it does not wait for its own
+        // deadline (135 s) and never outlives a dead pi.
+        await waitFor("the helper to exit by itself", async () => {
+          return (await isRunning(p.helper)) ? undefined : Date.now() - killedAt;
+        }, 5_000);
+        const rc = await waitFor(
+          "the tool command's exit status",
+          () => readFile(join(work, "rc"), "utf8").catch(() => undefined),
+          5_000,
+        );
+        assert.equal(rc.trim(), "rc=1");
+        const out = await readFile(join(work, "out"), "utf8");
+        assert.match(out, /pi-askpass: the pi session closed the connection/);
+        assert.match(out, /no password was provided/);
+        assert.equal(await isRunning(p.sudo), false, "sudo is gone too");
+        // A SIGKILLed pi cannot clean up after itself…
+        assert.equal(await exists(stale), true, "the dead pi's directory is still there");
+      });
+      // …so the next interactive pi does it at its session_start.
+      await withPi([], async (pi) => {
+        const piPid = await piProcessPid(pi);
+        await sessionDirOf(piPid);
+        await waitFor("the stale directory to be removed", async () => {
+          return (await exists(stale)) ? undefined : true;
+        }, 5_000);
+      });
+    });
+  });
+
+  it("a bash tool call aborted by its own timeout: the modal closes by itself", async () => {
+    await withPi(
+      [{ bash: "sudo -k id -u; echo rc=$?", timeout: 2 }, { text: "FLOW-DONE" }],
+      async (pi) => {
+        const openedAt = Date.now();
+        await openModal(pi);
+        const p = await pendingRequest(pi);
+        // No key is pressed: the tool's 2 s timeout kills bash, sudo and the helper.
+        const ms = await modalGoneAfter(pi, openedAt, 10_000);
+        assert.ok(ms <= 2_000 + 2 * CLOSE_WITHIN_MS, `the modal closed ${ms} ms after it opened`);
+        await pi.tmux.waitFor("FLOW-DONE", 20_000);
+        const [result] = toolResults(await pi.readSessions());
+        assert.match(result, /timed out after 2 seconds/i);
+        assert.equal(await isRunning(p.helper), false, "the helper is gone");
+        assert.equal(await isRunning(p.sudo), false, "sudo is gone");
+        await assertNoLeak(pi, PASSWORD);
+      },
+    );
+  });
+
+  it("/reload cannot be typed into the open modal; the reload flow fired mid-request (!sudo) denies it, replaces the session, and sudo works after", async () => {
+    await withScratch(async (work) => {
+      const trigger = join(work, "reload-now");
+      await withPi([], async (pi) => {
+        const piPid = await piProcessPid(pi);
+        const before = await sessionDirOf(piPid);
+        await pi.tmux.sendText(`/test-reload-when ${trigger}`);
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.sendText("!sudo -k id -u; echo rc=$?");
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.waitFor(TITLE, 30_000);
+        const p = await pendingRequest(pi);
+        assert.equal(p.dir, before);
+        // The modal holds the keyboard: "/reload" lands in the masked field.
+        await pi.tmux.sendText("/reload");
+        await pi.tmux.waitFor(/Password: •{7}(?!•)/, 5_000);
+        await pi.tmux.sendKeys(...Array(7).fill("BSpace"));
+        await pi.tmux.waitFor(/Password: (?!•)/, 5_000);
+        assert.equal(await exists(before), true, "typing /reload reloaded nothing");
+
+        await writeFile(trigger, "");
+        const firedAt = Number(
+          await waitFor(
+            "the reload to fire",
+            () => readFile(`${trigger}.fired`, "utf8").catch(() => undefined),
+            5_000,
+          ),
+        );
+        const ms = await modalGoneAfter(pi, firedAt);
+        assert.ok(ms <= CLOSE_WITHIN_MS, `the modal closed ${ms} ms after the reload began`);
+        await pi.tmux.waitFor("Reloaded keybindings, extensions", 15_000);
+        const screen = await pi.tmux.waitFor(/^\s*rc=1\s*$/m, 10_000);
+        // The request is denied by the modal's teardown (cancelled) or by the
+        // session's shutdown (session_closed, or the socket closed under it).
+        assert.match(
+          screen,
+          /pi-askpass: (denied: (session_closed|cancelled)|the pi session closed the connection)/,
+        );
+        assert.match(screen, /no password was provided/);
+        // The old session is gone without a trace; the new one is live.
+        await waitFor("the helper to exit", async () => {
+          return (await isRunning(p.helper)) ? undefined : true;
+        }, 3_000);
+        assert.equal(await exists(before), false, "the old session directory was removed");
+        assert.equal(await exists(p.socket), false, "the old socket was removed");
+        const afterDir = await sessionDirOf(piPid);
+        assert.notEqual(afterDir, before);
+
+        await pi.tmux.sendText("!sudo -k id -un");
+        await pi.tmux.sendKeys("Enter");
+        const again = await pi.tmux.waitFor(TITLE, 30_000);
+        assert.match(again, /Command: \/usr\/bin\/sudo -A -k id -un/);
+        assert.equal((await pendingRequest(pi)).dir, afterDir);
+        await typeMasked(pi, PASSWORD);
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.waitFor(/^\s*root\s*$/m, 20_000);
+        await assertNoLeak(pi, PASSWORD, { expectSessionFile: false });
+      }, [EXTENSION, RELOAD_TRIGGER]);
+    });
+  });
+
+  it("a reload requested while the agent's tool call waits on the modal is refused by pi; the request stays valid", async () => {
+    await withScratch(async (work) => {
+      const trigger = join(work, "reload-now");
+      await withPi([{ bash: "sudo -k id -u" }, { text: "FLOW-DONE" }], async (pi) => {
+        await pi.tmux.sendText(`/test-reload-when ${trigger}`);
+        await pi.tmux.sendKeys("Enter");
+        await openModal(pi);
+        const p = await pendingRequest(pi);
+        await writeFile(trigger, "");
+        await waitFor("the reload to fire", () => exists(`${trigger}.fired`).then((e) => e || undefined));
+        // pi's warning "Wait for the current response to finish before
+        // reloading." (its right part is hidden behind the modal).
+        await pi.tmux.waitFor("Warning: Wait for t", 5_000);
+        const screen = await pi.tmux.capture();
+        assert.match(screen, new RegExp(TITLE), "the modal is still open");
+        assert.equal(await isRunning(p.helper), true, "the helper still waits");
+        assert.equal((await sessionDirOf(p.piPid)), p.dir, "same session");
+        await typeMasked(pi, PASSWORD);
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.waitFor("FLOW-DONE", 20_000);
+        assert.equal(toolResults(await pi.readSessions())[0].trim(), "0");
+        await assertNoLeak(pi, PASSWORD);
+      }, [EXTENSION, RELOAD_TRIGGER]);
+    });
+  });
+
+  for (const how of ["/quit", "ctrl+d"] as const) {
+    it(`after pi exits with ${how}, no pi-sudo-prompt-* directory and no socket is left`, async () => {
+      await withPi([], async (pi) => {
+        const piPid = await piProcessPid(pi);
+        const dir = await sessionDirOf(piPid);
+        const socket = join(dir, "askpass.sock");
+        assert.equal(await exists(socket), true);
+        if (how === "/quit") {
+          await pi.tmux.sendText("/quit");
+          await pi.tmux.sendKeys("Enter");
+        } else {
+          await pi.tmux.sendKeys("C-d");
+        }
+        const status = await waitFor("pi to exit", () => pi.tmux.exitStatus(), 10_000);
+        assert.equal(status, 0);
+        assert.equal(await exists(dir), false, `${dir} left behind`);
+        assert.equal(await exists(socket), false, `${socket} left behind`);
+        assert.deepEqual(await sessionDirsOf(piPid), []);
+      });
+    });
+  }
+});
