@@ -45,9 +45,10 @@
  *   chain catches accidents, careless edits and naive tampering; it is not a
  *   signature. A secret key would not help either, since it would have to be
  *   readable by the same user.
- * - Deleting whole old rotated files: retention does that by design, so the
+ * - Deleting whole rotated files: retention does that by design, so the
  *   oldest file kept may start with a `rotated` line whose predecessor is
- *   gone.
+ *   gone, and the verifier reads `audit.jsonl.1`, `.2`, … only up to the
+ *   first missing one.
  *
  * ## The head file
  *
@@ -72,10 +73,18 @@
  * `fs.promises` (append mode) and Web Crypto hashing. When the queue is full
  * the entry is dropped and counted, and one `{"kind":"log","event":"dropped",
  * "dropped":N}` line is written where the dropped entries would have been.
- * Write errors drop the batch (counted the same way) and the writer re-reads
- * the file's end before writing again. When the file would grow past
+ * A write error drops the batch (counted the same way): whatever part of it
+ * reached the file is cut off again, and the writer re-reads the file's end
+ * before writing again. A file found ending in a partial line (a crash
+ * mid-write) is kept as evidence: it is rotated away as it is (so verifying
+ * it reports `partial_line`) and the new file chains onto its last complete
+ * line with a `rotated` line marked `damagedTail`. When the file would grow past
  * `maxBytes` (default 1 MiB) it is renamed to `audit.jsonl.1` (older ones
  * shift to `.2`, `.3`; {@link DEFAULT_KEEP} are kept) and a new file starts.
+ *
+ * Several pi sessions may share the log: each batch is written holding a lock
+ * file, and a writer that finds the file changed by another continues the
+ * chain from the file's real end (see {@link AuditLog}).
  *
  * Runtime-neutral: `node:` built-ins and Web Crypto only.
  *
@@ -119,6 +128,7 @@ const TAIL_WINDOW = 64 * 1024;
 const MAX_ROTATED_SCAN = 100;
 const MAX_NOTICES = 100;
 const HASH_RE = /^[0-9a-f]{64}$/;
+const ISO_TIME_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/;
 const encoder = new TextEncoder();
 
 /** Whose request a line is about: a sudo password or a secret (SPEC §8). */
@@ -340,7 +350,7 @@ export function auditEntryFromSessionEvent(
         ...(typeof event.requestId === "string" ? { requestId: event.requestId } : {}),
         ...(typeof event.peerPid === "number" ? { peerPid: event.peerPid } : {}),
         decision: "refused",
-        reason: String(event.reason),
+        ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
         ...t,
       };
     case "queued": {
@@ -385,7 +395,7 @@ export function auditEntryFromSessionEvent(
         event: "denied",
         requestId: event.requestId,
         decision: "denied",
-        reason: String(event.reason),
+        ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
         ...t,
       };
     default:
@@ -451,9 +461,11 @@ export function sessionAuditSink(
 
 /**
  * The entry as it will be written: only the {@link AUDIT_ENTRY_FIELDS}, in a
- * fixed order, strings capped at 128 characters, argv capped (see
- * {@link MAX_ARGV_BYTES}), numbers finite. Returns undefined when `kind` or
- * `event` is not valid.
+ * fixed order; a field of the wrong type is left out (never stringified);
+ * strings capped at 128 characters, argv capped (see {@link MAX_ARGV_BYTES}),
+ * numbers finite, `time` ISO 8601 (else `fallbackTime`). Returns undefined
+ * when `kind` is not "sudo" or "secret" (so the log's own `kind: "log"` lines
+ * cannot be forged through it) or `event` is not a non-empty string.
  */
 export function normalizeAuditEntry(entry: AuditEntry, fallbackTime: Date): AuditEntry | undefined {
   if (entry === null || typeof entry !== "object") return undefined;
@@ -461,7 +473,7 @@ export function normalizeAuditEntry(entry: AuditEntry, fallbackTime: Date): Audi
   if (kind !== "sudo" && kind !== "secret") return undefined;
   const event = capString(entry.event);
   if (!event) return undefined;
-  const time = typeof entry.time === "string" && entry.time.length <= 40
+  const time = typeof entry.time === "string" && ISO_TIME_RE.test(entry.time)
     ? entry.time
     : fallbackTime.toISOString();
   const out: Record<string, unknown> = { time, kind, event };
@@ -1271,7 +1283,9 @@ export interface AuditVerifyOptions {
  * a check: for an edited line that is the line AFTER it (whose `prev` no
  * longer matches); for a deleted line, the line that now takes its place; for
  * lines removed from the start, line 1; for swapped lines, the first of the
- * two. Truncation of the end is found only through the head file.
+ * two. Truncation of the end is found only through the head file. Run while
+ * a writer is appending, the last line may be seen half-written
+ * (`partial_line`): verify again.
  */
 export async function verifyAuditChain(
   path: string,

@@ -196,6 +196,26 @@ export function statusNeverThrows(options: FuzzOptions): Promise<void> {
           ),
           { maxLength: 40 },
         ).map((a) => a.join("")),
+        // Lines shaped like the real ones, with odd numbers and separators.
+        fc.array(
+          fc.oneof(
+            fc.tuple(
+              fc.constantFrom("Uid:", "Gid:", "Uid", "uid:"),
+              fc.array(
+                fc.tuple(
+                  fc.constantFrom("\t", " ", "\t\t", ""),
+                  fc.oneof(
+                    fc.nat().map(String),
+                    fc.constantFrom("9007199254740993", "99999999999999999999", "-1", "1e3", "0x1"),
+                  ),
+                ),
+                { minLength: 3, maxLength: 5 },
+              ),
+            ).map(([name, ids]) => name + ids.map(([sep, n]) => sep + n).join("")),
+            fc.string({ maxLength: 10 }),
+          ),
+          { maxLength: 6 },
+        ).map((lines) => lines.join("\n")),
       ),
       (text) => {
         const ids = parseStatusIds(text);

@@ -309,7 +309,24 @@ const tamperValueArb: fc.Arbitrary<unknown> = fc.oneof(
   fc.uint8Array({ minLength: 32, maxLength: 32 }).map(hex),
 );
 const fieldArb = fc.constantFrom(...FIELDS);
+/** A different but well-formed value for a signed field: only the MAC can catch it. */
+const validFieldChangeArb: fc.Arbitrary<Tamper> = fc.oneof(
+  idArb.map((value) => ({ op: "set" as const, field: "id", value })),
+  pidArb.map((value) => ({ op: "set" as const, field: "pid", value })),
+  fc.string({ unit: "binary", maxLength: 40 }).map((value) => ({
+    op: "set" as const,
+    field: "prompt",
+    value: value.replaceAll("\0", ""),
+  })),
+  reasonArb.map((value) => ({ op: "set" as const, field: "reason", value })),
+  fc.constantFrom("password_request", "password_response", "password_denied").map((value) => ({
+    op: "set" as const,
+    field: "type",
+    value,
+  })),
+);
 export const tamperArb: fc.Arbitrary<Tamper> = fc.oneof(
+  { weight: 3, arbitrary: validFieldChangeArb },
   fc.record({ op: fc.constant("set" as const), field: fieldArb, value: tamperValueArb }),
   fc.record({ op: fc.constant("delete" as const), field: fieldArb }),
   fc.record({ op: fc.constant("append" as const), field: fieldArb, value: tamperValueArb }),
@@ -398,25 +415,58 @@ export function decodeRandomBytes(options: FuzzOptions): Promise<void> {
   );
 }
 
-/** Forged headers of every shape with a random or absent MAC: never accepted, never a throw. */
+/** A well-formed header for `m` (every field valid) carrying a MAC made up by the forger. */
+function forgedEntries(m: Message, mac: string): Entry[] {
+  switch (m.kind) {
+    case "request":
+      return [["v", 1], ["type", "password_request"], ["id", m.id], ["prompt", m.prompt], [
+        "pid",
+        m.pid,
+      ], ["mac", mac]];
+    case "response":
+      return [["v", 1], ["type", "password_response"], ["id", m.id], ["mac", mac]];
+    case "denied":
+      return [["v", 1], ["type", "password_denied"], ["id", m.id], ["reason", m.reason], [
+        "mac",
+        mac,
+      ]];
+  }
+}
+
+/**
+ * Forged frames, never accepted and never a throw: well-formed headers with
+ * a made-up MAC, and headers of any shape (random fields and values).
+ */
 export function decodeForgedHeaders(options: FuzzOptions): Promise<void> {
-  const entryArb = fc.tuple(fieldArb, tamperValueArb);
-  return checkAsync(
-    fc.asyncProperty(
-      keyHexArb,
-      idArb,
-      fc.array(entryArb, { maxLength: 8 }),
-      fc.uint8Array({ maxLength: 64 }),
-      fc.boolean(),
-      async (keyHex, id, entries, payload, useId) => {
-        const key = await keyOf(keyHex);
-        const withId: Entry[] = useId ? [["id", id], ...entries] : entries;
-        const body = bodyOf(buildFrame(withId, payload));
-        const req = await decodeRequest(key, body);
-        const rep = await decodeReply(key, body, id);
-        expect(!req.ok && !rep.ok, "a forged header was accepted", withId);
-      },
+  const macArb = fc.oneof(
+    fc.uint8Array({ minLength: 32, maxLength: 32 }).map(hex),
+    fc.constantFrom("0".repeat(64), "f".repeat(64)),
+  );
+  const forgedArb = fc.oneof(
+    fc.tuple(messageArb, macArb).map(([m, mac]) => ({
+      id: m.id,
+      entries: forgedEntries(m, mac),
+      payload: m.kind === "response" ? m.password : new Uint8Array(),
+    })),
+    fc.record({
+      id: idArb,
+      entries: fc.array(fc.tuple(fieldArb, tamperValueArb), { maxLength: 8 }),
+      payload: fc.uint8Array({ maxLength: 64 }),
+    }).chain((f) =>
+      fc.boolean().map((withId) => ({
+        ...f,
+        entries: withId ? [["id", f.id] as Entry, ...f.entries] : f.entries,
+      }))
     ),
+  );
+  return checkAsync(
+    fc.asyncProperty(keyHexArb, forgedArb, async (keyHex, forged) => {
+      const key = await keyOf(keyHex);
+      const body = bodyOf(buildFrame(forged.entries, forged.payload));
+      const req = await decodeRequest(key, body);
+      const rep = await decodeReply(key, body, forged.id);
+      expect(!req.ok && !rep.ok, "a forged header was accepted", forged.entries);
+    }),
     options,
   );
 }
@@ -747,6 +797,7 @@ export function frameReaderOversize(options: FuzzOptions): Promise<void> {
 export function frameReaderBounded(options: FuzzOptions): Promise<void> {
   const streamArb = fc.oneof(
     fc.uint8Array({ maxLength: 9000 }),
+    fc.uint8Array({ minLength: 4000, maxLength: 9000 }),
     fc.tuple(fc.integer({ min: 0, max: MAX_FRAME_BYTES }), fc.uint8Array({ maxLength: 9000 })).map(
       ([declared, rest]) => {
         const s = new Uint8Array(LENGTH_PREFIX + rest.length);

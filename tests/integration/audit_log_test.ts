@@ -742,6 +742,13 @@ describe("audit log", () => {
         ["sudo", "-k"],
         "the older event shape (sudoArgv) is understood too",
       );
+      const oddReason = auditEntryFromSessionEvent(
+        ev({ kind: "denied", requestId: id, reason: { toString: () => CANARY } }),
+        "sudo",
+        now,
+      );
+      assert.equal(oddReason.reason, undefined, "a non-string value is left out, not stringified");
+      assert.ok(!JSON.stringify(oddReason).includes(CANARY));
       assert.deepEqual(auditEntryFromSessionEvent(events[6], "sudo", now), {
         time: now.toISOString(),
         kind: "sudo",
