@@ -228,7 +228,14 @@ async function runConsumer(
 }
 
 function signalNumber(name: Deno.Signal): number {
-  const numbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13 };
+  const numbers: Record<string, number> = {
+    SIGHUP: 1,
+    SIGINT: 2,
+    SIGQUIT: 3,
+    SIGKILL: 9,
+    SIGTERM: 15,
+    SIGPIPE: 13,
+  };
   return numbers[name] ?? 1;
 }
 
@@ -237,7 +244,9 @@ async function main(): Promise<void> {
   const args = parseBrokerArgs(Deno.args);
   if (!args) refuse("bad arguments (run pi-secret-run instead)");
   if (args.argv.length === 0 || args.argv.length > MAX_SECRET_ARGS) refuse("bad program arguments");
-  if (args.argv.some((a) => a.includes("\0")) || encoder.encode(args.label).length > MAX_LABEL_BYTES) {
+  if (
+    args.argv.some((a) => a.includes("\0")) || encoder.encode(args.label).length > MAX_LABEL_BYTES
+  ) {
     refuse("bad label or arguments");
   }
   if (!args.cwd.startsWith("/")) refuse("bad working directory");

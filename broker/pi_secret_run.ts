@@ -77,7 +77,9 @@ async function checkBroker(): Promise<void> {
   const protocol = /^protocol=(\d+)$/m.exec(version)?.[1];
   if (Number(protocol) !== PROTOCOL_VERSION) {
     refuse(
-      `the installed broker speaks protocol ${protocol ?? "?"}, this package ${PROTOCOL_VERSION}: reinstall it (/sudo-prompt install-broker, or sudo sh ${installerPath()})`,
+      `the installed broker speaks protocol ${
+        protocol ?? "?"
+      }, this package ${PROTOCOL_VERSION}: reinstall it (/sudo-prompt install-broker, or sudo sh ${installerPath()})`,
     );
   }
 }

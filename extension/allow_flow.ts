@@ -34,7 +34,9 @@ export async function allowFlow(
   const file = await checkAllowlistFile(allowlistPath);
   if (!file.ok) {
     notify(
-      `allow: ${allowlistPath} is ${file.reason.replaceAll("_", " ")}: install the broker first (/sudo-prompt install-broker)`,
+      `allow: ${allowlistPath} is ${
+        file.reason.replaceAll("_", " ")
+      }: install the broker first (/sudo-prompt install-broker)`,
       "error",
     );
     return;
@@ -59,7 +61,10 @@ export async function allowFlow(
   }
   const shape = checkShape(lines[0], argv);
   if (!shape.ok) {
-    notify(`allow: that entry does not match the command shown (${shape.reason}); nothing written`, "error");
+    notify(
+      `allow: that entry does not match the command shown (${shape.reason}); nothing written`,
+      "error",
+    );
     return;
   }
   const confirmed = await ctx.ui.confirm(

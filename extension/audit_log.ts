@@ -353,22 +353,16 @@ export function auditEntryFromSessionEvent(
         ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
         ...t,
       };
-    case "queued": {
-      // Read loosely: `argv`, `request` and `verifyMs` (older servers: `sudoArgv`).
-      const q = event as unknown as Record<string, unknown>;
-      const argv = Array.isArray(q.argv) ? q.argv : Array.isArray(q.sudoArgv) ? q.sudoArgv : [];
-      const all: Record<string, number> = { ...timings };
-      if (typeof q.verifyMs === "number") all.verifyMs = q.verifyMs;
+    case "queued":
       return {
         time,
-        kind: q.request === "sudo" || q.request === "secret" ? q.request : kind,
+        kind: event.request,
         event: "queued",
         requestId: event.requestId,
-        argv: argv as string[],
+        argv: [...event.argv],
         attempt: event.attempt,
-        ...(Object.keys(all).length > 0 ? { timings: all } : {}),
+        timings: { ...timings, verifyMs: event.verifyMs },
       };
-    }
     case "prompted":
       return {
         time,

@@ -68,7 +68,15 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
           return;
         }
         case "doctor": {
-          const checks = await runDoctor();
+          const checks = await runDoctor(
+            session
+              ? {
+                denoPath: session.denoPath,
+                helperPath: session.helperPath,
+                denoCacheDir: session.denoDir,
+              }
+              : {},
+          );
           await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", renderDoctor(checks));
           return;
         }

@@ -37,6 +37,11 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   let audit: AuditLog | undefined;
 
   registerCommands(pi, { session: () => session });
+  pi.registerFlag("sudo-strict", {
+    type: "boolean",
+    default: false,
+    description: "pi-sudo-prompt: every sudo call ignores cached credentials (sudo -k)",
+  });
 
   pi.on("session_start", (_event, ctx) => {
     if (!isInteractive(ctx)) return;
@@ -70,7 +75,9 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       lastNotice = now;
       ctx.ui.notify(`pi-sudo-prompt: refused a password request (${event.reason})`, "warning");
     };
+    const strict = pi.getFlag("sudo-strict") === true || process.env.PI_SUDO_PROMPT_STRICT === "1";
     const started = await startSession({
+      strict,
       prompter: {
         prompt: (request, signal) => showSudoModal(ctx.ui, request, signal),
         promptSecret: (request, signal) => showSecretModal(ctx.ui, request, signal),

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { fstatSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { realpath } from "node:fs/promises";
@@ -29,10 +29,12 @@ import {
   MAX_PASSWORD_BYTES,
   newSessionKeyHex,
   type PasswordRequest,
+  PROTOCOL_VERSION,
   type ProtocolError,
   type SecretRequest,
 } from "../askpass/protocol.ts";
-import { argvIsAllowlisted } from "../broker/allowlist_policy.ts";
+import { argvIsAllowlisted, isProtectedPath } from "../broker/allowlist_policy.ts";
+import { BROKER_ROOT, BROKER_VERSION_FILE, ROOT_DENO, ROOT_SOURCES } from "../broker/paths.ts";
 import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
 import {
   helperArgvPrefix,
@@ -59,7 +61,7 @@ import {
   type VerifyRefusal,
   verifyRequester,
 } from "./peer_verification.ts";
-import type { Prompter, PromptOutcome, PromptRequest } from "./prompter.ts";
+import type { Prompter, PromptOutcome } from "./prompter.ts";
 import {
   chooseRuntimeBase,
   createSessionDir,
@@ -151,6 +153,13 @@ export interface SessionOptions {
   readonly denoPath?: string;
   readonly helperPath?: string;
   readonly realSudo?: string;
+  /**
+   * Hardened mode: `"auto"` (default) uses the root-owned helper installed
+   * with the broker when it is there and intact; `false` never does.
+   */
+  readonly hardened?: "auto" | false;
+  /** Strict: every sudo call ignores cached credentials (adds `-k`). */
+  readonly strict?: boolean;
   /** Audit hook; must not throw. */
   readonly onEvent?: (event: SessionEvent) => void;
 }
@@ -164,6 +173,12 @@ export interface AskpassSession {
   readonly binDir: string;
   /** The real sudo the wrapper and function call, if sudo is installed. */
   readonly realSudo: string | undefined;
+  /** The deno binary and helper the launcher runs, and the helper's cache. */
+  readonly denoPath: string;
+  readonly helperPath: string;
+  readonly denoDir: string;
+  /** True when the helper, deno and cache are the root-owned installed copies. */
+  readonly hardened: boolean;
   /** Environment for a tool call or `!` command, built on `base`. */
   toolEnvironment(base: Record<string, string | undefined>): Record<string, string>;
   /** Shell text to prepend to a command: the `sudo()` function. Empty without sudo. */
@@ -206,11 +221,16 @@ const WRITE_GRACE_MS = 1000;
 export async function startSession(
   options: SessionOptions,
 ): Promise<{ ok: true; session: AskpassSession } | { ok: false; reason: SessionStartError }> {
-  const denoPath = options.denoPath ?? await resolveDenoBinary();
+  // Hardened mode: a root-owned helper, deno and cache installed by the
+  // broker installer, which the agent cannot rewrite (SPEC §8.2).
+  const root = options.denoPath || options.helperPath || options.hardened === false
+    ? undefined
+    : await rootOwnedHelper();
+  const denoPath = root?.denoPath ?? options.denoPath ?? await resolveDenoBinary();
   if (!denoPath) return { ok: false, reason: SESSION_START_ERRORS.DENO_NOT_FOUND };
   let helperPath: string;
   try {
-    helperPath = options.helperPath ??
+    helperPath = root?.helperPath ?? options.helperPath ??
       await realpath(fileURLToPath(new URL("../askpass/helper.ts", import.meta.url)));
   } catch {
     return { ok: false, reason: SESSION_START_ERRORS.HELPER_NOT_FOUND };
@@ -236,10 +256,11 @@ export async function startSession(
   const imported = await importSessionKey(keyHex);
   if (!imported.ok) throw new Error("generated session key rejected"); // cannot happen
   const key = imported.key;
-  const denoDir = join(dir, "deno-cache");
+  const userDenoDir = join(dir, "deno-cache");
+  const denoDir = root?.denoDir ?? userDenoDir;
   const binDir = join(dir, "bin");
   const launcherPath = join(dir, "pi-askpass");
-  await mkdir(denoDir, { mode: 0o700 });
+  await mkdir(userDenoDir, { mode: 0o700 });
   await mkdir(binDir, { mode: 0o700 });
   const environment = helperEnvironment({
     denoDir,
@@ -255,11 +276,11 @@ export async function startSession(
   const clientEntry = fileURLToPath(new URL("../broker/pi_secret_run.ts", import.meta.url));
   await writeFile(
     join(binDir, "pi-secret-run"),
-    piSecretRunScript(denoDir, piSecretRunArgv(denoPath, clientEntry)),
+    piSecretRunScript(userDenoDir, piSecretRunArgv(denoPath, clientEntry)),
     { mode: 0o700, flag: "wx" },
   );
   if (realSudo) {
-    await writeFile(join(binDir, "sudo"), sudoWrapperScript(realSudo), {
+    await writeFile(join(binDir, "sudo"), sudoWrapperScript(realSudo, options.strict ?? false), {
       mode: 0o700,
       flag: "wx",
     });
@@ -302,6 +323,10 @@ export async function startSession(
     launcherPath,
     binDir,
     realSudo,
+    denoPath,
+    helperPath,
+    denoDir,
+    hardened: root !== undefined,
     toolEnvironment(baseEnv) {
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) env[k] = v;
@@ -323,6 +348,26 @@ export async function startSession(
     },
   };
   return { ok: true, session };
+}
+
+/**
+ * The root-owned helper, deno and cache of hardened mode, when every file
+ * the helper runs is root-protected and the installed protocol matches.
+ */
+async function rootOwnedHelper(): Promise<
+  { denoPath: string; helperPath: string; denoDir: string } | undefined
+> {
+  const helperPath = `${ROOT_SOURCES}/askpass/helper.ts`;
+  const files = [
+    ROOT_DENO,
+    helperPath,
+    `${ROOT_SOURCES}/askpass/protocol.ts`,
+    `${ROOT_SOURCES}/askpass/helper_permissions.ts`,
+  ];
+  for (const f of files) if (!await isProtectedPath(f)) return undefined;
+  const version = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => "");
+  if (Number(/^protocol=(\d+)$/m.exec(version)?.[1]) !== PROTOCOL_VERSION) return undefined;
+  return { denoPath: ROOT_DENO, helperPath, denoDir: `${BROKER_ROOT}/deno-cache` };
 }
 
 function listen(server: Server, path: string): Promise<boolean> {
@@ -537,22 +582,24 @@ class ServerState {
     // The broker says whether the argv is allowlisted; check it ourselves too
     // and show the warning unless both agree.
     const allowlisted = request.allowlisted && await argvIsAllowlisted(request.argv);
-    if (!allowlisted) this.#lastUnverifiedArgv = [...request.argv];
     return {
       id: request.id,
       kind: "secret" as const,
       argv: request.argv,
       attempt: 1,
       watched: [verified.broker, verified.sudo],
-      ask: (signal: AbortSignal) =>
-        this.#options.prompter.promptSecret!({
+      ask: (signal: AbortSignal) => {
+        // Remembered once shown, even if then cancelled (SPEC §5, /sudo-prompt allow).
+        if (!allowlisted) this.#lastUnverifiedArgv = [...request.argv];
+        return this.#options.prompter.promptSecret!({
           requestId: request.id,
           argv: request.argv,
           label: request.label,
           allowlisted,
           deadline: this.#deadlineOf(request.id),
           waiting: () => this.#waitingBehind(request.id),
-        }, signal),
+        }, signal);
+      },
       delivered: () => {},
     };
   }

@@ -51,9 +51,13 @@ export function sudoScannerFunction(): string {
   ].join("\n");
 }
 
-/** The `sudo` wrapper script for the session's private `PATH` directory. */
-export function sudoWrapperScript(realSudo: string): string {
-  const sudo = shQuote(realSudo);
+/**
+ * The `sudo` wrapper script for the session's private `PATH` directory. With
+ * `strict`, every call also gets `-k` (ignore cached credentials).
+ */
+export function sudoWrapperScript(realSudo: string, strict = false): string {
+  // Strict mode: -k makes sudo ignore (and not refresh) cached credentials.
+  const sudo = shQuote(realSudo) + (strict ? " -k" : "");
   return [
     "#!/bin/sh",
     "# pi-sudo-prompt: routes sudo's password prompt to pi's modal (generated per session).",

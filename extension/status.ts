@@ -11,6 +11,7 @@ import { checkAllowlistFile } from "../broker/allowlist.ts";
 import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../broker/paths.ts";
 import { defaultAuditPath, readAuditTail } from "./audit_log.ts";
 import type { AskpassSession } from "./session_server.ts";
+import { sanitizeUntrusted } from "./prompt_text.ts";
 
 /** The status panel's lines (plain text). */
 export async function statusLines(session: AskpassSession | undefined): Promise<string[]> {
@@ -51,8 +52,9 @@ function summarizeAuditLine(line: string): string {
     const e = JSON.parse(line);
     const argv = Array.isArray(e.argv) ? ` ${e.argv.join(" ")}` : "";
     const why = e.reason ? ` (${e.reason})` : "";
-    return `${e.time ?? ""} ${e.kind ?? ""} ${e.event ?? e.note ?? ""}${why}${argv}`;
+    // argv is whatever the agent ran: strip escapes before it reaches the terminal.
+    return sanitizeUntrusted(`${e.time ?? ""} ${e.kind ?? ""} ${e.event ?? ""}${why}${argv}`, 300);
   } catch {
-    return line.slice(0, 200);
+    return sanitizeUntrusted(line, 200);
   }
 }

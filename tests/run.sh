@@ -98,7 +98,8 @@ as_user node_modules/.bin/node --test --test-concurrency=1 --test-timeout=180000
 node_rc=$?
 set -e
 sed -n '/^ℹ tests/,$p' "$logs/node.log" | head -n 8
-grep -E '^\s*✖' "$logs/node.log" | head -n 40 || true
+# The runner's own list of failures, with their errors.
+sed -n '/^✖ failing tests:/,$p' "$logs/node.log" | head -n 200
 p=$(sed -nE 's/^ℹ pass ([0-9]+)$/\1/p' "$logs/node.log" | tail -n 1)
 f=$(sed -nE 's/^ℹ fail ([0-9]+)$/\1/p' "$logs/node.log" | tail -n 1)
 c=$(sed -nE 's/^ℹ cancelled ([0-9]+)$/\1/p' "$logs/node.log" | tail -n 1)

@@ -87,14 +87,22 @@ describe("pi-secret-run and the root broker", () => {
     const prompter = new ScriptedPrompter([{ submit: SECRET }]);
     await withSession(prompter, async ({ session, scratch }) => {
       const run = runToolCommand(session, `pi-secret-run -- ${CONSUMER} hold ${scratch}`);
-      const pid = Number(await waitFor("the consumer's pid", () =>
-        readFile(join(scratch, "pid"), "utf8").catch(() => undefined)));
+      const pid = Number(
+        await waitFor(
+          "the consumer's pid",
+          () => readFile(join(scratch, "pid"), "utf8").catch(() => undefined),
+        ),
+      );
       try {
         const environ = await readFile(`/proc/${pid}/environ`, "latin1");
         const cmdline = await readFile(`/proc/${pid}/cmdline`, "latin1");
         assert.ok(!environ.includes(SECRET), "secret in environ");
         assert.ok(!cmdline.includes(SECRET), "secret in cmdline");
-        assert.deepEqual(cmdline.split("\0").filter(Boolean).slice(-3), [CONSUMER, "hold", scratch]);
+        assert.deepEqual(cmdline.split("\0").filter(Boolean).slice(-3), [
+          CONSUMER,
+          "hold",
+          scratch,
+        ]);
         await assert.rejects(open(`/proc/${pid}/fd/0`, "r"), { code: "EACCES" });
         const status = await readFile(`/proc/${pid}/status`, "utf8");
         const mine = await readFile("/proc/self/status", "utf8");
@@ -113,9 +121,9 @@ describe("pi-secret-run and the root broker", () => {
   });
 
   const notAllowed: [string, (scratch: string) => Promise<string>, string[] | undefined][] = [
-    ["an extra argument", async () => `${CONSUMER} report db1 extra`, undefined],
-    ["a marker value starting with -", async () => `${CONSUMER} report -x`, undefined],
-    ["another program", async () => "/usr/bin/sha256sum", ["/usr/bin/sha256sum"]],
+    ["an extra argument", () => Promise.resolve(`${CONSUMER} report db1 extra`), undefined],
+    ["a marker value starting with -", () => Promise.resolve(`${CONSUMER} report -x`), undefined],
+    ["another program", () => Promise.resolve("/usr/bin/sha256sum"), ["/usr/bin/sha256sum"]],
     [
       "a symlink to another program (shown resolved)",
       async (scratch) => {
@@ -135,7 +143,11 @@ describe("pi-secret-run and the root broker", () => {
         const seen = prompter.secrets[0].request;
         assert.equal(seen.allowlisted, false, "red warning");
         if (shown) assert.deepEqual(seen.argv, shown);
-        assert.deepEqual(session.lastUnverifiedArgv(), seen.argv, "remembered for /sudo-prompt allow");
+        assert.deepEqual(
+          session.lastUnverifiedArgv(),
+          seen.argv,
+          "remembered for /sudo-prompt allow",
+        );
         assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET));
       });
     });
@@ -208,7 +220,10 @@ describe("pi-secret-run and the root broker", () => {
         `PI_ASKPASS_SOCKET=/run/sudo/askpass.sock pi-secret-run -- ${CONSUMER} report x`,
       );
       assert.equal(r.code, 125);
-      assert.match(r.stderr, /pi-secret-broker: (the session directory is not the caller's|no pi session socket)/);
+      assert.match(
+        r.stderr,
+        /pi-secret-broker: (the session directory is not the caller's|no pi session socket)/,
+      );
       assert.equal(prompter.secrets.length, 0);
     });
   });

@@ -17,6 +17,7 @@ import { runToolCommand } from "../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../helpers/heartbeat.ts";
 import { pidsWithCmdline, waitFor } from "../helpers/processes.ts";
 import { testPassword } from "../helpers/test_env.ts";
+import { ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 
 const PASSWORD = testPassword();
 const WRONG = "definitely-not-the-password";
@@ -30,7 +31,7 @@ interface Fixture {
 async function withSession(
   script: ScriptedAnswer[],
   run: (f: Fixture) => Promise<void>,
-  options: { timeoutMs?: number; queueCapacity?: number } = {},
+  options: { timeoutMs?: number; queueCapacity?: number; hardened?: false; strict?: boolean } = {},
 ): Promise<void> {
   const prompter = new ScriptedPrompter(script);
   const events: SessionEvent[] = [];
@@ -187,6 +188,41 @@ describe("real sudo through the askpass channel", () => {
       });
     });
   }
+
+  it("hardened mode: with the broker installed, the root-owned helper answers", async () => {
+    await withSession([{ submit: PASSWORD }], async ({ session }) => {
+      assert.equal(session.hardened, true, "tests/run.sh installs the broker before this suite");
+      assert.equal(session.helperPath, `${ROOT_SOURCES}/askpass/helper.ts`);
+      assert.equal(session.denoPath, ROOT_DENO);
+      const r = await runToolCommand(session, "sudo -k id -u");
+      assert.equal(r.stdout, "0\n", r.stderr);
+    });
+  });
+
+  it("hardened: false uses the package's own helper", async () => {
+    await withSession([{ submit: PASSWORD }], async ({ session }) => {
+      assert.equal(session.hardened, false);
+      assert.ok(session.helperPath.endsWith("/askpass/helper.ts"));
+      assert.ok(!session.helperPath.startsWith(ROOT_SOURCES));
+      const r = await runToolCommand(session, "sudo -k id -u");
+      assert.equal(r.stdout, "0\n", r.stderr);
+    }, { hardened: false });
+  });
+
+  it("inside one command the credential cache works; strict mode ignores it", async () => {
+    await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
+      const r = await runToolCommand(session, "sudo -A true && sudo -n id -u");
+      assert.equal(r.stdout, "0\n", r.stderr);
+      assert.equal(prompter.seen.length, 1);
+    });
+    await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
+      const r = await runToolCommand(session, "sudo true; sudo -n true; echo rc=$?");
+      assert.match(r.stdout, /rc=1/);
+      assert.match(r.stderr, /a password is required/);
+      assert.equal(prompter.seen.length, 1);
+      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1, 3), ["-k", "-A"]);
+    }, { strict: true });
+  });
 
   it("scripts started by the command reach the modal through the PATH wrapper", async () => {
     await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {

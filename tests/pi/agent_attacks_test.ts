@@ -16,9 +16,11 @@
  * them by absolute path (its shell has no `node_modules` on PATH).
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
 import { isPiReady, type PiSession, startPi } from "./pi_runner.ts";
@@ -29,6 +31,7 @@ import {
   count,
   EXTENSION,
   NODE,
+  procLeaks,
   startProcSampler,
   TITLE,
   toolResults,
@@ -142,6 +145,31 @@ function modalFrame(screen: string): { top: number; rows: string[] } | undefined
 }
 
 describe("attacks from inside the agent's bash tool (real pi, real sudo)", () => {
+  it("the /proc leak check itself finds a planted canary in argv and in the environment", async () => {
+    // Guards against a check that silently sees nothing (e.g. /proc mounted
+    // with hidepid): plant a random canary, not the password, and find it.
+    const canary = `canary-${crypto.randomUUID()}`;
+    const child = spawn("/bin/sh", ["-c", "sleep 20; exit 0", `argv-${canary}`], {
+      env: { PATH: "/usr/bin:/bin", PLANTED: `env-${canary}` },
+      stdio: "ignore",
+      detached: true, // its own process group, so sleep goes with it
+    });
+    try {
+      const mine = [`/proc/${child.pid}/cmdline`, `/proc/${child.pid}/environ`];
+      // (`sleep` inherits the environment: its environ is a third hit.)
+      await waitFor("the planted canary", async () => {
+        const leaks = await procLeaks(canary);
+        return mine.every((m) => leaks.includes(m)) ? true : undefined;
+      }, 5_000);
+      const sampler = startProcSampler(canary);
+      await new Promise((r) => setTimeout(r, 100));
+      const sampled = (await sampler.stop()).leaks;
+      assert.ok(mine.every((m) => sampled.includes(m)), "the sampler finds it too");
+    } finally {
+      process.kill(-child.pid!, "SIGKILL");
+    }
+  });
+
   it("a forger with the session key races the real helper, claiming its pid and prompt: DENIED, and only sudo gets the password", async () => {
     await withScratch(async (work) => {
       const command = `D='${work}'; ${LEGIT} >"$D/legit.out" 2>&1 & ` +
@@ -266,7 +294,10 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
         assert.match(plain, /^ │ Your password is secure/m);
         const fakeRows = ansi.split("\n").filter((l) => l.includes("Your password is secure"));
         assert.equal(fakeRows.length, 1);
-        assert.ok(fakeRows[0].startsWith(" \x1b[2m"), `fake row not dim: ${JSON.stringify(fakeRows[0])}`);
+        assert.ok(
+          fakeRows[0].startsWith(" \x1b[2m"),
+          `fake row not dim: ${JSON.stringify(fakeRows[0])}`,
+        );
         assert.equal(modalFrame(plain), undefined, "no overlay frame on screen");
 
         // 2. The real request.

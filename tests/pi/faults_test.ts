@@ -42,6 +42,23 @@ const RELOAD_TRIGGER = join(ATTACK_SCRIPTS, "reload_trigger.ts");
 /** The modal must close within this time after its request died (SPEC §4.7). */
 const CLOSE_WITHIN_MS = 1_000;
 
+/**
+ * Requests seen by {@link pendingRequest}. pi runs tool commands detached
+ * (their own sessions), so closing tmux does not end them: a test that fails
+ * half-way must not leave a helper and a sudo waiting for their deadlines.
+ */
+const seen: Pending[] = [];
+
+/** SIGKILLs the helpers and sudos of `seen` that are still the same processes. */
+async function reapSeen(): Promise<void> {
+  for (const p of seen.splice(0)) {
+    const helperArgv = await readFile(`/proc/${p.helper}/cmdline`, "utf8").catch(() => "");
+    if (helperArgv.includes(`--allow-net=unix:${p.socket}`)) kill9(p.helper);
+    const sudoComm = await readFile(`/proc/${p.sudo}/comm`, "utf8").catch(() => "");
+    if (sudoComm.trim() === "sudo" && await parentPid(p.helper) === p.sudo) kill9(p.sudo);
+  }
+}
+
 async function withPi(
   script: FauxStep[],
   run: (pi: PiSession) => Promise<void>,
@@ -52,6 +69,7 @@ async function withPi(
     await run(pi);
   } finally {
     await pi.close();
+    await reapSeen();
   }
 }
 
@@ -87,7 +105,9 @@ async function pendingRequest(pi: PiSession): Promise<Pending> {
   assert.ok(sudo !== undefined, "the helper's parent");
   const comm = (await readFile(`/proc/${sudo}/comm`, "utf8")).trim();
   assert.equal(comm, "sudo", "the helper's parent is sudo");
-  return { piPid, dir, socket, helper, sudo };
+  const pending = { piPid, dir, socket, helper, sudo };
+  seen.push(pending);
+  return pending;
 }
 
 /**
@@ -168,7 +188,9 @@ describe("fault injection (real pi, real sudo)", () => {
         const out = await readFile(join(work, "out"), "utf8");
         assert.match(out, /pi-askpass: the pi session closed the connection/);
         assert.match(out, /no password was provided/);
-        assert.equal(await isRunning(p.sudo), false, "sudo is gone too");
+        await waitFor("sudo to be gone too", async () => {
+          return (await isRunning(p.sudo)) ? undefined : true;
+        }, 3_000);
         // A SIGKILLed pi cannot clean up after itself…
         assert.equal(await exists(stale), true, "the dead pi's directory is still there");
       });
@@ -196,8 +218,11 @@ describe("fault injection (real pi, real sudo)", () => {
         await pi.tmux.waitFor("FLOW-DONE", 20_000);
         const [result] = toolResults(await pi.readSessions());
         assert.match(result, /timed out after 2 seconds/i);
-        assert.equal(await isRunning(p.helper), false, "the helper is gone");
-        assert.equal(await isRunning(p.sudo), false, "sudo is gone");
+        for (const [what, pid] of [["helper", p.helper], ["sudo", p.sudo]] as const) {
+          await waitFor(`the ${what} to be gone`, async () => {
+            return (await isRunning(pid)) ? undefined : true;
+          }, 3_000);
+        }
         await assertNoLeak(pi, PASSWORD);
       },
     );
@@ -243,7 +268,6 @@ describe("fault injection (real pi, real sudo)", () => {
         );
         assert.equal(rc.trim(), "rc=1");
         const out = await readFile(join(work, "out"), "utf8");
-        console.error("DEBUGOUT", JSON.stringify(out));
         // The request is denied by the modal's teardown (cancelled) or by the
         // session's shutdown (session_closed, or the socket closed under it).
         assert.match(
@@ -283,14 +307,17 @@ describe("fault injection (real pi, real sudo)", () => {
         await openModal(pi);
         const p = await pendingRequest(pi);
         await writeFile(trigger, "");
-        await waitFor("the reload to fire", () => exists(`${trigger}.fired`).then((e) => e || undefined));
+        await waitFor(
+          "the reload to fire",
+          () => exists(`${trigger}.fired`).then((e) => e || undefined),
+        );
         // pi's warning "Wait for the current response to finish before
         // reloading." (its right part is hidden behind the modal).
         await pi.tmux.waitFor("Warning: Wait for t", 5_000);
         const screen = await pi.tmux.capture();
         assert.match(screen, new RegExp(TITLE), "the modal is still open");
         assert.equal(await isRunning(p.helper), true, "the helper still waits");
-        assert.equal((await sessionDirOf(p.piPid)), p.dir, "same session");
+        assert.equal(await sessionDirOf(p.piPid), p.dir, "same session");
         await typeMasked(pi, PASSWORD);
         await pi.tmux.sendKeys("Enter");
         await pi.tmux.waitFor("FLOW-DONE", 20_000);

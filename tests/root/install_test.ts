@@ -34,7 +34,10 @@ function run(file: string, args: string[], env: Record<string, string> = {}) {
       timeout: 120_000,
       env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", ...env },
     }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, out: stdout + stderr });
+      resolve({
+        code: err ? (typeof err.code === "number" ? err.code : 1) : 0,
+        out: stdout + stderr,
+      });
     });
   });
 }
@@ -86,7 +89,9 @@ describe("broker installation (as root)", () => {
     const r = await install();
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /installed \/usr\/local\/libexec\/pi-sudo-prompt/);
-    for (const path of [BROKER_ROOT, BROKER_LAUNCHER, ROOT_DENO, BROKER_VERSION_FILE, SUDOERS_FILE]) {
+    for (
+      const path of [BROKER_ROOT, BROKER_LAUNCHER, ROOT_DENO, BROKER_VERSION_FILE, SUDOERS_FILE]
+    ) {
       const st = await lstat(path);
       assert.equal(st.uid, 0, `${path} owned by root`);
       assert.equal(st.mode & 0o022, 0, `${path} not writable by group/other`);
@@ -114,7 +119,9 @@ describe("broker installation (as root)", () => {
     assert.equal(await readFile(ALLOWLIST_PATH, "utf8"), edited);
     assert.equal((await run("/usr/sbin/visudo", ["-c"])).code, 0);
     // One rule line for the user, not two.
-    const rules = (await readFile(SUDOERS_FILE, "utf8")).split("\n").filter((l) => l.startsWith(USER));
+    const rules = (await readFile(SUDOERS_FILE, "utf8")).split("\n").filter((l) =>
+      l.startsWith(USER)
+    );
     assert.equal(rules.length, 1);
   });
 
@@ -126,7 +133,11 @@ describe("broker installation (as root)", () => {
       assert.equal(r.code, 125, r.out);
       assert.match(
         r.out,
-        new RegExp(`the installed broker speaks protocol ${PROTOCOL_VERSION + 1}, this package ${PROTOCOL_VERSION}: reinstall it`),
+        new RegExp(
+          `the installed broker speaks protocol ${
+            PROTOCOL_VERSION + 1
+          }, this package ${PROTOCOL_VERSION}: reinstall it`,
+        ),
       );
     } finally {
       await writeFile(BROKER_VERSION_FILE, original);
@@ -137,7 +148,15 @@ describe("broker installation (as root)", () => {
     const noUser = await run("/bin/sh", [join(REPO, "broker/install.sh")]);
     assert.notEqual(noUser.code, 0);
     assert.match(noUser.out, /name the user who runs pi/);
-    const asUser = await run("/sbin/runuser", ["-u", USER, "--", "/bin/sh", join(REPO, "broker/install.sh"), "--user", USER]);
+    const asUser = await run("/sbin/runuser", [
+      "-u",
+      USER,
+      "--",
+      "/bin/sh",
+      join(REPO, "broker/install.sh"),
+      "--user",
+      USER,
+    ]);
     assert.notEqual(asUser.code, 0);
     assert.match(asUser.out, /must run as root/);
   });

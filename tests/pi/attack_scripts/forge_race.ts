@@ -113,7 +113,11 @@ async function main(): Promise<void> {
     forge(key, "race/claims-own-pid", process.pid, prompt),
   ]);
   // The real request is pending now (the test saw the modal).
-  await until("the go file", () => readFile(join(work, "go")).then(() => true, () => undefined), 60_000);
+  await until(
+    "the go file",
+    () => readFile(join(work, "go")).then(() => true, () => undefined),
+    60_000,
+  );
   for (let i = 1; i <= 3; i++) await forge(key, `pending/claims-helper-pid#${i}`, helper, prompt);
   await forge(key, "pending/claims-own-pid", process.pid, prompt);
   await writeFile(join(work, "done"), "");
