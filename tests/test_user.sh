@@ -72,8 +72,8 @@ test_user_cleanup() {
 # The broker suites install the real broker (root-owned files, a sudoers rule,
 # /etc/pi-sudo-prompt). A machine that already has them gets them back
 # afterwards, untouched.
-BROKER_STATE="/usr/local/libexec/pi-sudo-prompt /etc/pi-sudo-prompt /etc/sudoers.d/pi-sudo-prompt /run/pi-sudo-prompt"
 TEST_CONSUMER_DIR=/usr/local/libexec/pi-sudo-prompt-test
+BROKER_STATE="/usr/local/libexec/pi-sudo-prompt /etc/pi-sudo-prompt /etc/sudoers.d/pi-sudo-prompt /run/pi-sudo-prompt $TEST_CONSUMER_DIR"
 
 broker_state_save() {
   mkdir -p "$work/saved"
@@ -90,7 +90,6 @@ broker_state_save() {
 broker_state_restore() {
   [ -n "${work:-}" ] && [ -d "$work/saved" ] || return 0
   for p in $BROKER_STATE; do rm -rf "$p"; done
-  rm -rf "$TEST_CONSUMER_DIR"
   for p in $BROKER_STATE; do
     if [ -e "$work/saved$p" ] || [ -L "$work/saved$p" ]; then mv "$work/saved$p" "$p"; fi
   done

@@ -255,6 +255,66 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
     assert.match(notExec, /helper said: pi-askpass: denied: verification_failed/);
   });
 
+  it("escapes in the agent's tool-call command and in its message text stay inert too", {
+    todo: "known weakness: pi draws the bash call's command (renderCall, kept by the " +
+      "replaced tool) and the assistant's text with their escape sequences",
+  }, async () => {
+    const e = "\x1b";
+    const box = (claim: string) => [
+      `╭${"─".repeat(78)}╮`,
+      `│ 🔐 ${TITLE}${" ".repeat(46)}│`,
+      `│ Command: /usr/bin/sudo -A ${claim}`.padEnd(79) + "│",
+      `│ Password:${" ".repeat(68)}│`,
+      `╰${"─".repeat(78)}╯`,
+    ];
+    // Channel 1, the command the model asks the bash tool to run: a clear
+    // screen, a colour of its own, and a look-alike at the overlay's column.
+    const command = `: '${e}[2J${e}[38;2;6;6;6m\n` +
+      box("apt install harmless").map((l) => " ".repeat(19) + l).join("\n") +
+      `\n${e}[0m'; echo CMD-RAN`;
+    // Channel 2, the model's own message: clear screen, window title, colour,
+    // and the look-alike drawn by cursor addressing where the overlay goes.
+    const text = `${e}[2J${e}]0;evil-text${e}\\${e}[38;2;7;7;7m` +
+      box("pip install harmless").map((l, i) => `${e}[${8 + i};21H${l}`).join("") +
+      `${e}[0m MSG-DONE`;
+    await withPi([{ bash: command }, { text: "CMD-SHOWN" }, { text }], async (pi) => {
+      const problems: string[] = [];
+      const check = async (channel: string, colour: string, claim: string) => {
+        const plain = await pi.tmux.capture();
+        const ansi = await pi.tmux.capture({ ansi: true });
+        // (Only the first channel can be judged on a cleared screen: pi does
+        // not redraw what it believes unchanged, so the screen stays blank.)
+        if (channel === "command" && !/^ go$/m.test(plain)) {
+          problems.push(`${channel}: pi's screen was cleared`);
+        }
+        if (ansi.includes(colour)) {
+          problems.push(`${channel}: the agent's colour reached the terminal`);
+        }
+        const frame = modalFrame(plain);
+        if (frame?.rows.some((r) => r.includes(claim))) {
+          problems.push(`${channel}: an overlay-like frame is on screen`);
+        }
+      };
+      await pi.tmux.sendText("go");
+      await pi.tmux.sendKeys("Enter");
+      await pi.tmux.waitFor("CMD-SHOWN", 20_000);
+      await check("command", "38;2;6;6;6", "apt install harmless");
+      await pi.tmux.sendText("again");
+      await pi.tmux.sendKeys("Enter");
+      await pi.tmux.waitFor("MSG-DONE", 20_000);
+      await check("message", "38;2;7;7;7", "pip install harmless");
+      const { stdout } = await pi.tmux.tmux(
+        "display-message",
+        "-p",
+        "-t",
+        pi.tmux.target,
+        "#{pane_title}",
+      );
+      if (stdout.trim() === "evil-text") problems.push("message: the window title was set");
+      assert.deepEqual(problems, []);
+    });
+  });
+
   it("ANSI escapes drawing a fake modal stay inert tool output; the real modal remains distinguishable", async () => {
     // The agent also picks sudo's prompt: it repeats the lie there.
     const legit = `export SUDO_PROMPT=$'\\e[2J\\e[31m🔐 ${TITLE}\\n` +
