@@ -51,6 +51,12 @@ for check in "fmt --check" "lint" "check"; do
   fi
 done
 
+if (cd "$work/repo" && NO_COLOR=1 DENO_DIR="$work/deno-root-cache" "$deno" publish --dry-run --allow-dirty) >"$logs/static.log" 2>&1; then
+  echo "ok   deno publish --dry-run"; count 1 0
+else
+  echo "FAIL deno publish --dry-run"; tail -n 30 "$logs/static.log"; count 0 1
+fi
+
 # --- root phase: install the real broker for the user suites ---------------
 broker_state_save
 set +e
