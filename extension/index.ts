@@ -25,6 +25,7 @@ import process from "node:process";
 import { showSecretModal, showSudoModal } from "./modal.ts";
 import { type AskpassSession, type SessionEvent, startSession } from "./session_server.ts";
 import { registerCommands } from "./commands.ts";
+import { sanitizeUntrusted } from "./prompt_text.ts";
 import { AuditLog, defaultAuditPath, sessionAuditSink } from "./audit_log.ts";
 
 /** How often at most a refused request is reported with a notice. */
@@ -98,8 +99,16 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   // truncation, details), rebuilt per call so it follows ctx.cwd and the
   // user's shell settings, which an override does not receive from pi.
   const prototype = createBashToolDefinition(process.cwd());
+  const drawCall = prototype.renderCall;
   pi.registerTool({
     ...prototype,
+    // pi draws the call's command as given; the model chooses it, so strip
+    // escape sequences and controls first, or it could clear the screen and
+    // draw a look-alike of the modal. What runs is unchanged.
+    renderCall: drawCall
+      ? (args, theme, context) =>
+        drawCall({ ...args, command: displaySafe(args.command) }, theme, context)
+      : undefined,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const settings = SettingsManager.create(ctx.cwd, getAgentDir());
       const s = session;
@@ -141,6 +150,13 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
 function isInteractive(ctx: ExtensionContext): boolean {
   const mode = (ctx as { mode?: string }).mode;
   return mode === undefined ? ctx.hasUI : mode === "tui";
+}
+
+/** A command for display: no escape sequences, no controls but newline and tab. */
+function displaySafe(command: unknown): string {
+  if (typeof command !== "string") return "";
+  return command.split("\n").map((line) => sanitizeUntrusted(line.replaceAll("\t", "  "), 10_000))
+    .join("\n");
 }
 
 function withPrelude(session: AskpassSession, command: string): string {

@@ -689,15 +689,26 @@ class ServerState {
     if (i >= 0) this.#queue.splice(i, 1);
     if (this.#active === entry) this.#active = undefined;
     if (this.#queue.length === 0) this.#stopLiveness();
+    queueMicrotask(() => this.#pump());
     if (reason !== undefined) {
       this.#emit({ kind: "denied", requestId: entry.id, reason });
-      if (!entry.socket.destroyed) {
-        void this.#reply(entry.socket, await encodeDenied(this.#key, entry.id, reason));
-      }
+      await this.#track(this.#deny(entry.socket, entry.id, reason));
     } else if (frame) {
-      await this.#reply(entry.socket, frame);
+      await this.#track(this.#reply(entry.socket, frame));
     }
-    queueMicrotask(() => this.#pump());
+  }
+
+  /** Replies still being written; shutdown lets them finish (each bounded). */
+  readonly #inFlight = new Set<Promise<void>>();
+
+  #track(reply: Promise<void>): Promise<void> {
+    this.#inFlight.add(reply);
+    return reply.finally(() => this.#inFlight.delete(reply));
+  }
+
+  async #deny(socket: Socket, id: string, reason: DenyReason): Promise<void> {
+    if (socket.destroyed) return;
+    await this.#reply(socket, await encodeDenied(this.#key, id, reason));
   }
 
   /** Writes one frame, zeroes it once written, closes; destroys after a grace period. */
@@ -752,7 +763,10 @@ class ServerState {
   async shutdown(): Promise<void> {
     this.#closing = true;
     this.#stopLiveness();
-    await Promise.all([...this.#queue].map((e) => this.#finish(e, DENY_REASONS.SESSION_CLOSED)));
+    const pending = [...this.#queue].map((e) => this.#finish(e, DENY_REASONS.SESSION_CLOSED));
+    // Denials already on their way (a modal cancelled just before) get to
+    // arrive too: each write is bounded by WRITE_GRACE_MS.
+    await Promise.all([...pending, ...this.#inFlight]);
     for (const s of this.#sockets) s.destroy();
   }
 }

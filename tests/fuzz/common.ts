@@ -40,13 +40,32 @@ export function checkSync<T>(property: fc.IProperty<T>, options: FuzzOptions): P
     fc.assert(property, params<T>(options));
     return Promise.resolve();
   } catch (error) {
-    return Promise.reject(error);
+    return Promise.reject(withCause(error));
   }
 }
 
 /** Runs an asynchronous property; rejects with fast-check's report on failure. */
-export function checkAsync<T>(property: fc.IAsyncProperty<T>, options: FuzzOptions): Promise<void> {
-  return fc.assert(property, params<T>(options));
+export async function checkAsync<T>(
+  property: fc.IAsyncProperty<T>,
+  options: FuzzOptions,
+): Promise<void> {
+  try {
+    await fc.assert(property, params<T>(options));
+  } catch (error) {
+    throw withCause(error);
+  }
+}
+
+/**
+ * fast-check's report (seed, replay path, shrunk counterexample) with the
+ * failing check's own message appended: fast-check keeps that in `cause`.
+ */
+function withCause(error: unknown): unknown {
+  if (!(error instanceof Error) || !(error.cause instanceof Error)) return error;
+  const report = new Error(`${error.message.trimEnd()}\nFailure: ${error.cause.message}`, {
+    cause: error.cause,
+  });
+  return report;
 }
 
 /** Plain equality of two byte arrays. */
@@ -58,12 +77,15 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 export function expect(condition: boolean, message: string, ...values: unknown[]): void {
   if (!condition) {
     const detail = values.map((v) =>
-      JSON.stringify(v, (_k, x) =>
-        x instanceof Uint8Array
-          ? `<bytes ${Array.from(x)}>`
-          : typeof x === "bigint"
-          ? `${x}n`
-          : x)
+      JSON.stringify(
+        v,
+        (_k, x) =>
+          x instanceof Uint8Array
+            ? `<bytes ${Array.from(x)}>`
+            : typeof x === "bigint"
+            ? `${x}n`
+            : x,
+      )
     );
     throw new Error(detail.length > 0 ? `${message}: ${detail.join(" ")}` : message);
   }

@@ -18,15 +18,35 @@ const COMM_BYTES = 15;
 
 /** Pieces that confuse a naive `stat` parser: parens, spaces, digits, state letters. */
 const commPieceArb = fc.oneof(
-  fc.constantFrom(" ", "(", ")", ") ", " (", ")(", ") S 1 ", "0", "1", "9", " 1 ", "S", "R", "\n", "\t"),
+  fc.constantFrom(
+    " ",
+    "(",
+    ")",
+    ") ",
+    " (",
+    ")(",
+    ") S 1 ",
+    "0",
+    "1",
+    "9",
+    " 1 ",
+    "S",
+    "R",
+    "\n",
+    "\t",
+  ),
   fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
 );
 /** Any `comm` (longer than the kernel's 15 bytes too: the parser must not care). */
-const commArb = fc.array(commPieceArb, { maxLength: 24 }).map((a) => a.join("").replaceAll("\0", ""));
+const commArb = fc.array(commPieceArb, { maxLength: 24 }).map((a) =>
+  a.join("").replaceAll("\0", "")
+);
 const u64Arb = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const fieldArb = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 64n - 1n }).map(String);
 const pidArb = fc.oneof(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.constantFrom(0, 1, 4194304));
-const stateArb = fc.constantFrom(..."RSDZTtXxKWPIabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+const stateArb = fc.constantFrom(
+  ..."RSDZTtXxKWPIabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+);
 
 interface StatFields {
   readonly pid: number;
@@ -191,11 +211,40 @@ export function statusNeverThrows(options: FuzzOptions): Promise<void> {
         fc.string({ unit: "binary", maxLength: 400 }),
         fc.array(
           fc.oneof(
-            fc.constantFrom("Uid:", "Gid:", "\t", "\n", "0", "1", "99999999999999999999", "-1", " "),
+            fc.constantFrom(
+              "Uid:",
+              "Gid:",
+              "\t",
+              "\n",
+              "0",
+              "1",
+              "99999999999999999999",
+              "-1",
+              " ",
+            ),
             fc.string({ maxLength: 4 }),
           ),
           { maxLength: 40 },
         ).map((a) => a.join("")),
+        // Well-formed Uid/Gid lines around junk, with numbers past 2^53 and odd separators.
+        fc.tuple(
+          fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }),
+          fc.array(
+            fc.oneof(
+              fc.nat().map(String),
+              fc.constantFrom("9007199254740993", "99999999999999999999", "00", "1e3"),
+              fc.bigInt({ min: 0n, max: 10n ** 25n }).map(String),
+            ),
+            { minLength: 8, maxLength: 8 },
+          ),
+          fc.constantFrom("\t", "\t", "\t", " "),
+        ).map(([junk, n, sep]) =>
+          [
+            ...junk,
+            `Uid:${sep}${n.slice(0, 4).join(sep)}`,
+            `Gid:${sep}${n.slice(4).join(sep)}`,
+          ].join("\n")
+        ),
         // Lines shaped like the real ones, with odd numbers and separators.
         fc.array(
           fc.oneof(
@@ -283,9 +332,24 @@ export function nulListRoundTrip(options: FuzzOptions): Promise<void> {
 
 /** The `/proc` suite, in registry form. */
 export const PROC_PROPERTIES: readonly FuzzProperty[] = [
-  { name: "proc: stat round trip (comm with spaces and parens)", ciRuns: 500, longRuns: 50000, run: statRoundTrip },
-  { name: "proc: stat parser never throws", ciRuns: 500, longRuns: 50000, run: statNeverThrows },
-  { name: "proc: status ids are the kernel's, whatever the comm", ciRuns: 500, longRuns: 50000, run: statusIdsFollowKernel },
-  { name: "proc: status parser never throws", ciRuns: 500, longRuns: 50000, run: statusNeverThrows },
-  { name: "proc: NUL lists round trip", ciRuns: 500, longRuns: 50000, run: nulListRoundTrip },
+  {
+    name: "proc: stat round trip (comm with spaces and parens)",
+    ciRuns: 1000,
+    longRuns: 50000,
+    run: statRoundTrip,
+  },
+  { name: "proc: stat parser never throws", ciRuns: 1000, longRuns: 50000, run: statNeverThrows },
+  {
+    name: "proc: status ids are the kernel's, whatever the comm",
+    ciRuns: 1000,
+    longRuns: 50000,
+    run: statusIdsFollowKernel,
+  },
+  {
+    name: "proc: status parser never throws",
+    ciRuns: 1000,
+    longRuns: 50000,
+    run: statusNeverThrows,
+  },
+  { name: "proc: NUL lists round trip", ciRuns: 1000, longRuns: 50000, run: nulListRoundTrip },
 ];

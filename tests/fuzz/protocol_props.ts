@@ -9,9 +9,9 @@
  */
 import fc from "fast-check";
 import {
+  type Decoded,
   decodeReply,
   decodeRequest,
-  type Decoded,
   DENY_REASONS,
   type DenyReason,
   encodeDenied,
@@ -22,12 +22,19 @@ import {
   MAX_FRAME_BYTES,
   MAX_PASSWORD_BYTES,
   MAX_PROMPT_BYTES,
+  type PasswordRequest,
   PROTOCOL_ERRORS,
   type ProtocolError,
   type Reply,
-  type PasswordRequest,
 } from "../../askpass/protocol.ts";
-import { checkAsync, checkSync, expect, type FuzzOptions, type FuzzProperty, sameBytes } from "./common.ts";
+import {
+  checkAsync,
+  checkSync,
+  expect,
+  type FuzzOptions,
+  type FuzzProperty,
+  sameBytes,
+} from "./common.ts";
 
 const utf8 = new TextEncoder();
 const LENGTH_PREFIX = 4;
@@ -60,6 +67,14 @@ const JSON_HEAVY = [
 ];
 const codeUnitArb = fc.integer({ min: 0, max: 0xffff }).map((n) => String.fromCharCode(n));
 
+/** Large byte arrays that shrink cheaply: a short pattern repeated to a length. */
+function bigBytesArb(minLength: number, maxLength: number): fc.Arbitrary<Uint8Array> {
+  return fc.tuple(
+    fc.integer({ min: minLength, max: maxLength }),
+    fc.uint8Array({ minLength: 1, maxLength: 16 }),
+  ).map(([n, pattern]) => Uint8Array.from({ length: n }, (_, i) => pattern[i % pattern.length]));
+}
+
 /** Keeps whole code points (a lone surrogate counts 3 bytes, as TextEncoder writes it). */
 function truncateUtf8(s: string, maxBytes: number): string {
   let out = "";
@@ -76,18 +91,26 @@ function truncateUtf8(s: string, maxBytes: number): string {
 /** Any prompt sudo could pass: ≤ 1024 UTF-8 bytes, no NUL, escape-heavy ones included. */
 export const promptArb: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: "binary", maxLength: 300 }),
+  fc.string({ unit: "binary", maxLength: 300, size: "max" }),
   fc.string({ unit: "grapheme", maxLength: 200 }),
   fc.string({ unit: codeUnitArb, maxLength: 600 }),
   fc.string({ unit: "binary-ascii", minLength: 900, maxLength: 1100 }),
   fc.string({ unit: fc.constantFrom(...JSON_HEAVY), maxLength: 40 }),
   fc.string({ unit: fc.constantFrom(...JSON_HEAVY), minLength: 400, maxLength: 1100 }),
-  // The worst case at the size limit: ~1 KiB of characters JSON writes as \u00XX.
-  fc.string({ unit: fc.constantFrom(...JSON_HEAVY.slice(0, 31)), minLength: 900, maxLength: 1024 }),
+  // The worst case up to the size limit: characters JSON writes as \u00XX, repeated
+  // (a length and a short pattern, so a failure shrinks to the exact threshold).
+  fc.tuple(
+    fc.integer({ min: 0, max: MAX_PROMPT_BYTES }),
+    fc.array(fc.constantFrom(...JSON_HEAVY.slice(0, 31)), { minLength: 1, maxLength: 8 }),
+  ).map(([n, pattern]) =>
+    Array.from({ length: n }, (_, i) => pattern[i % pattern.length]).join("")
+  ),
 ).map((s) => truncateUtf8(s.replaceAll("\0", ""), MAX_PROMPT_BYTES));
 
 /** A password sudo accepts: ≤ 1023 bytes, none of NUL, LF, CR. */
 export const passwordArb: fc.Arbitrary<Uint8Array> = fc.oneof(
   fc.uint8Array({ maxLength: MAX_PASSWORD_BYTES }),
+  fc.uint8Array({ maxLength: MAX_PASSWORD_BYTES, size: "max" }),
   fc.uint8Array({ minLength: MAX_PASSWORD_BYTES, maxLength: MAX_PASSWORD_BYTES }),
 ).map((a) => a.map((b) => (b === 0 || b === 0x0a || b === 0x0d ? b + 1 : b)));
 
@@ -193,7 +216,11 @@ const interestingByte = fc.oneof(
   fc.constantFrom(...utf8.encode(' "\\:,{}[]0123456789abcdefABCDEF-+.eEnul\t\n')),
 );
 export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.record({ op: fc.constant("flip" as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({
+    op: fc.constant("flip" as const),
+    at: fc.nat(),
+    bit: fc.integer({ min: 0, max: 7 }),
+  }),
   fc.record({ op: fc.constant("set" as const), at: fc.nat(), value: interestingByte }),
   fc.record({
     op: fc.constant("insert" as const),
@@ -283,7 +310,8 @@ export type Tamper =
   | { readonly op: "delete"; readonly field: string }
   | { readonly op: "append"; readonly field: string; readonly value: unknown }
   | { readonly op: "reverse" }
-  | { readonly op: "payload"; readonly bytes: Uint8Array };
+  | { readonly op: "payload"; readonly bytes: Uint8Array }
+  | { readonly op: "payload_byte"; readonly at: number; readonly value: number };
 
 const FIELDS = [
   "v",
@@ -332,6 +360,11 @@ export const tamperArb: fc.Arbitrary<Tamper> = fc.oneof(
   fc.record({ op: fc.constant("append" as const), field: fieldArb, value: tamperValueArb }),
   fc.record({ op: fc.constant("reverse" as const) }),
   fc.record({ op: fc.constant("payload" as const), bytes: fc.uint8Array({ maxLength: 64 }) }),
+  fc.record({
+    op: fc.constant("payload_byte" as const),
+    at: fc.nat(),
+    value: fc.integer({ min: 1, max: 255 }),
+  }),
 );
 
 function splitFrame(frame: Uint8Array): { entries: Entry[]; payload: Uint8Array } {
@@ -346,7 +379,9 @@ function splitFrame(frame: Uint8Array): { entries: Entry[]; payload: Uint8Array 
 
 /** Serialises entries in order (duplicates and `__proto__` kept as written). */
 function buildFrame(entries: readonly Entry[], payload: Uint8Array): Uint8Array {
-  const json = `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`;
+  const json = `{${
+    entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")
+  }}`;
   const header = utf8.encode(json);
   const frame = new Uint8Array(LENGTH_PREFIX + HEADER_LENGTH + header.length + payload.length);
   const view = new DataView(frame.buffer);
@@ -378,6 +413,12 @@ function tamper(frame: Uint8Array, tampers: readonly Tamper[]): Uint8Array {
       case "payload":
         payload = t.bytes;
         break;
+      case "payload_byte":
+        if (payload.length > 0) {
+          payload = payload.slice();
+          payload[t.at % payload.length] = t.value;
+        }
+        break;
     }
   }
   return buildFrame(entries, payload);
@@ -393,8 +434,12 @@ export function decodeRandomBytes(options: FuzzOptions): Promise<void> {
       idArb,
       fc.oneof(
         fc.uint8Array({ maxLength: 5000 }),
+        fc.uint8Array({ maxLength: 5000, size: "max" }),
         // A plausible header length and a JSON-ish start, so the JSON parser gets input.
-        fc.tuple(fc.integer({ min: 0, max: 600 }), fc.string({ maxLength: 600 })).map(
+        fc.tuple(
+          fc.integer({ min: 0, max: 600 }),
+          fc.string({ unit: "binary", maxLength: 600, size: "medium" }),
+        ).map(
           ([n, s]) => {
             const text = utf8.encode(`{${s}`);
             const body = new Uint8Array(HEADER_LENGTH + text.length);
@@ -616,8 +661,12 @@ type OverCap =
 const overCapArb: fc.Arbitrary<OverCap> = fc.oneof(
   fc.record({
     case: fc.constant("long_prompt" as const),
-    prompt: fc.string({ unit: "grapheme-ascii", minLength: MAX_PROMPT_BYTES + 1, maxLength: 3500 })
-      .map((s) => s.replace(/["\\\x00-\x1f\x7f]/g, "x")),
+    // Printable ASCII (one byte, at most two in JSON): over the prompt cap, within the frame cap.
+    prompt: fc.string({
+      unit: "grapheme-ascii",
+      minLength: MAX_PROMPT_BYTES + 1,
+      maxLength: 1900,
+    }),
   }),
   fc.record({
     case: fc.constant("long_prompt" as const),
@@ -759,7 +808,7 @@ export function frameReaderOversize(options: FuzzOptions): Promise<void> {
         fc.integer({ min: MAX_FRAME_BYTES + 1, max: 0xffffffff }),
         fc.constantFrom(MAX_FRAME_BYTES + 1, 0xffffffff),
       ),
-      fc.uint8Array({ maxLength: 6000 }),
+      fc.oneof(fc.uint8Array({ maxLength: 64 }), bigBytesArb(0, 6000)),
       fc.array(fc.nat(), { maxLength: 12 }),
       (declared, rest, cuts) => {
         const stream = new Uint8Array(LENGTH_PREFIX + rest.length);
@@ -796,9 +845,12 @@ export function frameReaderOversize(options: FuzzOptions): Promise<void> {
  */
 export function frameReaderBounded(options: FuzzOptions): Promise<void> {
   const streamArb = fc.oneof(
-    fc.uint8Array({ maxLength: 9000 }),
-    fc.uint8Array({ minLength: 4000, maxLength: 9000 }),
-    fc.tuple(fc.integer({ min: 0, max: MAX_FRAME_BYTES }), fc.uint8Array({ maxLength: 9000 })).map(
+    fc.uint8Array({ maxLength: 64 }),
+    bigBytesArb(0, 9000),
+    fc.tuple(
+      fc.oneof(fc.integer({ min: 0, max: MAX_FRAME_BYTES }), fc.constantFrom(0, MAX_FRAME_BYTES)),
+      fc.oneof(fc.uint8Array({ maxLength: 64 }), bigBytesArb(0, 9000)),
+    ).map(
       ([declared, rest]) => {
         const s = new Uint8Array(LENGTH_PREFIX + rest.length);
         new DataView(s.buffer).setUint32(0, declared);
@@ -851,15 +903,65 @@ export function frameReaderBounded(options: FuzzOptions): Promise<void> {
 
 /** The protocol suite, in registry form. */
 export const PROTOCOL_PROPERTIES: readonly FuzzProperty[] = [
-  { name: "protocol: random bytes never decode", ciRuns: 150, longRuns: 20000, run: decodeRandomBytes },
-  { name: "protocol: forged headers never decode", ciRuns: 150, longRuns: 20000, run: decodeForgedHeaders },
-  { name: "protocol: mutated frames decode only to the signed message", ciRuns: 200, longRuns: 30000, run: decodeMutatedFrames },
-  { name: "protocol: tampered headers decode only to the signed message", ciRuns: 150, longRuns: 20000, run: decodeTamperedHeaders },
-  { name: "protocol: another key's signature is refused", ciRuns: 100, longRuns: 10000, run: decodeWrongKey },
-  { name: "protocol: request round trip (any prompt ≤ 1024 bytes)", ciRuns: 100, longRuns: 10000, run: roundTripRequest },
-  { name: "protocol: reply round trip", ciRuns: 100, longRuns: 10000, run: roundTripReply },
-  { name: "protocol: caps hold on signed frames", ciRuns: 100, longRuns: 10000, run: capsOnSignedFrames },
-  { name: "frame reader: any split yields the same body", ciRuns: 100, longRuns: 10000, run: frameReaderSplits },
-  { name: "frame reader: oversize refused at the length prefix", ciRuns: 200, longRuns: 20000, run: frameReaderOversize },
-  { name: "frame reader: never buffers past the cap", ciRuns: 200, longRuns: 20000, run: frameReaderBounded },
+  {
+    name: "protocol: random bytes never decode",
+    ciRuns: 300,
+    longRuns: 20000,
+    run: decodeRandomBytes,
+  },
+  {
+    name: "protocol: forged headers never decode",
+    ciRuns: 300,
+    longRuns: 20000,
+    run: decodeForgedHeaders,
+  },
+  {
+    name: "protocol: mutated frames decode only to the signed message",
+    ciRuns: 400,
+    longRuns: 30000,
+    run: decodeMutatedFrames,
+  },
+  {
+    name: "protocol: tampered headers decode only to the signed message",
+    ciRuns: 300,
+    longRuns: 20000,
+    run: decodeTamperedHeaders,
+  },
+  {
+    name: "protocol: another key's signature is refused",
+    ciRuns: 200,
+    longRuns: 10000,
+    run: decodeWrongKey,
+  },
+  {
+    name: "protocol: request round trip (any prompt ≤ 1024 bytes)",
+    ciRuns: 200,
+    longRuns: 10000,
+    run: roundTripRequest,
+  },
+  { name: "protocol: reply round trip", ciRuns: 200, longRuns: 10000, run: roundTripReply },
+  {
+    name: "protocol: caps hold on signed frames",
+    ciRuns: 200,
+    longRuns: 10000,
+    run: capsOnSignedFrames,
+  },
+  {
+    name: "frame reader: any split yields the same body",
+    ciRuns: 200,
+    longRuns: 10000,
+    run: frameReaderSplits,
+  },
+  {
+    name: "frame reader: oversize refused at the length prefix",
+    ciRuns: 400,
+    longRuns: 20000,
+    run: frameReaderOversize,
+  },
+  {
+    name: "frame reader: never buffers past the cap",
+    ciRuns: 400,
+    longRuns: 20000,
+    run: frameReaderBounded,
+  },
 ];

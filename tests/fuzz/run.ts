@@ -15,7 +15,12 @@ import { ALL_PROPERTIES } from "./properties.ts";
 
 const USAGE = "usage: deno task fuzz [--seed N] [--runs N] [--only TEXT]";
 
-function integer(name: string, text: string | undefined, min: number, max: number): number | undefined {
+function integer(
+  name: string,
+  text: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
   if (!Number.isInteger(n) || n < min || n > max) {
@@ -57,7 +62,9 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  console.log(`fuzz seed ${seed} (replay: deno task fuzz --seed ${seed}${runs ? ` --runs ${runs}` : ""})`);
+  console.log(
+    `fuzz seed ${seed} (replay: deno task fuzz --seed ${seed}${runs ? ` --runs ${runs}` : ""})`,
+  );
   let failed = 0;
   const started = performance.now();
   for (const property of selected) {

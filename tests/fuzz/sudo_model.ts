@@ -69,6 +69,9 @@ const LONG: ReadonlyArray<readonly [string, HasArg, string]> = [
   ["version", "none", "V"],
 ];
 
+/** The full names of sudo's long options. */
+export const SUDO_LONG_OPTION_NAMES: readonly string[] = LONG.map(([name]) => name);
+
 /** What sudo makes of an argument list (everything after `sudo`). */
 export interface SudoOptions {
   /** sudo refuses these arguments whatever is added (usage error): the scanner may do anything. */

@@ -255,54 +255,85 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
     assert.match(notExec, /helper said: pi-askpass: denied: verification_failed/);
   });
 
-  it("escapes in the agent's tool-call command and in its message text stay inert too", {
-    todo: "known weakness: pi draws the bash call's command (renderCall, kept by the " +
-      "replaced tool) and the assistant's text with their escape sequences",
-  }, async () => {
-    const e = "\x1b";
-    const box = (claim: string) => [
-      `╭${"─".repeat(78)}╮`,
-      `│ 🔐 ${TITLE}${" ".repeat(46)}│`,
-      `│ Command: /usr/bin/sudo -A ${claim}`.padEnd(79) + "│",
-      `│ Password:${" ".repeat(68)}│`,
-      `╰${"─".repeat(78)}╯`,
-    ];
-    // Channel 1, the command the model asks the bash tool to run: a clear
-    // screen, a colour of its own, and a look-alike at the overlay's column.
+  const e = "\x1b";
+  const lookAlike = (claim: string) => [
+    `╭${"─".repeat(78)}╮`,
+    `│ 🔐 ${TITLE}${" ".repeat(46)}│`,
+    `│ Command: /usr/bin/sudo -A ${claim}`.padEnd(79) + "│",
+    `│ Password:${" ".repeat(68)}│`,
+    `╰${"─".repeat(78)}╯`,
+  ];
+  /** What an escape-laden channel managed to do to pi's screen. */
+  const screenProblems = async (
+    pi: PiSession,
+    channel: string,
+    colour: string,
+    claim: string,
+    clearedCheck: boolean,
+  ): Promise<string[]> => {
+    const problems: string[] = [];
+    const plain = await pi.tmux.capture();
+    const ansi = await pi.tmux.capture({ ansi: true });
+    // (Only judged where pi redraws: after a clear, pi does not redraw what
+    // it believes unchanged, so the screen stays blank.)
+    if (clearedCheck && !/^ go$/m.test(plain)) problems.push(`${channel}: pi's screen was cleared`);
+    if (ansi.includes(colour)) problems.push(`${channel}: the agent's colour reached the terminal`);
+    const frame = modalFrame(plain);
+    if (frame?.rows.some((r) => r.includes(claim))) {
+      problems.push(`${channel}: an overlay-like frame is on screen`);
+    }
+    return problems;
+  };
+
+  it("escapes in the agent's tool-call command stay inert (the extension sanitises the drawn call)", async () => {
+    // The command the model asks the bash tool to run: a clear screen, a
+    // colour of its own, and a look-alike at the overlay's column.
     const command = `: '${e}[2J${e}[38;2;6;6;6m\n` +
-      box("apt install harmless").map((l) => " ".repeat(19) + l).join("\n") +
+      lookAlike("apt install harmless").map((l) => " ".repeat(19) + l).join("\n") +
       `\n${e}[0m'; echo CMD-RAN`;
-    // Channel 2, the model's own message: clear screen, window title, colour,
-    // and the look-alike drawn by cursor addressing where the overlay goes.
-    const text = `${e}[2J${e}]0;evil-text${e}\\${e}[38;2;7;7;7m` +
-      box("pip install harmless").map((l, i) => `${e}[${8 + i};21H${l}`).join("") +
-      `${e}[0m MSG-DONE`;
-    await withPi([{ bash: command }, { text: "CMD-SHOWN" }, { text }], async (pi) => {
-      const problems: string[] = [];
-      const check = async (channel: string, colour: string, claim: string) => {
-        const plain = await pi.tmux.capture();
-        const ansi = await pi.tmux.capture({ ansi: true });
-        // (Only the first channel can be judged on a cleared screen: pi does
-        // not redraw what it believes unchanged, so the screen stays blank.)
-        if (channel === "command" && !/^ go$/m.test(plain)) {
-          problems.push(`${channel}: pi's screen was cleared`);
-        }
-        if (ansi.includes(colour)) {
-          problems.push(`${channel}: the agent's colour reached the terminal`);
-        }
-        const frame = modalFrame(plain);
-        if (frame?.rows.some((r) => r.includes(claim))) {
-          problems.push(`${channel}: an overlay-like frame is on screen`);
-        }
-      };
+    await withPi([{ bash: command }, { text: "CMD-SHOWN" }], async (pi) => {
       await pi.tmux.sendText("go");
       await pi.tmux.sendKeys("Enter");
       await pi.tmux.waitFor("CMD-SHOWN", 20_000);
-      await check("command", "38;2;6;6;6", "apt install harmless");
-      await pi.tmux.sendText("again");
+      const problems = await screenProblems(
+        pi,
+        "command",
+        "38;2;6;6;6",
+        "apt install harmless",
+        true,
+      );
+      // Plain box-drawing text is still text: the model can always write a
+      // look-alike in a command, its output or its message. What it cannot
+      // do any more is clear the screen, colour it or place it by cursor
+      // addressing; the look-alike stays inside the tool call, where it is.
+      // (The real modal takes the keyboard: typed text shows only as dots.)
+      assert.deepEqual(problems.filter((p) => !p.includes("overlay-like frame")), []);
+      const plain = await pi.tmux.capture();
+      assert.match(plain, /^ \$ : '/m, "drawn as the tool call's command");
+      assert.ok(!plain.includes("\x1b"), "no raw escape left in the text");
+    });
+  });
+
+  it("escapes in the assistant's own message text stay inert too", {
+    todo: "known weakness in pi itself (not reachable from an extension): pi draws the " +
+      "assistant's message text with its escape sequences; reported in docs/threat-model.md",
+  }, async () => {
+    // The model's own message: clear screen, window title, colour, and the
+    // look-alike drawn by cursor addressing where the overlay goes.
+    const text = `${e}[2J${e}]0;evil-text${e}\\${e}[38;2;7;7;7m` +
+      lookAlike("pip install harmless").map((l, i) => `${e}[${8 + i};21H${l}`).join("") +
+      `${e}[0m MSG-DONE`;
+    await withPi([{ text }], async (pi) => {
+      await pi.tmux.sendText("go");
       await pi.tmux.sendKeys("Enter");
       await pi.tmux.waitFor("MSG-DONE", 20_000);
-      await check("message", "38;2;7;7;7", "pip install harmless");
+      const problems = await screenProblems(
+        pi,
+        "message",
+        "38;2;7;7;7",
+        "pip install harmless",
+        false,
+      );
       const { stdout } = await pi.tmux.tmux(
         "display-message",
         "-p",
