@@ -39,8 +39,11 @@ export const REQUEST_ID_HEX_LENGTH = 32;
 export const MAX_PROMPT_BYTES = 1024;
 /** sudo reads at most 1023 bytes of an askpass reply (SUDO_CONV_REPL_MAX). */
 export const MAX_PASSWORD_BYTES = 1023;
-/** Largest frame body either side accepts. */
-export const MAX_FRAME_BYTES = 4096;
+/**
+ * Largest frame body either side accepts. JSON may write a 1-byte control
+ * character of the prompt as 6 bytes, so a 1 KiB prompt can take ~6 KiB.
+ */
+export const MAX_FRAME_BYTES = 8192;
 const LENGTH_PREFIX_BYTES = 4;
 const HEADER_LENGTH_BYTES = 2;
 

@@ -250,6 +250,8 @@ async function main(): Promise<void> {
     refuse("bad label or arguments");
   }
   if (!args.cwd.startsWith("/")) refuse("bad working directory");
+  // The request must fit one frame (MAX_FRAME_BYTES) with room for the header.
+  if (encoder.encode(JSON.stringify(args.argv)).length > 6000) refuse("arguments too long");
   await checkSocket(args.socketPath, who.uid);
   const program = await resolveProgram(args.argv[0]);
   const argv = [program, ...args.argv.slice(1)];

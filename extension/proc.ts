@@ -64,7 +64,8 @@ export function parseNulList(bytes: Uint8Array): string[] | undefined {
   if (bytes.length === 0) return [];
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    // ignoreBOM: a leading U+FEFF is data here, not a byte-order mark.
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     return undefined;
   }
@@ -79,7 +80,12 @@ export function sameList(a: readonly string[], b: readonly string[]): boolean {
 }
 
 function idLine(text: string, name: string): IdQuad | undefined {
-  const match = new RegExp(`^${name}:\\t(\\d+)\\t(\\d+)\\t(\\d+)\\t(\\d+)$`, "m").exec(text);
+  // Split on "\n" only: the kernel escapes "\n" in a process's Name: line
+  // but not "\r" or U+2028, which a multiline regex would treat as line
+  // breaks (a process could then plant a fake "Uid:" line in its name).
+  const pattern = new RegExp(`^${name}:\\t(\\d+)\\t(\\d+)\\t(\\d+)\\t(\\d+)$`);
+  const line = text.split("\n").find((l) => l.startsWith(`${name}:`));
+  const match = line === undefined ? null : pattern.exec(line);
   if (!match) return undefined;
   const ids = match.slice(1, 5).map(Number);
   if (ids.some((n) => !Number.isSafeInteger(n))) return undefined;

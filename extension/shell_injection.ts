@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { SUDO_LONG_WITH_VALUE, SUDO_SHORT_WITH_VALUE } from "./sudo_args.ts";
+import { SUDO_LONG_OPTIONS, SUDO_SHORT_WITH_VALUE } from "./sudo_args.ts";
 
 /** Quotes a string for POSIX sh (single quotes; embedded `'` closed and escaped). */
 export function shQuote(s: string): string {
@@ -19,20 +19,33 @@ export function shQuote(s: string): string {
 /**
  * POSIX-sh function `__pi_sudo_needs_askpass ARGS…`: status 0 when `-A`
  * must be added, 1 when the options already contain `-A`/`-S` (or their
- * long forms). Works in dash, bash and zsh.
+ * long forms, abbreviations included). Reads options as `sudo_args.ts`
+ * does. Works in dash, bash and zsh, under `set -eu`.
  */
 export function sudoScannerFunction(): string {
-  const longWithValue = SUDO_LONG_WITH_VALUE.map((n) => `--${n}`).join("|");
+  const longs = SUDO_LONG_OPTIONS.map(([name, arg]) => `${name}:${arg}`).join(" ");
   return [
+    // Sets __pi_lo to "name:kind" for an exact or unambiguous long option.
+    "__pi_sudo_long() {",
+    "  __pi_lo=; __pi_n=0",
+    `  for __pi_o in ${longs}; do`,
+    '    if [ "${__pi_o%:*}" = "$1" ]; then __pi_lo=$__pi_o; return 0; fi',
+    '    case "${__pi_o%:*}" in "$1"*) __pi_n=$((__pi_n + 1)); __pi_lo=$__pi_o ;; esac',
+    "  done",
+    '  [ "$__pi_n" = 1 ] || __pi_lo=',
+    "}",
     "__pi_sudo_needs_askpass() {",
     "  local __a __r __c",
     '  while [ "$#" -gt 0 ]; do',
     "    __a=$1; shift",
     '    case "$__a" in',
     "      --) return 0 ;;",
-    "      --askpass|--askpass=*|--stdin|--stdin=*) return 1 ;;",
-    `      ${longWithValue}) [ "$#" -gt 0 ] && shift ;;`,
-    "      --*) ;;",
+    "      --*)",
+    '        __r=${__a#--}; __pi_sudo_long "${__r%%=*}"',
+    '        case "$__pi_lo" in',
+    "          askpass:* | stdin:*) return 1 ;;",
+    '          *:r) case "$__a" in *=*) ;; *) [ "$#" -gt 0 ] && shift ;; esac ;;',
+    "        esac ;;",
     "      -?*)",
     "        __r=${__a#-}",
     '        while [ -n "$__r" ]; do',
@@ -40,9 +53,15 @@ export function sudoScannerFunction(): string {
     '          case "$__c" in',
     "            A|S) return 1 ;;",
     `            [${SUDO_SHORT_WITH_VALUE}]) [ -z "$__r" ] && [ "$#" -gt 0 ] && shift; __r= ;;`,
-    "            h) __r= ;;",
+    "            h)",
+    '              if [ "$__a" = "-h" ] && [ "$#" -gt 0 ]; then',
+    '                case "$1" in -*) ;; /* | =*) shift ;; *=*) ;; *) shift ;; esac',
+    "              fi",
+    "              __r= ;;",
     "          esac",
     "        done ;;",
+    "      /* | =*) return 0 ;;",
+    "      *=*) ;;",
     "      *) return 0 ;;",
     "    esac",
     "  done",

@@ -1,39 +1,77 @@
 /**
  * Decides whether a sudo invocation needs `-A` added so that sudo asks the
  * askpass helper. This is the reference implementation; the shell scanner in
- * `shell_injection.ts` is what runs inside tool calls, and tests compare the
- * two on the same cases.
+ * `shell_injection.ts` is what runs inside tool calls, and tests (including
+ * property-based ones against a model of sudo's own parser) keep the two in
+ * step.
  *
- * sudo's short options (`sudo.c`/`parse_args.c`):
- * `+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv`. Scanning stops at `--` or
- * at the first non-option argument, which is the command (its own `-S` is not
- * sudo's).
+ * It reads the options the way sudo 1.9 does (`parse_args.c`, glibc
+ * `getopt_long`): short options `+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv`;
+ * long options by full name or any unambiguous prefix (`--std` is
+ * `--stdin`); `VAR=value` words between options are environment settings and
+ * option parsing goes on after them; a bare `-h` takes a following plain word
+ * as the remote host. Scanning stops at `--` or at the first word of the
+ * command (whose own `-S` is not sudo's).
  *
  * @module
  */
 
 /** Short options that take a value (attached, or as the next argument). */
 export const SUDO_SHORT_WITH_VALUE = "aCcDgpRrTtUu";
-/** Long options that take a value (`--user=x` or `--user x`). */
-export const SUDO_LONG_WITH_VALUE: readonly string[] = [
-  "auth-type",
-  "login-class",
-  "chdir",
-  "chroot",
-  "close-from",
-  "group",
-  "prompt",
-  "role",
-  "type",
-  "command-timeout",
-  "other-user",
-  "user",
+
+/** sudo's long options: name and whether it takes a value (`r` required, `o` optional, `n` none). */
+export const SUDO_LONG_OPTIONS: readonly (readonly [string, "n" | "r" | "o"])[] = [
+  ["askpass", "n"],
+  ["auth-type", "r"],
+  ["background", "n"],
+  ["bell", "n"],
+  ["chdir", "r"],
+  ["chroot", "r"],
+  ["close-from", "r"],
+  ["command-timeout", "r"],
+  ["edit", "n"],
+  ["group", "r"],
+  ["help", "n"],
+  ["host", "r"],
+  ["list", "n"],
+  ["login", "n"],
+  ["login-class", "r"],
+  ["no-update", "n"],
+  ["non-interactive", "n"],
+  ["other-user", "r"],
+  ["preserve-env", "o"],
+  ["preserve-groups", "n"],
+  ["prompt", "r"],
+  ["remove-timestamp", "n"],
+  ["reset-timestamp", "n"],
+  ["role", "r"],
+  ["set-home", "n"],
+  ["shell", "n"],
+  ["stdin", "n"],
+  ["type", "r"],
+  ["user", "r"],
+  ["validate", "n"],
+  ["version", "n"],
 ];
+
+/** The long option `name` (full or an unambiguous prefix) stands for, if any. */
+export function resolveLongOption(name: string): readonly [string, "n" | "r" | "o"] | undefined {
+  const exact = SUDO_LONG_OPTIONS.find(([n]) => n === name);
+  if (exact) return exact;
+  const matches = SUDO_LONG_OPTIONS.filter(([n]) => n.startsWith(name));
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+/** sudo's `is_envar`: a word with `=` that does not start with `/` or `=`. */
+function isEnvAssignment(word: string): boolean {
+  return word.includes("=") && !word.startsWith("/") && !word.startsWith("=");
+}
 
 /**
  * True unless the options already choose a password source: `-A`/`--askpass`
  * (already askpass) or `-S`/`--stdin` (sudo refuses `-A` with `-S`),
- * including inside combined short flags such as `-nS`.
+ * including inside combined short flags such as `-nS` and abbreviated long
+ * options. Arguments sudo itself would reject may get either answer.
  */
 export function sudoNeedsAskpass(args: readonly string[]): boolean {
   for (let i = 0; i < args.length; i++) {
@@ -41,8 +79,9 @@ export function sudoNeedsAskpass(args: readonly string[]): boolean {
     if (arg === "--") return true;
     if (arg.startsWith("--")) {
       const name = arg.slice(2).split("=", 1)[0];
-      if (name === "askpass" || name === "stdin") return false;
-      if (SUDO_LONG_WITH_VALUE.includes(name) && !arg.includes("=")) i++;
+      const option = resolveLongOption(name);
+      if (option?.[0] === "askpass" || option?.[0] === "stdin") return false;
+      if (option?.[1] === "r" && !arg.includes("=")) i++;
       continue;
     }
     if (arg.startsWith("-") && arg.length > 1) {
@@ -53,10 +92,18 @@ export function sudoNeedsAskpass(args: readonly string[]): boolean {
           if (j === arg.length - 1) i++;
           break;
         }
-        if (c === "h") break; // -h takes an optional attached value
+        if (c === "h") {
+          // A bare -h takes the next plain word as the host.
+          const next = args[i + 1];
+          if (
+            arg === "-h" && next !== undefined && !next.startsWith("-") && !isEnvAssignment(next)
+          ) i++;
+          break;
+        }
       }
       continue;
     }
+    if (isEnvAssignment(arg)) continue; // VAR=value: sudo keeps reading options
     return true; // the command starts here
   }
   return true;

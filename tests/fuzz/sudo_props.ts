@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { spawnSync } from "node:child_process";
-import { sudoNeedsAskpass } from "../../extension/sudo_args.ts";
+import { resolveLongOption, sudoNeedsAskpass } from "../../extension/sudo_args.ts";
 import { sudoScannerFunction } from "../../extension/shell_injection.ts";
 import { SUDO_LONG_OPTION_NAMES, sudoOptionModel } from "./sudo_model.ts";
 import { checkSync, expect, type FuzzOptions, type FuzzProperty } from "./common.ts";
@@ -133,7 +133,7 @@ export function shellAgreesWithReference(options: FuzzOptions): Promise<void> {
 /** True when `word` (an option word) leaves its value to the next word. */
 function expectsSeparateValue(word: string): boolean {
   if (word.startsWith("--")) {
-    return !word.includes("=") && LONG_WITH_VALUE.includes(word.slice(2));
+    return !word.includes("=") && resolveLongOption(word.slice(2))?.[1] === "r";
   }
   if (!word.startsWith("-") || word.length < 2) return false;
   const letters = word.slice(1);
@@ -143,7 +143,11 @@ function expectsSeparateValue(word: string): boolean {
 
 /** `word` as written names a password source: `--askpass`, `--stdin`, or A/S in a cluster. */
 function namesPasswordSource(word: string): boolean {
-  if (word.startsWith("--")) return /^--(askpass|stdin)(=|$)/.test(word);
+  if (word.startsWith("--")) {
+    // Full names and unambiguous abbreviations, as sudo's getopt_long reads them.
+    const name = resolveLongOption(word.slice(2).split("=", 1)[0])?.[0];
+    return name === "askpass" || name === "stdin";
+  }
   if (!word.startsWith("-")) return false;
   const letters = word.slice(1);
   const cut = letters.search(/[aCcDgpRrTtUuh]/);
@@ -166,9 +170,11 @@ export function leaveAloneImpliesSource(options: FuzzOptions): Promise<void> {
         isValue.push(j > 0 && !isValue[j - 1] && expectsSeparateValue(args[j - 1]))
       );
       const isOption = (w: string) => w.startsWith("-") && w !== "-" && w !== "--";
+      // sudo reads VAR=value words between options as settings and goes on.
+      const isSetting = (w: string) => w.includes("=") && !/^[/=]/.test(w);
       const found = args.some((word, k) =>
         namesPasswordSource(word) && !isValue[k] &&
-        args.slice(0, k).every((w, j) => isValue[j] || isOption(w))
+        args.slice(0, k).every((w, j) => isValue[j] || isOption(w) || isSetting(w))
       );
       expect(found, "said 'leave alone' without -A/-S among the options", args);
     }),
@@ -232,7 +238,10 @@ const builtArb: fc.Arbitrary<Built> = fc.tuple(
   fc.oneof(fc.constantFrom("id", "grep", "sh", "", "x=y", "/bin/true"), wordArb),
   fc.array(wordArb, { maxLength: 4 }),
 ).map(([opts, dashDash, first, rest]) => {
-  const command = dashDash || !first.startsWith("-") ? [first, ...rest] : [`cmd${first}`, ...rest];
+  // A first word that sudo would read as an option or a VAR=value setting is
+  // not a command start: make it one.
+  const readsAsCommand = !first.startsWith("-") && !(first.includes("=") && !/^[/=]/.test(first));
+  const command = dashDash || readsAsCommand ? [first, ...rest] : [`/${first}`, ...rest];
   return {
     args: [...opts.flatMap((o) => o.args), ...(dashDash ? ["--"] : []), ...command],
     source: opts.some((o) => o.source),

@@ -153,6 +153,21 @@ describe("pi-secret-run and the root broker", () => {
     });
   }
 
+  it("a consumer that never reads its stdin: the write cannot block, the exit status passes through", async () => {
+    // At most 1 KiB: it fits the pipe buffer, so the broker's write (which
+    // also has a 10 s deadline) returns at once; the broker then just waits
+    // for the program, like any caller would.
+    const prompter = new ScriptedPrompter([{ submit: SECRET }, { submit: SECRET }]);
+    await withSession(prompter, async ({ session }) => {
+      const started = Date.now();
+      const slow = await runToolCommand(session, "pi-secret-run -- /bin/sleep 1; echo rc=$?");
+      assert.match(slow.stdout, /rc=0/);
+      assert.ok(Date.now() - started < 8000);
+      const failing = await runToolCommand(session, "pi-secret-run -- /bin/false; echo rc=$?");
+      assert.match(failing.stdout, /rc=1/, "the program's exit status");
+    });
+  });
+
   it("cancel: exit 125 with the reason, and the consumer never starts", async () => {
     const prompter = new ScriptedPrompter([{ cancel: true }]);
     await withSession(prompter, async ({ session, scratch }) => {

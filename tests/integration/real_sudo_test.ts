@@ -224,6 +224,26 @@ describe("real sudo through the askpass channel", () => {
     }, { strict: true });
   });
 
+  it("a stopped helper (SIGSTOP) is treated as gone: the prompt closes", async () => {
+    await withSession([{ hang: true }], async ({ session, prompter, events }) => {
+      const run = runToolCommand(session, "sudo -k id -u");
+      await waitFor("the prompt", () => prompter.seen.length === 1 ? true : undefined);
+      const helper = await waitFor("the helper", async () => {
+        const pids = await pidsWithCmdline(`--allow-net=unix:${session.socketPath}`);
+        return pids.length === 1 ? pids[0] : undefined;
+      });
+      process.kill(helper, "SIGSTOP");
+      try {
+        await waitFor("the prompt to close", () => prompter.seen[0].endedAt, 2000);
+        assert.ok(events.some((e) => e.kind === "denied" && e.reason === "process_gone"));
+      } finally {
+        process.kill(helper, "SIGCONT");
+      }
+      const r = await run;
+      assert.match(r.stderr, /no password was provided/);
+    });
+  });
+
   it("scripts started by the command reach the modal through the PATH wrapper", async () => {
     await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
       // A child script that runs plain `sudo` (no function in scope there).

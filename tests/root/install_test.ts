@@ -8,7 +8,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { lstat, readFile, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { argvIsAllowlisted } from "../../broker/allowlist_policy.ts";
 import { join } from "node:path";
 import process from "node:process";
 import {
@@ -142,6 +143,30 @@ describe("broker installation (as root)", () => {
     } finally {
       await writeFile(BROKER_VERSION_FILE, original);
     }
+  });
+
+  it("the installed allowlist made unsafe counts as empty (group-writable, symlink, not root's)", async () => {
+    const argv = [CONSUMER, "report", "db1"];
+    assert.equal(await argvIsAllowlisted(argv), true, "allowlisted while safe");
+    const original = await readFile(ALLOWLIST_PATH, "utf8");
+    const uid = Number((await run("/usr/bin/id", ["-u", USER])).out.trim());
+    try {
+      await chmod(ALLOWLIST_PATH, 0o664);
+      assert.equal(await argvIsAllowlisted(argv), false, "group-writable");
+      await chmod(ALLOWLIST_PATH, 0o644);
+      await chown(ALLOWLIST_PATH, uid, 0);
+      assert.equal(await argvIsAllowlisted(argv), false, "owned by the user");
+      await chown(ALLOWLIST_PATH, 0, 0);
+      await rename(ALLOWLIST_PATH, `${ALLOWLIST_PATH}.real`);
+      await symlink(`${ALLOWLIST_PATH}.real`, ALLOWLIST_PATH);
+      assert.equal(await argvIsAllowlisted(argv), false, "a symlink");
+    } finally {
+      await rm(ALLOWLIST_PATH, { force: true });
+      await rm(`${ALLOWLIST_PATH}.real`, { force: true });
+      await writeFile(ALLOWLIST_PATH, original, { mode: 0o644 });
+      await chmod(ALLOWLIST_PATH, 0o644);
+    }
+    assert.equal(await argvIsAllowlisted(argv), true, "safe again");
   });
 
   it("refuses to install without a user, or as a non-root user", async () => {
