@@ -354,14 +354,17 @@ export function auditEntryFromSessionEvent(
         ...t,
       };
     case "queued":
+      // Defensive about shapes: only listed fields, of the right types, are kept.
       return {
         time,
-        kind: event.request,
+        kind: event.request === "sudo" || event.request === "secret" ? event.request : kind,
         event: "queued",
         requestId: event.requestId,
-        argv: [...event.argv],
+        argv: Array.isArray(event.argv) ? [...event.argv] : [],
         attempt: event.attempt,
-        timings: { ...timings, verifyMs: event.verifyMs },
+        timings: typeof event.verifyMs === "number"
+          ? { ...timings, verifyMs: event.verifyMs }
+          : { ...timings },
       };
     case "prompted":
       return {
