@@ -366,9 +366,8 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
   let verdictReason = "";
   try {
     await waitFor("the prompt to open", () => prompter.calledAt.length > 0 || undefined, 15_000);
-    const denoPath = await resolveDenoBinary();
-    if (!denoPath) throw new Error("deno binary not found");
-    const helperPath = await realpath(join(REPO_ROOT, "askpass", "helper.ts"));
+    // The session's own choice (hardened mode pins the root-owned copies).
+    const { denoPath, helperPath } = session;
     const pids = (await pidsWithCmdline(`--allow-net=unix:${session.socketPath}`)).filter((
       pid,
     ) => pid !== process.pid);
@@ -381,7 +380,7 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
       exePath: denoPath,
       argvPrefix: helperArgvPrefix(denoPath, helperPath, session.socketPath),
       environment: helperEnvironment({
-        denoDir: join(session.dir, "deno-cache"),
+        denoDir: session.denoDir,
         socketPath: session.socketPath,
         sessionKeyHex: keyHex,
         deadlineMs: DEFAULT_TIMEOUT_MS + HELPER_DEADLINE_MARGIN_MS,
@@ -785,6 +784,9 @@ async function bashOverhead(): Promise<void> {
     registerTool(definition: BashDefinition) {
       ours = definition;
     },
+    registerCommand() {},
+    registerFlag() {},
+    getFlag: () => undefined,
   } as unknown as ExtensionAPI;
   piSudoPrompt(fakePi);
   const notices: string[] = [];
