@@ -111,7 +111,8 @@ describe("broker installation (as root)", () => {
   });
 
   it("re-installing upgrades and keeps an edited allowlist", async () => {
-    const edited = `# edited by the test\n${CONSUMER} report <name>\n${CONSUMER} hold <dir>\n`;
+    const edited = `# edited by the test\n${CONSUMER} report <name>\n${CONSUMER} hold <dir>\n` +
+      "/usr/bin/keepassxc-cli show -q -a Password <db> <entry>\n";
     await writeFile(ALLOWLIST_PATH, edited);
     const r = await install();
     assert.equal(r.code, 0, r.out);
