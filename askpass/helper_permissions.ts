@@ -34,6 +34,20 @@ export const HELPER_FORBIDDEN_ENV: readonly string[] = [
   "DENO_V8_FLAGS",
 ];
 
+/**
+ * `run` and the flags every entry point of this project pins: never prompt,
+ * nothing from the network or npm, no config or lock file from a parent
+ * directory. The permission flags follow per entry point.
+ */
+export const DENO_RUN_PINNED: readonly string[] = [
+  "run",
+  "--no-prompt",
+  "--no-remote",
+  "--no-npm",
+  "--no-config",
+  "--no-lock",
+];
+
 /** Values the launcher bakes into the helper's environment. */
 export interface HelperEnvValues {
   readonly denoDir: string;
@@ -65,12 +79,7 @@ export function helperArgvPrefix(
   const readEnv = [...Object.values(HELPER_ENV), ...HELPER_FORBIDDEN_ENV].join(",");
   return [
     denoPath,
-    "run",
-    "--no-prompt",
-    "--no-remote",
-    "--no-npm",
-    "--no-config",
-    "--no-lock",
+    ...DENO_RUN_PINNED,
     `--allow-read=${socketPath}`,
     `--allow-write=${socketPath}`,
     `--allow-net=unix:${socketPath}`,

@@ -8,6 +8,7 @@
  * @module
  */
 import { PROOF_DIR, ROOT_DENO, ROOT_SOURCES } from "./paths.ts";
+import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
 
 /** Where the broker's entry point is installed. */
 export const BROKER_ENTRY = `${ROOT_SOURCES}/broker/broker.ts`;
@@ -22,12 +23,7 @@ export const BROKER_REFUSAL_EXIT = 125;
 export function brokerArgvPrefix(socketPath: string): string[] {
   return [
     ROOT_DENO,
-    "run",
-    "--no-prompt",
-    "--no-remote",
-    "--no-npm",
-    "--no-config",
-    "--no-lock",
+    ...DENO_RUN_PINNED,
     "--allow-read",
     `--allow-write=${PROOF_DIR},${socketPath}`,
     `--allow-net=unix:${socketPath}`,
@@ -86,12 +82,7 @@ export const PI_SECRET_RUN_SUDO = "/usr/bin/sudo";
 export function piSecretRunArgv(denoPath: string, entry: string): string[] {
   return [
     denoPath,
-    "run",
-    "--no-prompt",
-    "--no-remote",
-    "--no-npm",
-    "--no-config",
-    "--no-lock",
+    ...DENO_RUN_PINNED,
     "--allow-read",
     "--allow-env=PATH,PI_ASKPASS_SOCKET,PI_ASKPASS_SECRET",
     `--allow-run=${PI_SECRET_RUN_SUDO}`,
