@@ -63,6 +63,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   async function start(ctx: ExtensionContext): Promise<void> {
     await session?.close();
     session = undefined;
+    await audit?.close();
+    audit = undefined;
     const opened = await AuditLog.open(defaultAuditPath());
     if (opened.ok) audit = opened.log;
     else ctx.ui.notify(`pi-sudo-prompt: audit log unavailable (${opened.reason})`, "warning");
