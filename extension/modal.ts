@@ -41,6 +41,7 @@ import {
   wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
 import { MAX_PASSWORD_BYTES } from "../askpass/protocol.ts";
+import { isUnsafeCodePoint, sanitizeUntrusted } from "./prompt_text.ts";
 import type { PromptOutcome, PromptRequest, SecretPromptRequest } from "./prompter.ts";
 
 /** The sudo modal's title, exactly as the spec words it. */
@@ -113,44 +114,9 @@ export interface SecretModalState extends MaskedInputView {
 // ---------------------------------------------------------------------------
 // Text sanitising and quoting
 
-/**
- * Characters that must never reach the terminal from untrusted text: C0, DEL
- * and C1 controls (ESC starts escape sequences, CR/LF could forge lines),
- * bidi marks, embeddings, overrides and isolates (they reorder what is shown,
- * "Trojan Source"), zero-width characters and line/paragraph separators.
- */
-function isUnsafeCodePoint(cp: number): boolean {
-  return cp < 0x20 ||
-    (cp >= 0x7f && cp <= 0x9f) ||
-    cp === 0x061c ||
-    (cp >= 0x200b && cp <= 0x200f) ||
-    (cp >= 0x2028 && cp <= 0x202e) ||
-    (cp >= 0x2060 && cp <= 0x2069) ||
-    cp === 0xfeff;
-}
-
-/**
- * Terminal escape sequences: CSI (7- and 8-bit), string sequences (OSC, DCS,
- * SOS, PM, APC) up to BEL/ST or the end of the text, and two-character ESC
- * sequences. Removed whole, so their parameters do not show up as text.
- */
-const ESCAPE_SEQUENCE =
-  // deno-lint-ignore no-control-regex -- matching control characters is the point
-  /(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[\x20-\x2f]*[\x30-\x7e]?/g;
-
-/**
- * Makes untrusted one-line text (sudo's prompt) safe to draw: removes escape
- * sequences, C0/C1 controls, DEL, bidi controls and invisible characters,
- * then keeps at most {@link MAX_PROMPT_DISPLAY_CHARS} code points (the last
- * one becomes `…` when the text was longer).
- */
+/** sudo's prompt text (or a label) for display: see `prompt_text.ts`. */
 export function sanitizePromptText(s: string): string {
-  const kept: string[] = [];
-  for (const ch of s.replace(ESCAPE_SEQUENCE, "")) {
-    if (!isUnsafeCodePoint(ch.codePointAt(0) ?? 0)) kept.push(ch);
-  }
-  if (kept.length <= MAX_PROMPT_DISPLAY_CHARS) return kept.join("");
-  return kept.slice(0, MAX_PROMPT_DISPLAY_CHARS - 1).join("") + "…";
+  return sanitizeUntrusted(s, MAX_PROMPT_DISPLAY_CHARS);
 }
 
 /** `\n`-style or `\xHH` / `\uHHHH` spelling of an unsafe character. */

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { createRequire } from "node:module";
+import { loadLibc as loadSharedLibc } from "./libc.ts";
 
 /** Named reasons a credential lookup fails. */
 export const PEER_CREDENTIAL_ERRORS = {
@@ -36,37 +36,32 @@ const SOL_SOCKET = 1;
 const SO_PEERCRED = 17;
 const SO_PEERPIDFD = 77;
 const SYS_PIDFD_OPEN = 434; // the same number on every architecture
-const SUPPORTED_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64", "riscv64"]);
 
-interface Libc {
+interface Syscalls {
   getsockopt(fd: number, level: number, name: number, out: Uint8Array, len: number[]): number;
   syscall(nr: number, ...typedArgs: unknown[]): number;
   close(fd: number): number;
   errno(): number;
 }
 
-let libc: Libc | null | undefined;
+let libc: Syscalls | null | undefined;
 
-/** Loads libc through koffi once; `null` when FFI is not available here. */
-function loadLibc(): Libc | null {
+/** The functions this module calls, bound once; `null` when FFI is not available here. */
+function loadLibc(): Syscalls | null {
   if (libc !== undefined) return libc;
-  libc = null;
-  if (process.platform !== "linux" || !SUPPORTED_ARCHES.has(process.arch)) return libc;
+  const c = loadSharedLibc();
+  if (!c) return libc = null;
   try {
-    // koffi is a native addon; load it lazily so a missing build only
-    // disables this path (and with it, every password request).
-    const koffi = createRequire(import.meta.url)("koffi");
-    const lib = koffi.load("libc.so.6");
-    const getsockopt = lib.func(
+    const getsockopt = c.lib.func(
       "int getsockopt(int, int, int, _Out_ uint8_t *optval, _Inout_ uint32_t *optlen)",
     );
-    const syscall = lib.func("long syscall(long, ...)");
-    const close = lib.func("int close(int)");
+    const syscall = c.lib.func("long syscall(long, ...)");
+    const close = c.lib.func("int close(int)");
     libc = {
       getsockopt: (fd, level, name, out, len) => getsockopt(fd, level, name, out, len),
       syscall: (nr, ...args) => Number(syscall(nr, ...args)),
       close: (fd) => close(fd),
-      errno: () => koffi.errno(),
+      errno: c.errno,
     };
   } catch {
     libc = null;

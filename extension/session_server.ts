@@ -100,6 +100,8 @@ export const CONNECTION_ERRORS = {
   REQUEST_TIMEOUT: "request_timeout",
   REPLAYED_REQUEST: "replayed_request",
   PEER_CLOSED: "peer_closed",
+  /** Something unexpected threw while handling the request: refused, fail closed. */
+  INTERNAL_ERROR: "internal_error",
 } as const;
 
 /** One of the values of {@link CONNECTION_ERRORS}. */
@@ -454,7 +456,15 @@ class ServerState {
       clearTimeout(timer);
       socket.pause();
       const body = step.body;
-      void this.#onRequest(socket, body, creds, pidfd, inode).finally(() => body.fill(0));
+      this.#onRequest(socket, body, creds, pidfd, inode)
+        .catch(() => {
+          // Fail closed: no answer at all (the helper then gives sudo nothing).
+          // The pidfd is not closed here: it may already be, and closing a
+          // descriptor number twice could close an unrelated one.
+          this.#emit({ kind: "refused", reason: CONNECTION_ERRORS.INTERNAL_ERROR });
+          socket.destroy();
+        })
+        .finally(() => body.fill(0));
     });
     socket.once("close", () => {
       if (!settled) drop(CONNECTION_ERRORS.PEER_CLOSED);
@@ -632,10 +642,10 @@ class ServerState {
     } catch {
       outcome = Promise.resolve({ kind: "cancel" });
     }
-    outcome.then(
-      (o) => this.#onOutcome(entry, o),
-      () => this.#finish(entry, DENY_REASONS.CANCELLED),
-    );
+    outcome
+      .then((o) => this.#onOutcome(entry, o), () => this.#finish(entry, DENY_REASONS.CANCELLED))
+      // An unexpected throw while answering denies the request (fail closed).
+      .catch(() => this.#finish(entry, DENY_REASONS.CANCELLED));
   }
 
   async #onOutcome(entry: Pending, outcome: PromptOutcome): Promise<void> {

@@ -32,8 +32,7 @@
  */
 import { fstat, type Stats } from "node:fs";
 import { opendir, readlink } from "node:fs/promises";
-import { createRequire } from "node:module";
-import process from "node:process";
+import { loadLibc as loadSharedLibc } from "./libc.ts";
 import { readProcText } from "./proc_reader.ts";
 
 /** Named reasons a check in this module fails. */
@@ -100,7 +99,6 @@ export const MAX_PEER_FDS = 4096;
 // Linux generic values (x86_64, arm64, riscv64). SOCK_* flags differ on
 // sparc/mips/alpha, which are refused rather than guessed; all three
 // supported architectures are little-endian.
-const SUPPORTED_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64", "riscv64"]);
 const AF_UNIX = 1;
 const AF_NETLINK = 16;
 const SOCK_DGRAM = 2;
@@ -139,20 +137,18 @@ interface NetlinkLibc {
 
 let libc: NetlinkLibc | null | undefined;
 
-/** Loads the libc functions through koffi once; `null` when FFI is not available here. */
+/** The functions this module calls, bound once; `null` when FFI is not available here. */
 function loadLibc(): NetlinkLibc | null {
   if (libc !== undefined) return libc;
-  libc = null;
-  if (process.platform !== "linux" || !SUPPORTED_ARCHES.has(process.arch)) return libc;
+  const c = loadSharedLibc();
+  if (!c) return libc = null;
   try {
-    const koffi = createRequire(import.meta.url)("koffi");
-    const lib = koffi.load("libc.so.6");
-    const socket = lib.func("int socket(int, int, int)");
-    const sendto = lib.func(
+    const socket = c.lib.func("int socket(int, int, int)");
+    const sendto = c.lib.func(
       "intptr_t sendto(int, const uint8_t *buf, size_t len, int flags, const uint8_t *addr, uint32_t addrlen)",
     );
-    const recv = lib.func("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)");
-    const close = lib.func("int close(int)");
+    const recv = c.lib.func("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)");
+    const close = c.lib.func("int close(int)");
     libc = {
       socket: (domain, type, protocol) => Number(socket(domain, type, protocol)),
       sendto: (fd, buf, len, flags, addr, addrLen) =>
