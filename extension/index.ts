@@ -113,6 +113,9 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       : undefined,
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const settings = SettingsManager.create(ctx.cwd, getAgentDir());
+      // A call that arrives while the session is still starting waits for it,
+      // so its sudo reaches the modal instead of failing for lack of a tty.
+      await starting;
       const s = session;
       const tool = createBashToolDefinition(ctx.cwd, {
         commandPrefix: settings.getShellCommandPrefix(),
@@ -131,7 +134,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
 
   // `!cmd` and `!!cmd`: pi still applies the user's prefix and records the
   // result (and keeps `!!` out of the model's context); we only add the env.
-  pi.on("user_bash", (_event, ctx) => {
+  pi.on("user_bash", async (_event, ctx) => {
+    await starting; // as in execute(): a `!` typed during start-up waits for it
     const s = session;
     if (!s) return undefined;
     const settings = SettingsManager.create(ctx.cwd, getAgentDir());

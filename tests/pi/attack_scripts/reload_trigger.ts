@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { access, writeFile } from "node:fs/promises";
+import { access, rename, writeFile } from "node:fs/promises";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 const POLL_MS = 20;
@@ -28,7 +28,9 @@ export default function reloadTrigger(pi: ExtensionAPI): void {
         if (Date.now() > end) return;
         const exists = await access(path).then(() => true, () => false);
         if (!exists) return void setTimeout(poll, POLL_MS);
-        await writeFile(`${path}.fired`, String(Date.now()));
+        // Written whole, then renamed: a reader never sees an empty file.
+        await writeFile(`${path}.fired.tmp`, String(Date.now()));
+        await rename(`${path}.fired.tmp`, `${path}.fired`);
         await ctx.reload().catch((e: unknown) => ctx.ui.notify(`test-reload-when: ${e}`, "error"));
       };
       void poll();
