@@ -24,6 +24,14 @@ fi
 for tool in "$node" "$deno"; do
   [ -x "$tool" ] || { echo "tests/run.sh: $tool missing: run 'npm ci' first" >&2; echo "0 passed, 1 failed"; exit 1; }
 done
+# One run at a time on a machine: the root phase installs the real broker and
+# moves any existing broker state aside, which a second run would disturb.
+if [ -z "${PI_TEST_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
+  PI_TEST_LOCKED=1 exec flock /tmp/pi-sudo-prompt-tests.lock sh "$0" "$@"
+fi
+# PI_TEST_ONLY="tests/pi/a_test.ts …" (development): run only these Node
+# test files after the root phase; no static checks, no Deno unit tests.
+only=${PI_TEST_ONLY:-}
 . "$repo/tests/test_user.sh"
 cleanup() {
   status=$?
@@ -50,6 +58,7 @@ count_skipped() {
 }
 
 # --- static checks (each counts as one test) --------------------------------
+static_checks() {
 for check in "fmt --check" "lint" "check"; do
   # shellcheck disable=SC2086 # word splitting of the subcommand is intended
   if (cd "$work/repo" && NO_COLOR=1 DENO_DIR="$work/deno-root-cache" "$deno" task -q $check) >"$logs/static.log" 2>&1; then
@@ -64,6 +73,8 @@ if (cd "$work/repo" && NO_COLOR=1 DENO_DIR="$work/deno-root-cache" "$deno" publi
 else
   echo "FAIL deno publish --dry-run"; tail -n 30 "$logs/static.log"; count 0 1
 fi
+}
+[ -n "$only" ] || static_checks
 
 # --- root phase: install the real broker for the user suites ---------------
 broker_state_save
@@ -87,6 +98,7 @@ else
 fi
 
 # --- unit tests under Deno (the shared modules are runtime-neutral) ---------
+deno_unit() {
 set +e
 as_user env NO_COLOR=1 node_modules/.bin/deno test -A --no-check tests/unit/ >"$logs/deno-unit.log" 2>&1
 deno_rc=$?
@@ -105,11 +117,14 @@ else
   grep -v '^\s*[0-9]*: ' "$logs/deno-unit.log" | tail -n 30
   count 0 1
 fi
+}
+[ -n "$only" ] || deno_unit
 
 # --- unit + integration + real pi suites under Node 22 ----------------------
 set +e
+# shellcheck disable=SC2086 # $only is a list of paths
 as_user node_modules/.bin/node --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec \
-  tests/unit/*_test.ts tests/integration/*_test.ts tests/pi/*_test.ts >"$logs/node.log" 2>&1
+  ${only:-tests/unit/*_test.ts tests/integration/*_test.ts tests/pi/*_test.ts} >"$logs/node.log" 2>&1
 node_rc=$?
 set -e
 count_skipped "$logs/node.log"
