@@ -28,7 +28,7 @@
  */
 
 /** Protocol version; both ends must agree exactly. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** Domain-separation tag at the head of every MAC input. */
 const MAC_CONTEXT = "pi-sudo-prompt/askpass";
 /** Bytes in a session key (256 bits). */
@@ -104,6 +104,8 @@ export interface SecretRequest {
   readonly id: string;
   readonly argv: readonly string[];
   readonly label: string;
+  /** The directory the program starts in: the caller's real cwd, entered as the caller. */
+  readonly cwd: string;
   readonly allowlisted: boolean;
   readonly proof: string;
   readonly pid: number;
@@ -203,6 +205,7 @@ export function encodeSecretRequest(
       id: request.id,
       argv: [...request.argv],
       label: request.label,
+      cwd: request.cwd,
       allowlisted: request.allowlisted,
       proof: request.proof,
       pid: request.pid,
@@ -283,6 +286,7 @@ export async function decodeIncoming(
       "id",
       "argv",
       "label",
+      "cwd",
       "allowlisted",
       "proof",
       "pid",
@@ -291,17 +295,19 @@ export async function decodeIncoming(
   ) {
     return fail(PROTOCOL_ERRORS.BAD_FIELD);
   }
-  const { id, argv, label, allowlisted, proof, pid } = header;
+  const { id, argv, label, cwd, allowlisted, proof, pid } = header;
   if (
     !isRequestId(id) || !isPid(pid) || typeof allowlisted !== "boolean" ||
-    typeof label !== "string" || typeof proof !== "string" || !/^[0-9a-f]{32}$/.test(proof) ||
+    typeof label !== "string" || typeof cwd !== "string" || !cwd.startsWith("/") ||
+    // deno-lint-ignore no-control-regex
+    /[\x00-\x1f\x7f]/.test(cwd) || typeof proof !== "string" || !/^[0-9a-f]{32}$/.test(proof) ||
     !Array.isArray(argv) || argv.length === 0 || argv.length > MAX_SECRET_ARGS ||
     !argv.every((a) => typeof a === "string" && !a.includes("\0")) ||
     payload.length !== 0 || encoder.encode(label).length > MAX_LABEL_BYTES || label.includes("\0")
   ) {
     return fail(PROTOCOL_ERRORS.BAD_FIELD);
   }
-  const request = { id, argv: argv as string[], label, allowlisted, proof, pid };
+  const request = { id, argv: argv as string[], label, cwd, allowlisted, proof, pid };
   if (!await verifyMac(key, header.mac, secretFields(request), payload)) {
     return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
   }
@@ -497,6 +503,7 @@ function secretFields(r: Omit<SecretRequest, "type">): (string | number)[] {
     r.id,
     JSON.stringify(r.argv),
     r.label,
+    r.cwd,
     r.allowlisted ? 1 : 0,
     r.proof,
     r.pid,

@@ -1,22 +1,29 @@
 /**
- * The root broker behind `pi-secret-run` (SPEC §5). Run by `sudo -n` through
- * the root-owned launcher, from root-owned files only. It:
+ * The root broker behind `pi-secret-run` (SPEC §5, ADR 0002). Run by `sudo -n`
+ * through the root-owned launcher, from root-owned files only. It trusts
+ * nothing from its caller but `SUDO_UID`/`SUDO_GID` and what the kernel says
+ * (`/proc`, `SO_PEERCRED`); every argument is checked. It:
  *
- * 1. checks its caller (`SUDO_UID`/`SUDO_GID`, never root) and the session
- *    socket (owned by the caller, in the caller's private 0700 directory);
- * 2. resolves the program to its real path and matches the real argv
- *    against the allowlist;
- * 3. writes a proof file into `/run/pi-sudo-prompt` (only root can), asks
- *    the pi session for the secret, and waits with its own deadline;
- * 4. creates a root-owned pipe, starts the program as the caller (uid, gid,
- *    groups, clean environment, the caller's cwd) through `setpriv`, writes
- *    the secret to its stdin in one go, closes it, and relays the exit status.
+ * 1. checks its caller (never root) and that its parent is the caller's sudo;
+ *    watches that parent and stops when it dies (until the consumer runs);
+ * 2. claims one of {@link MAX_BROKERS_PER_UID} slots of the caller: a locked
+ *    proof file in `/run/pi-sudo-prompt`, removed on every exit (stale ones of
+ *    dead brokers are swept);
+ * 3. resolves the working directory and the program AS THE CALLER (a dropped
+ *    `setpriv` child), so root never enters or reveals a path for them;
+ * 4. checks the socket path, connects, and before sending a byte checks the
+ *    server's `SO_PEERCRED`: the caller's uid and an ancestor of this broker;
+ * 5. asks pi for the secret, then starts the program as the caller (uid, gid,
+ *    the groups the caller holds now, clean environment) through `setpriv`,
+ *    entering the directory only after the drop, writes the secret to a
+ *    root-made stdin pipe, and relays the exit status.
  *
  * The secret is never in argv, the environment or a file. Every refusal is
- * one line on stderr and exit status 125.
+ * one line on stderr ({@link BROKER_REFUSALS}) and exit status 125.
  *
  * @module
  */
+import { createConnection, type Socket } from "node:net";
 import {
   decodeReply,
   encodeSecretRequest,
@@ -26,92 +33,231 @@ import {
   MAX_SECRET_ARGS,
   newRequestId,
 } from "../askpass/protocol.ts";
-import { BROKER_REFUSAL_EXIT, parseBrokerArgs, SETPRIV } from "./broker_permissions.ts";
+import {
+  BROKER_LIBC,
+  BROKER_REFUSAL_EXIT,
+  BROKER_REFUSALS as R,
+  MAX_BROKERS_PER_UID,
+  parseBrokerArgs,
+  SETPRIV,
+} from "./broker_permissions.ts";
 import { PROOF_DIR } from "./paths.ts";
 import { argvIsAllowlisted } from "./allowlist_policy.ts";
 
-/** How long the broker waits for the human, at most (the modal's own limit is shorter). */
-const ANSWER_DEADLINE_MS = 150_000;
-/** How long the consumer gets to take the secret from its stdin. */
+/** Everything before the request reaches pi (start, slot, checks, key, connect). */
+const PRECONSENT_DEADLINE_MS = 10_000;
+/** The human's answer: the modal's 120 s plus slack; queued requests get their own 120 s. */
+const ANSWER_DEADLINE_MS = 125_000;
+const KEY_DEADLINE_MS = 1_000;
 const STDIN_DEADLINE_MS = 10_000;
+const PARENT_POLL_MS = 200;
 const encoder = new TextEncoder();
+
+const libc = Deno.dlopen(BROKER_LIBC, {
+  getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
+  getppid: { parameters: [], result: "i32" },
+  open: { parameters: ["buffer", "i32"], result: "i32" },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  close: { parameters: ["i32"], result: "i32" },
+}).symbols;
+
+/** The proof file this broker holds; removed by {@link exit} whatever the path out. */
+let proofPath: string | undefined;
+/** Set once the consumer runs: from then on the broker lives exactly as long as it. */
+let consumer: Deno.ChildProcess | undefined;
+
+function exit(code: number): never {
+  if (proofPath) {
+    try {
+      Deno.removeSync(proofPath);
+    } catch { /* already gone */ }
+  }
+  Deno.exit(code);
+}
 
 function refuse(reason: string): never {
   Deno.stderr.writeSync(encoder.encode(`pi-secret-broker: ${reason}\n`));
-  Deno.exit(BROKER_REFUSAL_EXIT);
+  exit(BROKER_REFUSAL_EXIT);
 }
 
+/** A `/proc` file through libc (Deno allows `/proc` only to `-A`); `""` when unreadable. */
+function readProc(path: string): string {
+  const fd = libc.open(encoder.encode(`${path}\0`), 0o2000000 /* O_RDONLY|O_CLOEXEC */);
+  if (fd < 0) return "";
+  const buf = new Uint8Array(8192);
+  const n = Number(libc.read(fd, buf, BigInt(buf.length)));
+  libc.close(fd);
+  return n > 0 ? new TextDecoder().decode(buf.subarray(0, n)) : "";
+}
+
+/** comm and ppid of a process, from `/proc/<pid>/stat`. */
+function procStat(pid: number): { comm: string; ppid: number } | undefined {
+  const s = readProc(`/proc/${pid}/stat`);
+  const close = s.lastIndexOf(")");
+  if (close < 0) return undefined;
+  return {
+    comm: s.slice(s.indexOf("(") + 1, close),
+    ppid: Number(s.slice(close + 2).split(" ")[1]),
+  };
+}
+
+const statusField = (pid: number, name: string) =>
+  new RegExp(`^${name}:\t?(.*)$`, "m").exec(readProc(`/proc/${pid}/status`))?.[1].trim();
+
 /** The calling user, from sudo's variables; root callers are refused. */
-function caller(): { uid: number; gid: number; user: string } {
-  const uid = Number(Deno.env.get("SUDO_UID"));
-  const gid = Number(Deno.env.get("SUDO_GID"));
-  const user = Deno.env.get("SUDO_USER") ?? "";
-  if (Deno.uid() !== 0) refuse("must run as root through sudo (use pi-secret-run)");
-  if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid < 0 || gid < 0) {
-    refuse("no SUDO_UID/SUDO_GID: run through sudo (use pi-secret-run)");
-  }
-  if (uid === 0) refuse("refusing a root caller: run pi-secret-run as your own user");
-  if (!/^[a-z_][a-z0-9_.-]*[$]?$/i.test(user)) refuse("bad SUDO_USER");
-  return { uid, gid, user };
+function caller(): { uid: number; gid: number } {
+  const [uid, gid] = [Number(Deno.env.get("SUDO_UID")), Number(Deno.env.get("SUDO_GID"))];
+  if (Deno.uid() !== 0) refuse(R.NOT_ROOT);
+  if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid < 0 || gid < 0) refuse(R.NO_SUDO_IDS);
+  if (uid === 0) refuse(R.ROOT_CALLER);
+  return { uid, gid };
 }
 
 /**
- * The socket must be the caller's own: a socket file owned by the caller in
- * a directory owned by the caller with mode 0700. Otherwise one user could
- * point the broker at another user's pi session.
+ * The parent must be sudo with the caller as real uid. sudo itself already
+ * switched to root's groups, so the caller's current groups are read from
+ * the process that ran sudo (its parent), while it still is sudo's parent:
+ * not from `/etc/group`, which would restore groups a sandbox dropped.
  */
-async function checkSocket(path: string, uid: number): Promise<void> {
-  const dir = path.slice(0, path.lastIndexOf("/"));
-  try {
-    const d = await Deno.lstat(dir);
-    const s = await Deno.lstat(path);
-    if (!d.isDirectory || d.uid !== uid || ((d.mode ?? 0) & 0o077) !== 0) {
-      refuse("the session directory is not the caller's private directory");
-    }
-    if (!s.isSocket || s.uid !== uid) refuse("the session socket is not the caller's");
-  } catch {
-    refuse("no pi session socket at that path (is pi still running?)");
+function sudoParent(uid: number): { sudo: number; invoker: number; groups: number[] } {
+  const sudo = libc.getppid();
+  const stat = procStat(sudo);
+  const ids = statusField(sudo, "Uid")?.split(/\s+/).map(Number);
+  if (stat?.comm !== "sudo" || ids?.[0] !== uid || ids[1] !== 0) refuse(R.NOT_FROM_SUDO);
+  const groups = statusField(stat.ppid, "Groups");
+  const invokerUid = Number(statusField(stat.ppid, "Uid")?.split(/\s+/)[0]);
+  if (groups === undefined || invokerUid !== uid || procStat(sudo)?.ppid !== stat.ppid) {
+    refuse(R.NOT_FROM_SUDO);
+  }
+  return { sudo, invoker: stat.ppid, groups: groups.split(/\s+/).filter(Boolean).map(Number) };
+}
+
+/** Stops the broker when sudo dies, unless the consumer already runs (then it waits for it). */
+function watchParent(sudo: number): void {
+  const timer = setInterval(() => {
+    if (consumer) clearInterval(timer);
+    else if (libc.getppid() !== sudo) refuse(R.PARENT_GONE);
+  }, PARENT_POLL_MS);
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+    Deno.addSignalListener(signal, () => {
+      if (!consumer) refuse(R.INTERRUPTED);
+      try {
+        consumer.kill(signal); // sudo relays signals to us: pass them on, like sudo does
+      } catch { /* already gone */ }
+    });
   }
 }
 
-/** Resolves symlinks; the program must be an executable regular file. */
-async function resolveProgram(program: string): Promise<string> {
-  if (!program.startsWith("/")) refuse("the program path must be absolute");
-  try {
-    const real = await Deno.realPath(program);
-    const st = await Deno.stat(real);
-    if (!st.isFile || ((st.mode ?? 0) & 0o111) === 0) refuse(`not an executable file: ${real}`);
-    return real;
-  } catch {
-    refuse(`program not found: ${program}`);
-  }
-}
-
-/** Creates `/run/pi-sudo-prompt` (root, 0711) and an unguessable proof file in it. */
-async function writeProof(id: string): Promise<{ name: string; path: string }> {
+/**
+ * Claims a slot: under a lock on `<proof dir>/.lock`, removes proof files no
+ * live broker holds (each broker keeps an exclusive lock on its own), counts
+ * the caller's, and creates ours (`id=`, `pid=`, `uid=`). Only root can
+ * write here, so the proof also shows pi that root made the request.
+ */
+async function claimSlot(uid: number, id: string): Promise<void> {
   try {
     await Deno.mkdir(PROOF_DIR, { mode: 0o711 });
   } catch (e) {
-    if (!(e instanceof Deno.errors.AlreadyExists)) refuse("cannot create the proof directory");
+    if (!(e instanceof Deno.errors.AlreadyExists)) refuse(R.PROOF_DIR);
   }
   const dir = await Deno.lstat(PROOF_DIR);
-  if (!dir.isDirectory || dir.uid !== 0 || ((dir.mode ?? 0) & 0o022) !== 0) {
-    refuse("the proof directory is not root's");
-  }
+  if (!dir.isDirectory || dir.uid !== 0 || ((dir.mode ?? 0) & 0o022) !== 0) refuse(R.PROOF_DIR);
   await Deno.chmod(PROOF_DIR, 0o711); // users may look up a name, not list them
-  const name = Array.from(crypto.getRandomValues(new Uint8Array(16)))
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
-  const path = `${PROOF_DIR}/${name}`;
-  await Deno.writeTextFile(path, `id=${id}\npid=${Deno.pid}\n`, { createNew: true, mode: 0o644 });
-  return { name, path };
+  const lock = await Deno.open(`${PROOF_DIR}/.lock`, { create: true, write: true, mode: 0o600 });
+  await lock.lock(true);
+  try {
+    let mine = 0;
+    for await (const entry of Deno.readDir(PROOF_DIR)) {
+      if (!/^[0-9a-f]{32}$/.test(entry.name)) continue;
+      const path = `${PROOF_DIR}/${entry.name}`;
+      const file = await Deno.open(path).catch(() => undefined);
+      if (!file) continue;
+      if (await file.tryLock(true)) await Deno.remove(path).catch(() => {});
+      else if ((await Deno.readTextFile(path).catch(() => "")).includes(`\nuid=${uid}\n`)) mine++;
+      file.close();
+    }
+    if (mine >= MAX_BROKERS_PER_UID) refuse(R.TOO_MANY);
+    const name = Array.from(crypto.getRandomValues(new Uint8Array(16)))
+      .map((b) => b.toString(16).padStart(2, "0")).join("");
+    proofPath = `${PROOF_DIR}/${name}`;
+    const text = `id=${id}\npid=${Deno.pid}\nuid=${uid}\n`;
+    await Deno.writeTextFile(proofPath, text, { createNew: true, mode: 0o644 });
+    // Held until exit (the fd is O_CLOEXEC, so the consumer does not inherit it).
+    await (await Deno.open(proofPath)).lock(true);
+  } finally {
+    await lock.unlock();
+    lock.close();
+  }
 }
 
-/** Asks the pi session for the secret; returns it as bytes (caller zeroes). */
+/** `setpriv` args that drop to the caller: uid, gid, the groups held now, clean environment. */
+function dropTo(who: { uid: number; gid: number }, groups: number[]): string[] {
+  const g = groups.length ? `--groups=${groups.join(",")}` : "--clear-groups";
+  return [`--reuid=${who.uid}`, `--regid=${who.gid}`, g, "--reset-env", "--"];
+}
+
+/**
+ * As the caller: enters `cwd` (which must be the real path the caller is in)
+ * and resolves the program to an executable regular file. Errors name only
+ * what the caller gave or could see itself.
+ */
+async function resolveAsCaller(drop: string[], cwd: string, program: string): Promise<string> {
+  const script = 'cd -- "$1" 2>/dev/null || exit 3; [ "$(pwd -P)" = "$1" ] || exit 4; ' +
+    'p=$(/usr/bin/realpath -e -- "$2" 2>/dev/null) || exit 5; ' +
+    '[ -f "$p" ] && [ -x "$p" ] || exit 6; printf "%s" "$p"';
+  const out = await new Deno.Command(SETPRIV, {
+    args: [...drop, "/bin/sh", "-c", script, "sh", cwd, program],
+    cwd: "/",
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output().catch(() => refuse(R.START_FAILED));
+  const real = new TextDecoder().decode(out.stdout);
+  if (out.code === 3) refuse(R.CWD_UNREACHABLE);
+  if (out.code === 4) refuse(R.CWD_NOT_REAL);
+  if (out.code === 5) refuse(`program not found: ${program}`);
+  if (out.code === 6) refuse(`not an executable file: ${real || program}`);
+  if (out.code !== 0 || !real.startsWith("/")) refuse(R.INTERNAL);
+  return real;
+}
+
+/** The socket must be the caller's own: owned by the caller, in the caller's 0700 directory. */
+async function checkSocket(path: string, uid: number): Promise<void> {
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  const [d, s] = await Promise.all([Deno.lstat(dir), Deno.lstat(path)])
+    .catch(() => refuse(R.NO_SOCKET));
+  if (!d.isDirectory || d.uid !== uid || ((d.mode ?? 0) & 0o077) !== 0) refuse(R.SOCKET_DIR);
+  if (!s.isSocket || s.uid !== uid) refuse(R.SOCKET_NOT_CALLERS);
+}
+
+/**
+ * The path may have been swapped since {@link checkSocket}: whoever serves
+ * the connected socket must have the caller's uid (`SO_PEERCRED`) and be an
+ * ancestor of this broker (the pi that ran `pi-secret-run`).
+ */
+function checkPeer(socket: Socket, uid: number, invoker: number): void {
+  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd ?? -1;
+  const cred = new Uint8Array(12);
+  const len = new Uint8Array([12, 0, 0, 0]);
+  if (libc.getsockopt(fd, 1, /* SOL_SOCKET */ 17, /* SO_PEERCRED */ cred, len) !== 0) {
+    refuse(R.SOCKET_PEER);
+  }
+  const view = new DataView(cred.buffer);
+  const [pid, peerUid] = [view.getInt32(0, true), view.getUint32(4, true)];
+  if (peerUid !== uid) refuse(R.SOCKET_PEER);
+  for (let p = invoker, hops = 0; p > 1 && hops < 64; hops++) {
+    if (p === pid) return;
+    p = procStat(p)?.ppid ?? 0;
+  }
+  refuse(R.SOCKET_PEER);
+}
+
 /** The session key, one hex line on stdin from pi-secret-run (kept out of argv and sudo's log). */
 async function readSessionKey(): Promise<string> {
   const buf = new Uint8Array(80);
   let got = 0;
-  const timer = setTimeout(() => refuse("no session key on stdin"), 2000);
+  const timer = setTimeout(() => refuse(R.NO_KEY), KEY_DEADLINE_MS);
   while (got < buf.length) {
     const n = await Deno.stdin.read(buf.subarray(got));
     if (n === null) break;
@@ -122,88 +268,88 @@ async function readSessionKey(): Promise<string> {
   return new TextDecoder().decode(buf.subarray(0, got)).split("\n")[0];
 }
 
+/** Asks the pi session for the secret; returns it as bytes (caller zeroes). */
 async function askSession(
   socketPath: string,
   keyHex: string,
-  request: { argv: string[]; label: string; allowlisted: boolean },
+  who: { uid: number; invoker: number },
+  request: {
+    id: string;
+    proof: string;
+    argv: string[];
+    cwd: string;
+    label: string;
+    allowlisted: boolean;
+  },
+  preconsent: ReturnType<typeof setTimeout>,
 ): Promise<Uint8Array> {
   const imported = await importSessionKey(keyHex);
-  if (!imported.ok) refuse("bad session key");
+  if (!imported.ok) refuse(R.BAD_KEY);
   const key = imported.key;
-  const id = newRequestId();
-  const proof = await writeProof(id);
-  const timer = setTimeout(() => refuse("timed out waiting for an answer"), ANSWER_DEADLINE_MS);
-  try {
-    let conn: Deno.UnixConn;
-    try {
-      conn = await Deno.connect({ transport: "unix", path: socketPath });
-    } catch {
-      refuse("cannot reach the pi session (is pi still running?)");
-    }
-    await conn.write(
-      await encodeSecretRequest(key, { id, ...request, proof: proof.name, pid: Deno.pid }),
-    );
-    const reader = new FrameReader();
-    const buf = new Uint8Array(1024);
-    let body: Uint8Array | undefined;
-    while (body === undefined) {
-      const n = await conn.read(buf).catch(() => null);
-      if (n === null) {
-        refuse("the pi session closed the connection (refused: see pi's notice)");
-      }
-      const step = reader.push(buf.slice(0, n));
-      buf.fill(0);
+  const socket = createConnection({ path: socketPath });
+  await new Promise<void>((resolve) => {
+    socket.once("connect", resolve);
+    socket.on("error", () => refuse(socket.readyState === "opening" ? R.UNREACHABLE : R.CLOSED));
+  });
+  checkPeer(socket, who.uid, who.invoker);
+  const reader = new FrameReader();
+  const body = new Promise<Uint8Array>((resolve) => {
+    socket.on("data", (chunk: Uint8Array) => {
+      const step = reader.push(new Uint8Array(chunk));
+      chunk.fill(0);
       if (!step.ok) refuse(`bad reply (${step.reason})`);
-      body = step.body;
-    }
-    conn.close();
-    const reply = await decodeReply(key, body, id);
-    body.fill(0);
-    if (!reply.ok) refuse(`bad reply (${reply.reason})`);
-    if (reply.message.type === "password_denied") {
-      const reason = reply.message.reason;
-      refuse(reason === "timeout" ? "timed out: nobody answered in pi" : reason);
-    }
-    return reply.message.password;
-  } finally {
-    clearTimeout(timer);
-    await Deno.remove(proof.path).catch(() => {});
+      if (step.body) resolve(step.body);
+    });
+    socket.once("close", () => refuse(R.CLOSED));
+  });
+  const { proof, ...rest } = request;
+  socket.write(
+    await encodeSecretRequest(key, { ...rest, proof: proof.slice(-32), pid: Deno.pid }),
+  );
+  clearTimeout(preconsent);
+  const timer = setTimeout(() => refuse(R.ANSWER_TIMEOUT), ANSWER_DEADLINE_MS);
+  const frame = await body;
+  clearTimeout(timer);
+  socket.removeAllListeners("close");
+  socket.destroy();
+  const reply = await decodeReply(key, frame, request.id);
+  frame.fill(0);
+  if (!reply.ok) refuse(`bad reply (${reply.reason})`);
+  if (reply.message.type === "password_denied") {
+    const reason = reply.message.reason;
+    refuse(reason === "timeout" ? R.NOBODY_ANSWERED : reason);
   }
+  return reply.message.password;
 }
 
-/** Runs the consumer as the caller with the secret on a root-made stdin pipe. */
+/**
+ * Runs the consumer through `setpriv` as the caller, which enters `cwd` only
+ * after the drop; Deno creates the stdin pipe while still root, so fd 0 is a
+ * root-owned 0600 pipe other processes of the caller cannot open.
+ */
 async function runConsumer(
-  who: { uid: number; gid: number },
+  drop: string[],
   cwd: string,
   argv: string[],
   secret: Uint8Array,
 ): Promise<number> {
-  // setpriv drops to the caller (uid, gid and the caller's groups) and execs
-  // the program; Deno creates the stdin pipe while still root, so the
-  // consumer's fd 0 is a root-owned 0600 pipe other processes cannot open.
-  const command = new Deno.Command(SETPRIV, {
-    args: [
-      `--reuid=${who.uid}`,
-      `--regid=${who.gid}`,
-      "--init-groups",
-      "--reset-env",
-      "--",
-      ...argv,
-    ],
-    cwd,
-    clearEnv: true,
-    env: {},
-    stdin: "piped",
-    stdout: "inherit",
-    stderr: "inherit",
-  });
-  let child: Deno.ChildProcess;
+  const enter = 'cd -- "$1" 2>/dev/null || { echo "pi-secret-broker: $2" >&2; exit 125; }; ' +
+    'shift 2; exec "$@"';
   try {
-    child = command.spawn();
+    consumer = new Deno.Command(SETPRIV, {
+      args: [...drop, "/bin/sh", "-c", enter, "sh", cwd, R.CWD_UNREACHABLE, ...argv],
+      cwd: "/",
+      clearEnv: true,
+      env: {},
+      stdin: "piped",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn();
   } catch {
     secret.fill(0);
-    refuse("cannot start the program");
+    refuse(R.START_FAILED);
   }
+  const child = consumer;
   const line = new Uint8Array(secret.length + 1);
   line.set(secret);
   line[secret.length] = 0x0a;
@@ -214,56 +360,54 @@ async function runConsumer(
     .catch(() => "closed" as const);
   line.fill(0);
   if (wrote === "late") {
-    // kill first, then close
     try {
-      child.kill("SIGKILL");
+      child.kill("SIGKILL"); // kill first, then close
     } catch { /* already gone */ }
     await writer.abort().catch(() => {});
     await child.status;
-    refuse("the program did not read the secret from its stdin within 10 s; killed it");
+    refuse(R.STDIN_LATE);
   }
   await writer.close().catch(() => {});
   const status = await child.status;
-  return status.signal ? 128 + signalNumber(status.signal) : status.code;
-}
-
-function signalNumber(name: Deno.Signal): number {
-  const numbers: Record<string, number> = {
-    SIGHUP: 1,
-    SIGINT: 2,
-    SIGQUIT: 3,
-    SIGKILL: 9,
-    SIGTERM: 15,
-    SIGPIPE: 13,
-  };
-  return numbers[name] ?? 1;
+  const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+  return status.signal ? 128 + (signals[status.signal] ?? 1) : status.code;
 }
 
 async function main(): Promise<void> {
+  const preconsent = setTimeout(() => refuse(R.PRECONSENT_TIMEOUT), PRECONSENT_DEADLINE_MS);
   const who = caller();
   const args = parseBrokerArgs(Deno.args);
-  if (!args) refuse("bad arguments (run pi-secret-run instead)");
-  if (args.argv.length === 0 || args.argv.length > MAX_SECRET_ARGS) refuse("bad program arguments");
+  if (!args) refuse(R.BAD_ARGUMENTS);
+  if (args.argv.length === 0 || args.argv.length > MAX_SECRET_ARGS) refuse(R.BAD_PROGRAM_ARGUMENTS);
   if (
     args.argv.some((a) => a.includes("\0")) || encoder.encode(args.label).length > MAX_LABEL_BYTES
   ) {
-    refuse("bad label or arguments");
+    refuse(R.BAD_LABEL);
   }
-  if (!args.cwd.startsWith("/")) refuse("bad working directory");
+  // deno-lint-ignore no-control-regex
+  if (!args.cwd.startsWith("/") || /[\x00-\x1f\x7f]/.test(args.cwd)) refuse(R.BAD_CWD);
+  if (!args.argv[0].startsWith("/")) refuse(R.PROGRAM_PATH);
   // The request must fit one frame (MAX_FRAME_BYTES) with room for the header.
-  if (encoder.encode(JSON.stringify(args.argv)).length > 6000) refuse("arguments too long");
+  if (encoder.encode(JSON.stringify([args.argv, args.cwd])).length > 6000) {
+    refuse(R.ARGUMENTS_TOO_LONG);
+  }
+  const parent = sudoParent(who.uid);
+  watchParent(parent.sudo);
+  const id = newRequestId();
+  await claimSlot(who.uid, id);
+  const drop = dropTo(who, parent.groups);
+  const program = await resolveAsCaller(drop, args.cwd, args.argv[0]);
   await checkSocket(args.socketPath, who.uid);
-  const program = await resolveProgram(args.argv[0]);
   const argv = [program, ...args.argv.slice(1)];
-
   const allowlisted = await argvIsAllowlisted(argv);
-
-  const secret = await askSession(args.socketPath, await readSessionKey(), {
-    argv,
-    label: args.label,
-    allowlisted,
-  });
-  Deno.exit(await runConsumer(who, args.cwd, argv, secret));
+  const secret = await askSession(
+    args.socketPath,
+    await readSessionKey(),
+    { uid: who.uid, invoker: parent.invoker },
+    { id, proof: proofPath!, argv, cwd: args.cwd, label: args.label, allowlisted },
+    preconsent,
+  );
+  exit(await runConsumer(drop, args.cwd, argv, secret));
 }
 
-main().catch(() => refuse("internal error"));
+main().catch(() => refuse(R.INTERNAL));

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import process from "node:process";
 import { PROOF_DIR, ROOT_DENO, ROOT_SOURCES } from "./paths.ts";
 import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
 
@@ -14,10 +15,59 @@ import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
 export const BROKER_ENTRY = `${ROOT_SOURCES}/broker/broker.ts`;
 /** The one program the broker may start: it drops to the caller and execs the consumer. */
 export const SETPRIV = "/usr/bin/setpriv";
+/**
+ * The only library the broker may load (`--allow-ffi`): libc, for
+ * `getsockopt(SO_PEERCRED)` on the session socket, `getppid()`, and reading
+ * `/proc` (Deno refuses `/proc` paths to anything but `-A`). The launcher
+ * picks the same path with `uname -m`.
+ */
+export const BROKER_LIBC = process.arch === "arm64"
+  ? "/lib/aarch64-linux-gnu/libc.so.6"
+  : "/lib/x86_64-linux-gnu/libc.so.6";
 /** Environment variables the broker reads (set by sudo). */
-export const BROKER_ENV_NAMES: readonly string[] = ["SUDO_UID", "SUDO_GID", "SUDO_USER"];
+export const BROKER_ENV_NAMES: readonly string[] = ["SUDO_UID", "SUDO_GID"];
 /** Exit status of every refusal by the broker or `pi-secret-run` (like env(1)'s 125). */
 export const BROKER_REFUSAL_EXIT = 125;
+/** Brokers one caller (uid) may have running at once; more are refused at once. */
+export const MAX_BROKERS_PER_UID = 4;
+
+/**
+ * Every refusal line of the broker (after `pi-secret-broker: `), so tests can
+ * assert them. Texts about paths never name what only root could see: the
+ * program and the working directory are resolved as the caller.
+ */
+export const BROKER_REFUSALS = {
+  NOT_ROOT: "must run as root through sudo (use pi-secret-run)",
+  NO_SUDO_IDS: "no SUDO_UID/SUDO_GID: run through sudo (use pi-secret-run)",
+  ROOT_CALLER: "refusing a root caller: run pi-secret-run as your own user",
+  BAD_ARGUMENTS: "bad arguments (run pi-secret-run instead)",
+  BAD_PROGRAM_ARGUMENTS: "bad program arguments",
+  BAD_LABEL: "bad label or arguments",
+  BAD_CWD: "bad working directory",
+  ARGUMENTS_TOO_LONG: "arguments too long",
+  NOT_FROM_SUDO: "not started by sudo for this caller",
+  PARENT_GONE: "sudo (the broker's parent) is gone: stopping",
+  INTERRUPTED: "interrupted",
+  TOO_MANY: `too many brokers of this user are running (at most ${MAX_BROKERS_PER_UID})`,
+  PROOF_DIR: "the proof directory is not root's",
+  CWD_UNREACHABLE: "the working directory is not one the caller can enter",
+  CWD_NOT_REAL: "the working directory must be a real path (no symlinks)",
+  PROGRAM_PATH: "the program path must be absolute",
+  SOCKET_DIR: "the session directory is not the caller's private directory",
+  SOCKET_NOT_CALLERS: "the session socket is not the caller's",
+  NO_SOCKET: "no pi session socket at that path (is pi still running?)",
+  SOCKET_PEER: "the session socket is not served by a pi of the caller; sent nothing",
+  NO_KEY: "no session key on stdin",
+  BAD_KEY: "bad session key",
+  UNREACHABLE: "cannot reach the pi session (is pi still running?)",
+  CLOSED: "the pi session closed the connection (refused: see pi's notice)",
+  PRECONSENT_TIMEOUT: "timed out before the request reached pi",
+  ANSWER_TIMEOUT: "timed out waiting for an answer",
+  NOBODY_ANSWERED: "timed out: nobody answered in pi",
+  START_FAILED: "cannot start the program",
+  STDIN_LATE: "the program did not read the secret from its stdin within 10 s; killed it",
+  INTERNAL: "internal error",
+} as const;
 
 /** `[deno, "run", ...flags, entry]` for a broker talking to `socketPath`. */
 export function brokerArgvPrefix(socketPath: string): string[] {
@@ -30,6 +80,7 @@ export function brokerArgvPrefix(socketPath: string): string[] {
     `--allow-run=${SETPRIV}`,
     `--allow-env=${BROKER_ENV_NAMES.join(",")}`,
     "--allow-sys=uid",
+    `--allow-ffi=${BROKER_LIBC}`,
     BROKER_ENTRY,
   ];
 }
@@ -38,6 +89,7 @@ export function brokerArgvPrefix(socketPath: string): string[] {
 export interface BrokerArgs {
   readonly socketPath: string;
   readonly label: string;
+  /** The caller's working directory (`getcwd`: a real path); entered as the caller only. */
   readonly cwd: string;
   /** The program (absolute, as the caller resolved it on its PATH) and its arguments. */
   readonly argv: readonly string[];

@@ -7,14 +7,17 @@
 # Installs, all root-owned, under /usr/local/libexec/pi-sudo-prompt/: a copy
 # of the pinned deno binary, the broker sources (and the askpass helper for
 # hardened mode), the broker launcher, a VERSION file and a deno cache. Adds
-# /etc/sudoers.d/pi-sudo-prompt (NOPASSWD for the broker launcher only, for
-# the named user), validated with `visudo -c` before it is put in place.
+# /etc/sudoers.d/zz-pi-sudo-prompt (NOPASSWD for the broker launcher only, for
+# the named user), validated with `visudo -c` before it is put in place. sudo
+# applies the LAST matching rule, so the name sorts after the usual files; an
+# older install's /etc/sudoers.d/pi-sudo-prompt is merged into it and removed.
 # Creates /etc/pi-sudo-prompt/allowlist (empty, with commented examples) if it
 # does not exist; an existing allowlist is never touched. Re-running upgrades.
 set -eu
 
 ROOT=/usr/local/libexec/pi-sudo-prompt
-SUDOERS=/etc/sudoers.d/pi-sudo-prompt
+SUDOERS=/etc/sudoers.d/zz-pi-sudo-prompt
+LEGACY_SUDOERS=/etc/sudoers.d/pi-sudo-prompt
 ALLOWLIST_DIR=/etc/pi-sudo-prompt
 ALLOWLIST=$ALLOWLIST_DIR/allowlist
 PROOF_DIR=/run/pi-sudo-prompt
@@ -60,17 +63,22 @@ write_sudoers() { # $1: new content ("" removes the file)
   mv -f "$tmp" "$SUDOERS"
 }
 other_rules=""
-if [ -f "$SUDOERS" ]; then
-  other_rules=$(grep -vxF "$rule" "$SUDOERS" | grep -v '^#' || true)
-fi
+for f in "$SUDOERS" "$LEGACY_SUDOERS"; do
+  if [ -f "$f" ]; then
+    other_rules=$(printf '%s\n%s' "$other_rules" "$(grep -vxF "$rule" "$f" | grep -v '^#' || true)" |
+      sed '/^$/d' | awk '!seen[$0]++')
+  fi
+done
 
 if [ "$action" = uninstall ]; then
   if [ -n "$other_rules" ]; then
     write_sudoers "# pi-sudo-prompt: the secret broker, without a password (broker/install.sh)
 $other_rules"
+    rm -f "$LEGACY_SUDOERS"
     say "removed the sudoers rule for $user (other users keep theirs and the broker)"
   else
     write_sudoers ""
+    rm -f "$LEGACY_SUDOERS"
     rm -rf "$ROOT" "$PROOF_DIR"
     say "removed $ROOT, $SUDOERS and $PROOF_DIR"
   fi
@@ -105,10 +113,12 @@ install -d -m 0755 -o root -g root "$stage/src/askpass" "$stage/src/broker" "$st
 install -m 0755 -o root -g root "$deno" "$stage/deno"
 for f in askpass/protocol.ts askpass/version.ts askpass/helper.ts askpass/helper_permissions.ts \
   broker/broker.ts broker/broker_permissions.ts broker/paths.ts broker/allowlist.ts \
-  broker/allowlist_policy.ts; do
+  broker/allowlist_policy.ts broker/allowlist_append.ts; do
   install -m 0644 -o root -g root "$pkg/$f" "$stage/src/$f"
 done
 install -m 0755 -o root -g root "$pkg/broker/pi-secret-broker.sh" "$stage/pi-secret-broker"
+install -m 0755 -o root -g root "$pkg/broker/pairing_check.sh" "$stage/pairing-check"
+install -m 0755 -o root -g root "$pkg/broker/terminal_check.sh" "$stage/terminal-check"
 install -m 0755 -o root -g root "$pkg/broker/allowlist-append.sh" "$stage/allowlist-append"
 version=$(sed -n 's/^export const PACKAGE_VERSION = "\(.*\)";$/\1/p' "$pkg/askpass/version.ts")
 protocol=$(sed -n 's/^export const PROTOCOL_VERSION = \([0-9]*\);$/\1/p' "$pkg/askpass/protocol.ts")
@@ -127,7 +137,8 @@ trap - EXIT
 rm -rf "$ROOT.old"
 # Warm the root-owned cache so the broker starts fast; not fatal.
 DENO_DIR="$ROOT/deno-cache" "$ROOT/deno" cache --no-config --no-lock --no-remote --no-npm \
-  "$ROOT/src/broker/broker.ts" "$ROOT/src/askpass/helper.ts" >/dev/null 2>&1 ||
+  "$ROOT/src/broker/broker.ts" "$ROOT/src/askpass/helper.ts" "$ROOT/src/broker/allowlist_append.ts" \
+  >/dev/null 2>&1 ||
   say "note: could not pre-compile the broker (it will compile on first use)"
 if [ "$upgraded" = yes ]; then
   say "upgraded $ROOT (version $version, protocol $protocol)"
@@ -138,6 +149,7 @@ fi
 # --- sudoers rule -------------------------------------------------------------
 write_sudoers "# pi-sudo-prompt: the secret broker, without a password (broker/install.sh)
 $(printf '%s\n%s' "$other_rules" "$rule" | sed '/^$/d')"
+rm -f "$LEGACY_SUDOERS" # merged into $SUDOERS above
 say "sudoers: $SUDOERS lets $user run $ROOT/pi-secret-broker as root without a password"
 visudo -c >/dev/null || die "visudo -c fails: check /etc/sudoers.d"
 

@@ -15,11 +15,16 @@ export const ROOT_DENO = `${BROKER_ROOT}/deno`;
 export const ROOT_SOURCES = `${BROKER_ROOT}/src`;
 /** `version=<package version>` and `protocol=<protocol version>` lines. */
 export const BROKER_VERSION_FILE = `${BROKER_ROOT}/VERSION`;
-/** The sudoers rule: NOPASSWD for the broker launcher only. */
-export const SUDOERS_FILE = "/etc/sudoers.d/pi-sudo-prompt";
+/**
+ * The sudoers rule: NOPASSWD for the broker launcher only. sudo applies the
+ * last matching rule, so the name sorts after the usual `/etc/sudoers.d` files.
+ */
+export const SUDOERS_FILE = "/etc/sudoers.d/zz-pi-sudo-prompt";
+/** Where installs before 0002's hostile review put the rule; merged and removed on upgrade. */
+export const LEGACY_SUDOERS_FILE = "/etc/sudoers.d/pi-sudo-prompt";
 /** The allowlist of argument shapes (root-owned, not group/other writable). */
 export const ALLOWLIST_PATH = "/etc/pi-sudo-prompt/allowlist";
-/** Where the broker writes its per-request proof files (root 0700, made on demand). */
+/** Where the broker writes its per-request proof files (root 0711, made on demand). */
 export const PROOF_DIR = "/run/pi-sudo-prompt";
 /** Root-owned script that appends one confirmed entry (`/sudo-prompt allow`). */
 export const ALLOWLIST_APPEND = `${BROKER_ROOT}/allowlist-append`;

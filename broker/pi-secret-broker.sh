@@ -5,6 +5,38 @@
 # root-owned broker on the root-owned deno with pinned flags; the only
 # variable part is the session socket, checked here before it becomes part
 # of a flag. Keep in step with broker/broker_permissions.ts.
+#
+# --verify-pairing HELPER_PID SUDO_PID PIPE_INODE (ADR 0005): root confirms
+# that a sudo askpass helper's stdout pipe is read by its parent sudo alone.
+# Decimal numbers only; runs the root-owned pairing-check with a clean
+# environment. Exit codes: 0 paired, 1 not paired, 125 usage.
+if [ "${1-}" = "--verify-pairing" ]; then
+  if [ "$#" -ne 4 ]; then
+    echo "pi-secret-broker: usage: --verify-pairing HELPER_PID SUDO_PID PIPE_INODE" >&2
+    exit 125
+  fi
+  for n in "$2" "$3" "$4"; do
+    case "$n" in
+      "" | *[!0-9]*) echo "pi-secret-broker: --verify-pairing takes decimal numbers" >&2; exit 125 ;;
+    esac
+  done
+  exec /usr/bin/env -i SUDO_UID="${SUDO_UID-}" \
+    /bin/sh /usr/local/libexec/pi-sudo-prompt/pairing-check "$2" "$3" "$4"
+fi
+# --terminal-holders PTS_NUMBER (ADR 0007): root lists the caller's processes
+# that have the caller's /dev/pts/N open, non-dumpable ones included. Decimal
+# only; runs the root-owned terminal-check with a clean environment.
+if [ "${1-}" = "--terminal-holders" ]; then
+  if [ "$#" -ne 2 ]; then
+    echo "pi-secret-broker: usage: --terminal-holders PTS_NUMBER" >&2
+    exit 125
+  fi
+  case "$2" in
+    "" | *[!0-9]*) echo "pi-secret-broker: --terminal-holders takes a decimal number" >&2; exit 125 ;;
+  esac
+  exec /usr/bin/env -i SUDO_UID="${SUDO_UID-}" \
+    /bin/sh /usr/local/libexec/pi-sudo-prompt/terminal-check "$2"
+fi
 set -eu
 if [ "$#" -lt 2 ] || [ "$1" != "--socket" ]; then
   echo "pi-secret-broker: usage: pi-secret-broker --socket PATH ... (run pi-secret-run instead)" >&2
@@ -22,12 +54,16 @@ case "$sock" in
     ;;
 esac
 root=/usr/local/libexec/pi-sudo-prompt
+# The one library the broker may load (SO_PEERCRED, getppid, /proc reads).
+case "$(uname -m)" in
+  aarch64) libc=/lib/aarch64-linux-gnu/libc.so.6 ;;
+  *) libc=/lib/x86_64-linux-gnu/libc.so.6 ;;
+esac
 exec /usr/bin/env -i \
   DENO_DIR="$root/deno-cache" \
   NO_COLOR=1 \
   SUDO_UID="${SUDO_UID-}" \
   SUDO_GID="${SUDO_GID-}" \
-  SUDO_USER="${SUDO_USER-}" \
   "$root/deno" run \
   --no-prompt \
   --no-remote \
@@ -38,7 +74,8 @@ exec /usr/bin/env -i \
   "--allow-write=/run/pi-sudo-prompt,$sock" \
   "--allow-net=unix:$sock" \
   --allow-run=/usr/bin/setpriv \
-  --allow-env=SUDO_UID,SUDO_GID,SUDO_USER \
+  --allow-env=SUDO_UID,SUDO_GID \
   --allow-sys=uid \
+  "--allow-ffi=$libc" \
   "$root/src/broker/broker.ts" \
   "$@"

@@ -3,7 +3,7 @@
  * by `sudo` for a `pi-secret-run` of this pi session (SPEC §5). Like the
  * askpass checks, it trusts the kernel and root-owned files, not the
  * request: the peer must be uid 0 (SO_PEERCRED), its argv exactly the
- * root-owned launcher's for our socket, its parent a setuid sudo descending
+ * root-owned launcher's for our socket (label, cwd and arguments included), its parent a setuid sudo descending
  * from this pi, and the proof file it names must exist in
  * `/run/pi-sudo-prompt`, root-owned, describing this very request and pid.
  *
@@ -65,7 +65,7 @@ export async function verifyBroker(
   const args = parseBrokerArgs(cmdline.slice(prefix.length));
   if (
     !args || args.socketPath !== expected.socketPath || args.label !== request.label ||
-    !sameList(args.argv.slice(1), request.argv.slice(1))
+    args.cwd !== request.cwd || !sameList(args.argv.slice(1), request.argv.slice(1))
   ) {
     return refuse(VERIFY_REFUSALS.BROKER_CMDLINE_MISMATCH);
   }
@@ -82,7 +82,7 @@ export async function verifyBroker(
   if (!(await walkToOwner(sudoStat.ppid, expected.ownerPid)).ok) {
     return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
   }
-  if (!await proofIsValid(expected.proofDir ?? PROOF_DIR, request, pid)) {
+  if (!await proofIsValid(expected.proofDir ?? PROOF_DIR, request, pid, expected.uid)) {
     return refuse(VERIFY_REFUSALS.BROKER_PROOF_INVALID);
   }
   const broker = { pid, startTime: stat.startTime };
@@ -94,9 +94,15 @@ export async function verifyBroker(
 /**
  * The proof: `<dir>/<proof>` is a root-owned regular file, not writable by
  * others, in a root-owned directory not writable by others, and says
- * `id=<request id>` and `pid=<broker pid>`. Only root can create it.
+ * `id=<request id>`, `pid=<broker pid>` and `uid=<our uid>`. Only root can
+ * create it.
  */
-async function proofIsValid(dir: string, request: SecretRequest, pid: number): Promise<boolean> {
+async function proofIsValid(
+  dir: string,
+  request: SecretRequest,
+  pid: number,
+  uid: number,
+): Promise<boolean> {
   if (!/^[0-9a-f]{32}$/.test(request.proof)) return false;
   try {
     const d = await lstat(dir);
@@ -105,7 +111,7 @@ async function proofIsValid(dir: string, request: SecretRequest, pid: number): P
     const f = await lstat(path);
     if (!f.isFile() || f.uid !== 0 || (f.mode & 0o022) !== 0 || f.size > 256) return false;
     const text = await readProcText(path, 256);
-    return text === `id=${request.id}\npid=${pid}\n`;
+    return text === `id=${request.id}\npid=${pid}\nuid=${uid}\n`;
   } catch {
     return false;
   }

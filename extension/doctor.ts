@@ -48,6 +48,7 @@ import {
   BROKER_VERSION_FILE,
   ROOT_DENO,
   ROOT_SOURCES,
+  SUDOERS_FILE,
 } from "../broker/paths.ts";
 import { resolveDenoBinary } from "./deno_binary.ts";
 import {
@@ -57,6 +58,7 @@ import {
   peerCredentialsAvailable,
 } from "./peer_credentials.ts";
 import { readProcText } from "./proc_reader.ts";
+import { displayCheck, dumpableCheck, multiplexerCheck, terminalCheck } from "./doctor_keyboard.ts";
 import { socketDiagAvailable, unixPeerInode } from "./socket_peer.ts";
 
 /** Verdict of one check. `info` is neither good nor bad (e.g. an optional part is absent). */
@@ -164,6 +166,10 @@ export const DOCTOR_CHECK_IDS = [
   "broker",
   "allowlist",
   "hardened",
+  "terminal",
+  "dumpable",
+  "multiplexer",
+  "display",
 ] as const;
 
 /** One of {@link DOCTOR_CHECK_IDS}. */
@@ -193,6 +199,10 @@ const TITLES: Record<DoctorCheckId, string> = {
   broker: "broker",
   allowlist: "allowlist",
   hardened: "hardened mode",
+  terminal: "exclusive terminal",
+  dumpable: "pi non-dumpable",
+  multiplexer: "tmux key tables",
+  display: "X11 keyboard",
 };
 
 /** Everything a check needs, resolved from {@link DoctorOptions}. */
@@ -369,6 +379,10 @@ const CHECKS: Record<DoctorCheckId, (ctx: Context) => Promise<Finding>> = {
   broker: brokerCheck,
   allowlist: allowlistCheck,
   hardened: hardenedCheck,
+  terminal: () => terminalCheck(),
+  dumpable: () => dumpableCheck(),
+  multiplexer: (ctx) => multiplexerCheck(ctx.env),
+  display: (ctx) => displayCheck(ctx.env),
 };
 
 async function platformCheck(ctx: Context): Promise<Finding> {
@@ -874,7 +888,44 @@ async function brokerCheck(ctx: Context): Promise<Finding> {
     }
   }
   const extensionVersion = version === PACKAGE_VERSION ? "" : ` (extension ${PACKAGE_VERSION})`;
-  return { status: "ok", detail: `${shown}${extensionVersion}: installed, protocol matches` };
+  return await brokerSudoRuleFinding(ctx, shown) ??
+    { status: "ok", detail: `${shown}${extensionVersion}: installed, protocol matches` };
+}
+
+/**
+ * sudo applies the LAST matching rule: a later sudoers file granting this
+ * user `ALL` with a password silently overrides the broker's NOPASSWD rule.
+ * Checked the way `pi-secret-run` meets it: `sudo -n <launcher>` with no
+ * arguments, which (when the rule applies) only prints the launcher's usage
+ * line and exits 125 before any broker starts. `undefined` when fine or not
+ * checkable (root, no sudo).
+ */
+async function brokerSudoRuleFinding(ctx: Context, shown: string): Promise<Finding | undefined> {
+  const sudo = await firstExisting(ctx.sudoCandidates);
+  if (ctx.uid === 0 || !sudo) return undefined;
+  const r = await ctx.run(sudo, ["-n", ctx.brokerLauncher], {
+    env: { PATH: "/usr/bin:/bin", LC_ALL: "C", LANG: "C" },
+    timeoutMs: ctx.commandTimeoutMs,
+  });
+  if (r.code === 125 && r.stderr.includes("pi-secret-broker:")) return undefined;
+  const fix = `a file in /etc/sudoers.d that sorts after ${SUDOERS_FILE} (or a rule in ` +
+    `/etc/sudoers after its @includedir) grants you a rule with a password; \`sudo -l\` lists ` +
+    "them in order (the last match wins): move that rule before the broker's, or re-run the " +
+    "broker installer after renaming that file so it sorts first";
+  if (/password is required/.test(r.stderr)) {
+    return {
+      status: "fail",
+      detail: `${shown}, but sudo asks for a password for the broker: a later sudoers rule ` +
+        "overrides its NOPASSWD rule (or the rule names another user), so pi-secret-run fails",
+      fix: `${fix}; if the rule names another user, re-run the installer with --user you`,
+    };
+  }
+  return {
+    status: "warn",
+    detail: `${shown}, but \`sudo -n ${ctx.brokerLauncher}\` did not reach the broker: ` +
+      oneLine(r.stderr || r.spawnError || `exit ${r.code}`),
+    fix: `re-run the broker installer for this user; ${fix}`,
+  };
 }
 
 async function allowlistCheck(ctx: Context): Promise<Finding> {

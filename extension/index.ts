@@ -27,6 +27,16 @@ import { type AskpassSession, type SessionEvent, startSession } from "./session_
 import { registerCommands } from "./commands.ts";
 import { sanitizeUntrusted } from "./prompt_text.ts";
 import { AuditLog, defaultAuditPath, sessionAuditSink } from "./audit_log.ts";
+import {
+  CREDENTIAL_REFUSALS,
+  type CredentialCacheMode,
+  credentialRefusalNotice,
+  resolveCacheMode,
+} from "./credential_policy.ts";
+import { type CallHandle, CallTracker, removeCachedCredentials } from "./call_credentials.ts";
+import { startTerminalGuard, terminalGuardStatus } from "./terminal_guard.ts";
+import { terminalGate } from "./terminal_gate.ts";
+import { currentUid } from "./peer_verification.ts";
 
 /** How often at most a refused request is reported with a notice. */
 const NOTICE_INTERVAL_MS = 5000;
@@ -36,12 +46,22 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   let session: AskpassSession | undefined;
   let starting: Promise<void> | undefined;
   let audit: AuditLog | undefined;
+  // Credential cache (ADR 0006): "none" unless the user opts in per call.
+  let cacheMode: CredentialCacheMode = "none";
+  const calls = new CallTracker();
 
   registerCommands(pi, { session: () => session });
   pi.registerFlag("sudo-strict", {
     type: "boolean",
     default: false,
-    description: "pi-sudo-prompt: every sudo call ignores cached credentials (sudo -k)",
+    description: "pi-sudo-prompt: never cache sudo credentials (the default; overrides " +
+      "--sudo-cache-per-call)",
+  });
+  pi.registerFlag("sudo-cache-per-call", {
+    type: "boolean",
+    default: false,
+    description: "pi-sudo-prompt: let sudo cache the password within one tool call or ! " +
+      "command; all sudo credentials are removed (sudo -K) when it ends",
   });
 
   pi.on("session_start", (_event, ctx) => {
@@ -61,6 +81,12 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   });
 
   async function start(ctx: ExtensionContext): Promise<void> {
+    // Before anything else, and so before the first tool call can run: pi
+    // non-dumpable, its terminal exclusive (kept across /reload and /new).
+    await startTerminalGuard();
+    for (const problem of terminalGuardStatus().problems) {
+      ctx.ui.notify(`pi-sudo-prompt: ${problem}`, "warning");
+    }
     await session?.close();
     session = undefined;
     await audit?.close();
@@ -70,17 +96,40 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     else ctx.ui.notify(`pi-sudo-prompt: audit log unavailable (${opened.reason})`, "warning");
     const record = audit ? sessionAuditSink(audit, "sudo") : undefined;
     let lastNotice = 0;
+    let lastDetail = "";
+    let lastDetailAt = 0;
     const onEvent = (event: SessionEvent) => {
       record?.(event);
+      if (event.kind === "answered") calls.noteAnswer();
       if (event.kind !== "refused" || !("requestId" in event) || !event.requestId) return;
+      if (event.notice) {
+        // A terminal or tmux refusal: the human must act, so it shows unless
+        // the very same notice was just shown (an agent retrying in a loop).
+        const now = Date.now();
+        if (event.notice === lastDetail && now - lastDetailAt < NOTICE_INTERVAL_MS) return;
+        lastDetail = event.notice;
+        lastDetailAt = now;
+        ctx.ui.notify(`pi-sudo-prompt: no password prompt: ${event.notice}`, "warning");
+        return;
+      }
       const now = Date.now();
       if (now - lastNotice < NOTICE_INTERVAL_MS) return;
       lastNotice = now;
-      ctx.ui.notify(`pi-sudo-prompt: refused a password request (${event.reason})`, "warning");
+      ctx.ui.notify(
+        event.reason === CREDENTIAL_REFUSALS.WOULD_CACHE_CREDENTIALS
+          ? credentialRefusalNotice(event.reason)
+          : `pi-sudo-prompt: refused a password request (${event.reason})`,
+        "warning",
+      );
     };
-    const strict = pi.getFlag("sudo-strict") === true || process.env.PI_SUDO_PROMPT_STRICT === "1";
+    cacheMode = resolveCacheMode({
+      strict: pi.getFlag("sudo-strict") === true,
+      cachePerCall: pi.getFlag("sudo-cache-per-call") === true,
+    }, process.env);
     const started = await startSession({
-      strict,
+      credentialCache: cacheMode,
+      callInProgress: () => calls.inProgress(),
+      gate: terminalGate(currentUid()),
       prompter: {
         prompt: (request, signal) => showSudoModal(ctx.ui, request, signal),
         promptSecret: (request, signal) => showSecretModal(ctx.ui, request, signal),
@@ -128,9 +177,35 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
           })
           : undefined,
       });
-      return await tool.execute(toolCallId, params, signal, onUpdate, ctx);
+      const call = calls.begin();
+      try {
+        return await tool.execute(toolCallId, params, signal, onUpdate, ctx);
+      } finally {
+        await endCall(call, s, ctx);
+      }
     },
   });
+
+  /**
+   * The end of a tool call or `!` command. In the opt-in cache mode, when a
+   * password was given during it, every sudo credential is removed before
+   * its result returns, so nothing the call started keeps root (ADR 0006).
+   */
+  async function endCall(
+    call: CallHandle,
+    s: AskpassSession | undefined,
+    ctx: ExtensionContext,
+  ): Promise<void> {
+    if (!calls.end(call) || cacheMode !== "call" || !s) return;
+    const removed = await removeCachedCredentials(s.realSudo);
+    if (!removed.ok) {
+      ctx.ui.notify(
+        `pi-sudo-prompt: could not remove sudo's cached credentials (${removed.reason}); ` +
+          "run `sudo -K` yourself",
+        "warning",
+      );
+    }
+  }
 
   // `!cmd` and `!!cmd`: pi still applies the user's prefix and records the
   // result (and keeps `!!` out of the model's context); we only add the env.
@@ -142,11 +217,17 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     const local = createLocalBashOperations({ shellPath: settings.getShellPath() });
     return {
       operations: {
-        exec: (command, cwd, options) =>
-          local.exec(withPrelude(s, command), cwd, {
-            ...options,
-            env: s.toolEnvironment(options.env ?? shellEnv()),
-          }),
+        exec: async (command, cwd, options) => {
+          const call = calls.begin();
+          try {
+            return await local.exec(withPrelude(s, command), cwd, {
+              ...options,
+              env: s.toolEnvironment(options.env ?? shellEnv()),
+            });
+          } finally {
+            await endCall(call, s, ctx);
+          }
+        },
       },
     };
   });

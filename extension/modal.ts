@@ -108,7 +108,7 @@ export interface SudoModalState extends MaskedInputView {
 
 /** Everything {@link renderSecretModal} draws; no secrets, no callbacks. */
 export interface SecretModalState extends MaskedInputView {
-  readonly request: Pick<SecretPromptRequest, "argv" | "label" | "allowlisted">;
+  readonly request: Pick<SecretPromptRequest, "argv" | "cwd" | "label" | "allowlisted">;
 }
 
 // ---------------------------------------------------------------------------
@@ -365,6 +365,8 @@ function secretContentLines(
     theme.bold(theme.fg("accent", SECRET_MODAL_TITLE)),
     "",
     ...commandLines(request.argv, width),
+    // Where it runs matters (`cat .env`): the caller's real cwd, checked by the broker.
+    ...labelled("In: ", shellQuote(request.cwd), width, MAX_COMMAND_LINES),
     // The marker is a suffix, so a long label can never push it out of view.
     ...untrustedLines("Label: ", request.label, width, theme, {
       text: "(unverified)",

@@ -13,6 +13,8 @@ export interface ProcStat {
   readonly comm: string;
   readonly state: string;
   readonly ppid: number;
+  /** Field 7: the controlling terminal's device number (0 for none); unparsable: undefined. */
+  readonly ttyNr: number | undefined;
   /** Field 22: start time in clock ticks since boot (a PID-reuse guard). */
   readonly startTime: bigint;
 }
@@ -33,10 +35,11 @@ export function parseStat(text: string): ProcStat | undefined {
   if (rest.length < 20) return undefined;
   const state = rest[0];
   const ppid = parseDecimal(rest[1]);
+  const ttyNr = /^-?[0-9]{1,10}$/.test(rest[4] ?? "") ? Number(rest[4]) : undefined;
   const start = rest[19];
   if (pid === undefined || ppid === undefined || !/^[0-9]{1,20}$/.test(start)) return undefined;
   if (!/^[A-Za-z]$/.test(state)) return undefined;
-  return { pid, comm, state, ppid, startTime: BigInt(start) };
+  return { pid, comm, state, ppid, ttyNr, startTime: BigInt(start) };
 }
 
 /** The four ids of a `Uid:` or `Gid:` line: real, effective, saved, filesystem. */

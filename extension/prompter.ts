@@ -39,6 +39,8 @@ export interface SecretPromptRequest {
   readonly requestId: string;
   /** The real argv the root broker will run (program resolved to its real path). */
   readonly argv: readonly string[];
+  /** The directory it runs in: the caller's real cwd, entered by the broker as the caller. */
+  readonly cwd: string;
   /** The agent's `--label`: unverified text, to be shown as such. */
   readonly label: string;
   /** True only when the allowlist allows this exact argv (else the red warning). */

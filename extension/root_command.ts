@@ -20,7 +20,7 @@ export interface RootCommandResult {
   readonly timedOut: boolean;
 }
 
-/** `sudo -A argv…` with the session's askpass environment; kills the group at the deadline. */
+/** `sudo -A -k argv…` with the session's askpass environment; kills the group at the deadline. */
 export function runAsRoot(
   session: AskpassSession,
   argv: readonly string[],
@@ -31,7 +31,9 @@ export function runAsRoot(
       resolve({ code: null, output: "sudo is not installed", timedOut: false });
       return;
     }
-    const child = spawn(session.realSudo, ["-A", ...argv], {
+    // -k: the password answers this one command and leaves no cached
+    // credential behind (ADR 0006; the server refuses a sudo without it).
+    const child = spawn(session.realSudo, ["-A", "-k", ...argv], {
       env: session.toolEnvironment(process.env),
       // Its own session: no controlling terminal, so sudo asks the askpass.
       detached: true,

@@ -75,7 +75,18 @@ import {
   sudoWrapperScript,
 } from "./shell_injection.ts";
 import { piSecretRunArgv } from "../broker/broker_permissions.ts";
+import {
+  cachingAllowedNow,
+  type CredentialCacheMode,
+  credentialDecision,
+  type CredentialRefusal,
+} from "./credential_policy.ts";
 import { sanitizePrompt } from "./prompt_text.ts";
+import type { GatePhase, GateVerdict, ModalGate } from "./terminal_gate.ts";
+import type { TerminalRefusal } from "./terminal_holders.ts";
+import { type PairingGuard, pairingGuardFor, type PairingLayers } from "./pairing_guard.ts";
+import { pairingNotice, type PairingRefusal } from "./sudo_pairing.ts";
+import { PAIRING_CHECK } from "./root_pairing.ts";
 
 /** Default time the human has to answer one request (SPEC §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -114,9 +125,17 @@ export type ConnectionError = typeof CONNECTION_ERRORS[keyof typeof CONNECTION_E
 export type SessionEvent =
   | {
     readonly kind: "refused";
-    readonly reason: VerifyRefusal | ProtocolError | ConnectionError;
+    readonly reason:
+      | VerifyRefusal
+      | ProtocolError
+      | ConnectionError
+      | CredentialRefusal
+      | TerminalRefusal
+      | PairingRefusal;
     readonly peerPid?: number;
     readonly requestId?: string;
+    /** One line for the human: what was found and what to do (never a secret). */
+    readonly notice?: string;
   }
   | {
     readonly kind: "queued";
@@ -160,8 +179,24 @@ export interface SessionOptions {
    * with the broker when it is there and intact; `false` never does.
    */
   readonly hardened?: "auto" | false;
-  /** Strict: every sudo call ignores cached credentials (adds `-k`). */
-  readonly strict?: boolean;
+  /**
+   * sudo's credential cache (SPEC §2 invariant 3, ADR 0006). `"none"`
+   * (default): the wrapper adds `-k` and a request from a sudo without `-k`
+   * is refused (`would_cache_credentials`). `"call"`: the wrapper leaves the
+   * options alone and such a request is accepted while `callInProgress()`
+   * says a call is running; the caller removes the credentials at its end.
+   */
+  readonly credentialCache?: CredentialCacheMode;
+  /** In `"call"` mode: whether a tool call or `!` command is running now (default: no). */
+  readonly callInProgress?: () => boolean;
+  /**
+   * Checked before every modal opens and every `gate.intervalMs` while it is
+   * open (the terminal and tmux checks of `terminal_gate.ts`); a closed gate
+   * refuses the request, or closes the open modal.
+   */
+  readonly gate?: ModalGate;
+  /** The pairing checks of ADR 0005 (tests switch a layer off to prove the other alone). */
+  readonly pairing?: PairingLayers;
   /** Audit hook; must not throw. */
   readonly onEvent?: (event: SessionEvent) => void;
 }
@@ -216,6 +251,8 @@ interface Pending {
 }
 
 const SEEN_ID_CAPACITY = 4096;
+/** An early keyboard check stands for the modal's own only this fresh (the re-check interval). */
+const GATE_AHEAD_MAX_AGE_MS = 100;
 const LIVENESS_INTERVAL_MS = 200;
 const WRITE_GRACE_MS = 1000;
 
@@ -282,10 +319,14 @@ export async function startSession(
     { mode: 0o700, flag: "wx" },
   );
   if (realSudo) {
-    await writeFile(join(binDir, "sudo"), sudoWrapperScript(realSudo, options.strict ?? false), {
-      mode: 0o700,
-      flag: "wx",
-    });
+    await writeFile(
+      join(binDir, "sudo"),
+      sudoWrapperScript(realSudo, options.credentialCache ?? "none"),
+      {
+        mode: 0o700,
+        flag: "wx",
+      },
+    );
   }
   const expected: ExpectedHelper = {
     uid: currentUid(),
@@ -365,6 +406,7 @@ async function rootOwnedHelper(): Promise<
     helperPath,
     `${ROOT_SOURCES}/askpass/protocol.ts`,
     `${ROOT_SOURCES}/askpass/helper_permissions.ts`,
+    PAIRING_CHECK, // root confirms the helper's pipe is its sudo's (ADR 0005)
   ];
   for (const f of files) if (!await isProtectedPath(f)) return undefined;
   const version = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => "");
@@ -387,6 +429,7 @@ class ServerState {
   readonly #key: CryptoKey;
   readonly #timeoutMs: number;
   readonly #attempts = new AttemptCounter();
+  readonly #pairing: PairingGuard;
   readonly #seenIds = new Set<string>();
   readonly #queue: Pending[] = [];
   readonly #sockets = new Set<Socket>();
@@ -407,6 +450,7 @@ class ServerState {
     this.#expectedBroker = expectedBroker;
     this.#key = key;
     this.#timeoutMs = timeoutMs;
+    this.#pairing = pairingGuardFor(options, expected);
   }
 
   pendingCount(): number {
@@ -487,9 +531,15 @@ class ServerState {
       return;
     }
     const request = decoded.message;
-    const refuse = async (reason: VerifyRefusal | ConnectionError) => {
+    // The keyboard checks take a few ms (one of them a tmux run): start them
+    // now, beside the kernel checks, when this request will be the next modal.
+    this.#gateAheadStart();
+    const refuse = async (
+      reason: VerifyRefusal | ConnectionError | CredentialRefusal | PairingRefusal,
+      notice?: string,
+    ) => {
       if (pidfd !== undefined) closeFd(pidfd);
-      this.#emit({ kind: "refused", reason, peerPid, requestId: request.id });
+      this.#emit({ kind: "refused", reason, peerPid, requestId: request.id, notice });
       await this.#reply(
         socket,
         await encodeDenied(this.#key, request.id, DENY_REASONS.VERIFICATION_FAILED),
@@ -510,6 +560,15 @@ class ServerState {
       if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
       const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
       if (!verdict.ok) return refuse(verdict.reason);
+      // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)
+      const cache = credentialDecision(
+        verdict.requester.sudoArgv,
+        cachingAllowedNow(this.#options),
+      );
+      if (!cache.ok) return refuse(cache.reason);
+      // The password must reach only the sudo the modal shows (ADR 0005).
+      const paired = await this.#pairing.admit(request.id, verdict.requester);
+      if (!paired.ok) return refuse(paired.reason, pairingNotice(paired));
       entry = this.#sudoEntry(request, verdict.requester);
     } else {
       const verdict = await verifyBroker(this.#expectedBroker, creds.creds, request);
@@ -604,6 +663,7 @@ class ServerState {
         return this.#options.prompter.promptSecret!({
           requestId: request.id,
           argv: request.argv,
+          cwd: request.cwd,
           label: request.label,
           allowlisted,
           deadline: this.#deadlineOf(request.id),
@@ -635,6 +695,72 @@ class ServerState {
     const entry = this.#queue.find((e) => !e.finished);
     if (!entry) return;
     this.#active = entry;
+    const gate = this.#options.gate;
+    if (!gate) return this.#open(entry);
+    // Nobody else may hold the keyboard: checked before the modal opens…
+    void this.#gateCheck(entry, gate, "open").then((ok) => {
+      if (!ok || entry.finished) return;
+      this.#open(entry);
+      // …and again and again while it is open (one check at a time).
+      let running = false;
+      const timer = setInterval(() => {
+        if (entry.finished) return clearInterval(timer);
+        if (running) return;
+        running = true;
+        void this.#gateCheck(entry, gate, "watch").finally(() => running = false);
+      }, gate.intervalMs);
+      entry.abort.signal.addEventListener("abort", () => clearInterval(timer), { once: true });
+    });
+  }
+
+  /** Runs the gate; a closed gate refuses `entry` (closing its modal). */
+  /** A gate check started ahead of the modal it is for ({@link #gateAheadStart}). */
+  #gateAhead: { at: number; verdict: Promise<GateVerdict> } | undefined;
+
+  /**
+   * Starts the `open` check early, when nothing is asked or queued (so the
+   * check cannot disturb an open modal's). One at a time, so a flood of
+   * signed requests costs at most one check in flight.
+   */
+  #gateAheadStart(): void {
+    const gate = this.#options.gate;
+    if (!gate || this.#active || this.#queue.length > 0 || this.#gateAhead) return;
+    const ahead = { at: performance.now(), verdict: gate.check("open") };
+    this.#gateAhead = ahead;
+    // Forgotten once too old to stand for the state when a modal opens.
+    ahead.verdict.catch(() => {}).finally(() =>
+      setTimeout(() => {
+        if (this.#gateAhead === ahead) this.#gateAhead = undefined;
+      }, GATE_AHEAD_MAX_AGE_MS).unref?.()
+    );
+  }
+
+  async #gateCheck(entry: Pending, gate: ModalGate, phase: GatePhase): Promise<boolean> {
+    let verdict;
+    try {
+      const ahead = this.#gateAhead;
+      this.#gateAhead = undefined;
+      // An early `open` check counts only if it began less than one
+      // re-check interval ago; the re-checks then continue from there.
+      verdict = phase === "open" && ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
+        ? await ahead.verdict
+        : await gate.check(phase);
+    } catch {
+      verdict = { ok: false as const, reason: undefined, notice: "" };
+    }
+    if (verdict.ok || entry.finished) return verdict.ok;
+    this.#emit({
+      kind: "refused",
+      reason: verdict.reason ?? CONNECTION_ERRORS.INTERNAL_ERROR,
+      requestId: entry.id,
+      notice: verdict.notice || undefined,
+    });
+    await this.#finish(entry, DENY_REASONS.VERIFICATION_FAILED);
+    return false;
+  }
+
+  /** Opens the modal for the active entry. */
+  #open(entry: Pending): void {
     this.#emit({ kind: "prompted", requestId: entry.id, attempt: entry.attempt });
     let outcome: Promise<PromptOutcome>;
     try {
@@ -662,6 +788,17 @@ class ServerState {
       // Right before the secret leaves: still the same processes?
       if (!await this.#alive(entry)) return await this.#finish(entry, DENY_REASONS.PROCESS_GONE);
       if (entry.finished) return;
+      // …and is the helper's pipe still read by the sudo the modal showed? (ADR 0005)
+      const paired = entry.kind === "sudo" ? await this.#pairing.confirm(entry.id) : undefined;
+      if (paired && !paired.ok) {
+        const notice = pairingNotice(paired);
+        this.#emit({ kind: "refused", reason: paired.reason, requestId: entry.id, notice });
+        return await this.#finish(entry, DENY_REASONS.VERIFICATION_FAILED);
+      }
+      if (entry.finished) return;
+      // …and nobody else took the keyboard since the last periodic check? (ADR 0007)
+      const gate = this.#options.gate;
+      if (gate && !await this.#gateCheck(entry, gate, "send")) return;
       const frame = await encodeResponse(this.#key, entry.id, password);
       password.fill(0);
       if (entry.finished) return void frame.fill(0);

@@ -10,6 +10,7 @@
  * @module
  */
 import { SUDO_LONG_OPTIONS, SUDO_SHORT_WITH_VALUE } from "./sudo_args.ts";
+import type { CredentialCacheMode } from "./credential_policy.ts";
 
 /** Quotes a string for POSIX sh (single quotes; embedded `'` closed and escaped). */
 export function shQuote(s: string): string {
@@ -19,8 +20,10 @@ export function shQuote(s: string): string {
 /**
  * POSIX-sh function `__pi_sudo_needs_askpass ARGS…`: status 0 when `-A`
  * must be added, 1 when the options already contain `-A`/`-S` (or their
- * long forms, abbreviations included). Reads options as `sudo_args.ts`
- * does. Works in dash, bash and zsh, under `set -eu`.
+ * long forms, abbreviations included). It also sets `__pi_k` to 1 when
+ * sudo's `ignore_ticket` ends up set (`-k`/`--reset-timestamp`, not undone
+ * by a later `-K`), else 0. Reads options as `sudo_args.ts`
+ * (`scanSudoOptions`) does. Works in dash, bash and zsh, under `set -eu`.
  */
 export function sudoScannerFunction(): string {
   const longs = SUDO_LONG_OPTIONS.map(([name, arg]) => `${name}:${arg}`).join(" ");
@@ -35,15 +38,18 @@ export function sudoScannerFunction(): string {
     '  [ "$__pi_n" = 1 ] || __pi_lo=',
     "}",
     "__pi_sudo_needs_askpass() {",
-    "  local __a __r __c",
+    "  local __a __r __c __s",
+    "  __s=0; __pi_k=0",
     '  while [ "$#" -gt 0 ]; do',
     "    __a=$1; shift",
     '    case "$__a" in',
-    "      --) return 0 ;;",
+    "      --) break ;;",
     "      --*)",
     '        __r=${__a#--}; __pi_sudo_long "${__r%%=*}"',
     '        case "$__pi_lo" in',
-    "          askpass:* | stdin:*) return 1 ;;",
+    "          askpass:* | stdin:*) __s=1 ;;",
+    '          reset-timestamp:*) case "$__a" in *=*) ;; *) __pi_k=1 ;; esac ;;',
+    "          remove-timestamp:*) __pi_k=0 ;;",
     '          *:r) case "$__a" in *=*) ;; *) [ "$#" -gt 0 ] && shift ;; esac ;;',
     "        esac ;;",
     "      -?*)",
@@ -51,7 +57,9 @@ export function sudoScannerFunction(): string {
     '        while [ -n "$__r" ]; do',
     '          __c=${__r%"${__r#?}"}; __r=${__r#?}',
     '          case "$__c" in',
-    "            A|S) return 1 ;;",
+    "            A|S) __s=1 ;;",
+    "            k) __pi_k=1 ;;",
+    "            K) __pi_k=0 ;;",
     `            [${SUDO_SHORT_WITH_VALUE}]) [ -z "$__r" ] && [ "$#" -gt 0 ] && shift; __r= ;;`,
     "            h)",
     '              if [ "$__a" = "-h" ] && [ "$#" -gt 0 ]; then',
@@ -60,29 +68,38 @@ export function sudoScannerFunction(): string {
     "              __r= ;;",
     "          esac",
     "        done ;;",
-    "      /* | =*) return 0 ;;",
+    "      /* | =*) break ;;",
     "      *=*) ;;",
-    "      *) return 0 ;;",
+    "      *) break ;;",
     "    esac",
     "  done",
-    "  return 0",
+    '  [ "$__s" = 0 ]',
     "}",
   ].join("\n");
 }
 
 /**
- * The `sudo` wrapper script for the session's private `PATH` directory. With
- * `strict`, every call also gets `-k` (ignore cached credentials).
+ * The `sudo` wrapper script for the session's private `PATH` directory: adds
+ * `-A` unless the options name a password source, and, with `cache` `"none"`
+ * (the default), `-k` unless sudo would already ignore cached credentials,
+ * so that a password typed into the modal creates no credential that could
+ * outlive the call (SPEC §2 invariant 3, ADR 0006). `sudo -A -k CMD` is the
+ * resulting argv, the same the modal shows for a hand-written `sudo -k CMD`.
+ * With `"call"` the options pass unchanged (the opt-in cache per call).
  */
-export function sudoWrapperScript(realSudo: string, strict = false): string {
-  // Strict mode: -k makes sudo ignore (and not refresh) cached credentials.
-  const sudo = shQuote(realSudo) + (strict ? " -k" : "");
+export function sudoWrapperScript(realSudo: string, cache: CredentialCacheMode = "none"): string {
   return [
     "#!/bin/sh",
     "# pi-sudo-prompt: routes sudo's password prompt to pi's modal (generated per session).",
     sudoScannerFunction(),
-    `if __pi_sudo_needs_askpass "$@"; then exec ${sudo} -A "$@"; fi`,
-    `exec ${sudo} "$@"`,
+    'if __pi_sudo_needs_askpass "$@"; then __pi_add=-A; else __pi_add=; fi',
+    // No -k for a bare `sudo`: sudo -k alone would silently mean "invalidate"
+    // instead of printing its usage.
+    ...(cache === "none"
+      ? ['if [ "$#" -gt 0 ] && [ "$__pi_k" = 0 ]; then set -- -k "$@"; fi']
+      : []),
+    'if [ -n "$__pi_add" ]; then set -- -A "$@"; fi',
+    `exec ${shQuote(realSudo)} "$@"`,
     "",
   ].join("\n");
 }

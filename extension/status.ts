@@ -12,6 +12,7 @@ import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../broker/paths.ts";
 import { defaultAuditPath, readAuditTail } from "./audit_log.ts";
 import type { AskpassSession } from "./session_server.ts";
 import { sanitizeUntrusted } from "./prompt_text.ts";
+import { terminalGuardStatus } from "./terminal_guard.ts";
 
 /** The status panel's lines (plain text). */
 export async function statusLines(session: AskpassSession | undefined): Promise<string[]> {
@@ -23,6 +24,14 @@ export async function statusLines(session: AskpassSession | undefined): Promise<
     lines.push(`queue: ${session.pendingCount()} request(s) pending`);
   } else {
     lines.push("session: not active (not interactive, or it failed to start)");
+  }
+  const guard = terminalGuardStatus();
+  if (guard.started) {
+    const tty = guard.ttyPath
+      ? `${guard.ttyPath} ${guard.exclusive ? "exclusive" : "NOT exclusive"}` +
+        (guard.guardianPid ? ` (guardian pid ${guard.guardianPid})` : " (no guardian)")
+      : "no terminal";
+    lines.push(`keyboard: ${tty}; pi ${guard.nonDumpable ? "non-dumpable" : "DUMPABLE"}`);
   }
   const broker = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => undefined);
   if (broker === undefined) lines.push("broker: not installed (/sudo-prompt install-broker)");

@@ -67,27 +67,48 @@ function isEnvAssignment(word: string): boolean {
   return word.includes("=") && !word.startsWith("/") && !word.startsWith("=");
 }
 
+/** What sudo makes of the options in front of its command (see the module comment). */
+export interface SudoOptionScan {
+  /** `-A`/`--askpass` or `-S`/`--stdin` is among the options. */
+  readonly passwordSource: boolean;
+  /**
+   * sudo's `ignore_ticket` at the end of option parsing: `-k` /
+   * `--reset-timestamp` set it, a later `-K` / `--remove-timestamp` clears
+   * it again (`parse_args.c`). Set means sudo neither uses nor creates a
+   * cached credential for this call.
+   */
+  readonly resetTimestamp: boolean;
+}
+
 /**
- * True unless the options already choose a password source: `-A`/`--askpass`
- * (already askpass) or `-S`/`--stdin` (sudo refuses `-A` with `-S`),
- * including inside combined short flags such as `-nS` and abbreviated long
- * options. Arguments sudo itself would reject may get either answer.
+ * Reads the options the way sudo does and reports the ones this product
+ * cares about. Scanning stops at `--` or at the first word of the command;
+ * the values of options (`-u -k`, `-p -A`, `-hk`) are skipped, so they never
+ * count as flags. Arguments sudo itself would reject may get any answer:
+ * such a sudo never prompts.
  */
-export function sudoNeedsAskpass(args: readonly string[]): boolean {
+export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
+  let passwordSource = false;
+  let resetTimestamp = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === "--") return true;
+    if (arg === "--") break;
     if (arg.startsWith("--")) {
       const name = arg.slice(2).split("=", 1)[0];
       const option = resolveLongOption(name);
-      if (option?.[0] === "askpass" || option?.[0] === "stdin") return false;
+      if (option?.[0] === "askpass" || option?.[0] === "stdin") passwordSource = true;
+      // `--reset-timestamp=x` is a usage error in sudo: never counted (fail closed).
+      if (option?.[0] === "reset-timestamp" && !arg.includes("=")) resetTimestamp = true;
+      if (option?.[0] === "remove-timestamp") resetTimestamp = false;
       if (option?.[1] === "r" && !arg.includes("=")) i++;
       continue;
     }
     if (arg.startsWith("-") && arg.length > 1) {
       for (let j = 1; j < arg.length; j++) {
         const c = arg[j];
-        if (c === "A" || c === "S") return false;
+        if (c === "A" || c === "S") passwordSource = true;
+        if (c === "k") resetTimestamp = true;
+        if (c === "K") resetTimestamp = false;
         if (SUDO_SHORT_WITH_VALUE.includes(c)) {
           if (j === arg.length - 1) i++;
           break;
@@ -104,7 +125,27 @@ export function sudoNeedsAskpass(args: readonly string[]): boolean {
       continue;
     }
     if (isEnvAssignment(arg)) continue; // VAR=value: sudo keeps reading options
-    return true; // the command starts here
+    break; // the command starts here
   }
-  return true;
+  return { passwordSource, resetTimestamp };
+}
+
+/**
+ * True unless the options already choose a password source: `-A`/`--askpass`
+ * (already askpass) or `-S`/`--stdin` (sudo refuses `-A` with `-S`),
+ * including inside combined short flags such as `-nS` and abbreviated long
+ * options. Arguments sudo itself would reject may get either answer.
+ */
+export function sudoNeedsAskpass(args: readonly string[]): boolean {
+  return !scanSudoOptions(args).passwordSource;
+}
+
+/**
+ * True when sudo will ignore cached credentials and create none for this
+ * call (`-k`/`--reset-timestamp`, not undone by a later `-K`), read as sudo
+ * reads its options: `-kA`, `--reset` and `--res` count; `-u -k`, `-uk`,
+ * `-p -k` and a `-k` after the command do not.
+ */
+export function sudoResetsTimestamp(args: readonly string[]): boolean {
+  return scanSudoOptions(args).resetTimestamp;
 }

@@ -14,7 +14,7 @@ test_user_setup() {
     }
   done
   user="pisudot$$"
-  # "00-" sorts before /etc/sudoers.d/pi-sudo-prompt: sudo applies the LAST
+  # "00-" sorts before /etc/sudoers.d/zz-pi-sudo-prompt: sudo applies the LAST
   # matching rule, so the broker's NOPASSWD rule must come after this one.
   sudoers="/etc/sudoers.d/00-pi-sudo-prompt-test-$user"
   work=$(mktemp -d /tmp/pi-sudo-prompt-test.XXXXXX)
@@ -73,7 +73,7 @@ test_user_cleanup() {
 # /etc/pi-sudo-prompt). A machine that already has them gets them back
 # afterwards, untouched.
 TEST_CONSUMER_DIR=/usr/local/libexec/pi-sudo-prompt-test
-BROKER_STATE="/usr/local/libexec/pi-sudo-prompt /etc/pi-sudo-prompt /etc/sudoers.d/pi-sudo-prompt /run/pi-sudo-prompt $TEST_CONSUMER_DIR"
+BROKER_STATE="/usr/local/libexec/pi-sudo-prompt /etc/pi-sudo-prompt /etc/sudoers.d/pi-sudo-prompt /etc/sudoers.d/zz-pi-sudo-prompt /run/pi-sudo-prompt $TEST_CONSUMER_DIR"
 
 broker_state_save() {
   mkdir -p "$work/saved"

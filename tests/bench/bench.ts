@@ -54,6 +54,11 @@ import { rawExchange } from "../helpers/raw_client.ts";
 import { pidsWithCmdline, waitFor } from "../helpers/processes.ts";
 import { REPO_ROOT, testPassword } from "../helpers/test_env.ts";
 import type { FloodSummary } from "./flood_client.ts";
+import { gatherPairingSnapshot } from "../../extension/pairing_snapshot.ts";
+import { decidePairing } from "../../extension/sudo_pairing.ts";
+import { rootPairingInstalled, runRootPairing } from "../../extension/root_pairing.ts";
+import { scanTerminalHolders } from "../../extension/terminal_holders.ts";
+import { checkTmuxKeyTables } from "../../extension/multiplexer_keys.ts";
 
 // --- settings ---------------------------------------------------------------
 
@@ -226,6 +231,8 @@ async function main(): Promise<void> {
   try {
     await sudoLatency(session, prompter, tmp);
     await verificationCost(session, prompter);
+    await pairingCost(session, prompter);
+    await keyboardGateCost(tmp);
     await helperStartup(tmp);
     await eventLoopLag(session, prompter, events);
     await memoryGrowth(session, events, gc);
@@ -439,6 +446,183 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
       } each`,
   });
   facts.verifyMs = median(samples);
+}
+
+// --- row p: the pairing checks of ADR 0005 ----------------------------------------
+
+async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Promise<void> {
+  log("p: the pairing checks against a live helper that waits for an answer");
+  let release!: () => void;
+  prompter.reset();
+  prompter.gate = new Promise<void>((resolve) => release = resolve);
+  const flow = runToolCommand(session, SUDO_COMMAND, FLOW_DEADLINE_MS);
+  const user: number[] = [];
+  const root: number[] = [];
+  let processes = 0;
+  try {
+    await waitFor("the prompt to open", () => prompter.calledAt.length > 0 || undefined, 15_000);
+    const pids = (await pidsWithCmdline(`--allow-net=unix:${session.socketPath}`)).filter((
+      pid,
+    ) => pid !== process.pid);
+    if (pids.length !== 1) throw new Error(`expected one waiting helper, found ${pids.length}`);
+    const helperPid = pids[0];
+    const stat = await readFile(`/proc/${helperPid}/stat`, "utf8");
+    const sudoPid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const link = await import("node:fs/promises").then((fs) =>
+      fs.readlink(`/proc/${helperPid}/fd/1`)
+    );
+    const pipeInode = Number(/^pipe:\[(\d+)\]$/.exec(link)?.[1]);
+    const candidate = { helperPid, sudoPid, pipeInode };
+    const shape = {
+      uid: currentUid(),
+      exePath: session.denoPath,
+      argvPrefix: helperArgvPrefix(session.denoPath, session.helperPath, session.socketPath),
+      ownFrontEnds: new Set<number>(),
+    };
+    for (let i = 0; i < VERIFY_RUNS; i++) {
+      const t0 = performance.now();
+      const g = await gatherPairingSnapshot(
+        shape.uid,
+        process.getgid?.() ?? -1,
+        [pipeInode],
+        Date.now() + 500,
+      );
+      if (!g.ok) throw new Error(`pairing snapshot failed: ${g.reason}`);
+      const d = decidePairing(candidate, [], g.snapshot, shape);
+      user.push(performance.now() - t0);
+      if (!d.ok) throw new Error(`the pairing check refused a legitimate helper: ${d.reason}`);
+    }
+    processes = (await import("node:fs/promises").then((fs) => fs.readdir("/proc")))
+      .filter((n) => /^\d+$/.test(n)).length;
+    if (await rootPairingInstalled()) {
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        const v = await runRootPairing("/usr/bin/sudo", candidate, {
+          onSpawn() {},
+          onExit() {},
+        });
+        root.push(performance.now() - t0);
+        if (!v.ok && v.reason !== "root_pairing_not_permitted") {
+          throw new Error(`the root pairing check refused a legitimate helper: ${v.reason}`);
+        }
+      }
+    }
+  } finally {
+    release();
+    await flow;
+  }
+  rows.push({
+    id: "p",
+    what: "pairing checks (ADR 0005): front ends + pipe holders, user level",
+    ours: dist(user, 2),
+    baseline: root.length > 0
+      ? `root check (sudo -n … --verify-pairing): ${dist(root, 0)}`
+      : "root check: broker not installed",
+    extra: `${processes} processes in /proc`,
+    target: `≤ ${TARGETS.verifyMs} ms`,
+    met: atMost(median(user), TARGETS.verifyMs, 2),
+    note: `${VERIFY_RUNS} passes against a helper waiting in a real sudo flow: stat of every ` +
+      "/proc/<pid>, status and children of each setuid-root front end of ours, the fd links of " +
+      "every process of ours; runs once before the modal and once before the answer",
+    why: () => `one pass costs ~${ms(median(user) / Math.max(processes, 1), 3)} per process`,
+  });
+}
+
+// --- row k: the keyboard checks of ADR 0007 ----------------------------------------
+
+/**
+ * What every modal adds before it opens (ADR 0007): the `/proc` scan for
+ * other holders of the terminal and, inside tmux, one `tmux` run for the key
+ * tables; they run concurrently, so the gate costs the slower of the two.
+ * Then the event-loop lag while the check repeats every 100 ms, as it does
+ * while a modal is open.
+ */
+async function keyboardGateCost(tmp: string): Promise<void> {
+  log("k: the terminal scan and the tmux key-table check, and the lag of the 100 ms re-check");
+  // A real terminal to look for: `script` makes a pty and runs sleep on it.
+  const holder = spawn("script", ["-qfc", "sleep 60", "/dev/null"], {
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+  });
+  const socket = join(tmp, "tmux.sock");
+  const scans: number[] = [];
+  const tmuxRuns: number[] = [];
+  const gates: number[] = [];
+  let lag = NaN;
+  let idle = NaN;
+  let processes = 0;
+  try {
+    const sleeper = await waitFor("the sleep on its pty", async () => {
+      for (const pid of await pidsWithCmdline("sleep 60")) {
+        const tty = await import("node:fs/promises").then((fs) => fs.readlink(`/proc/${pid}/fd/0`))
+          .catch(() => "");
+        if (tty.startsWith("/dev/pts/")) return tty;
+      }
+      return undefined;
+    }, 10_000);
+    const rdev = (await import("node:fs/promises").then((fs) => fs.stat(sleeper))).rdev;
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        "tmux",
+        ["-S", socket, "new-session", "-d", "sleep 60"],
+        (e) => e ? reject(e) : resolve(),
+      )
+    );
+    const env = { TMUX: `${socket},0,0` };
+    const spec = { ttyPath: sleeper, rdev, uid: currentUid(), exclude: new Set([process.pid]) };
+    for (let i = 0; i < 3; i++) await scanTerminalHolders(spec); // warm-up
+    for (let i = 0; i < VERIFY_RUNS; i++) {
+      let t0 = performance.now();
+      const scan = await scanTerminalHolders(spec);
+      scans.push(performance.now() - t0);
+      if (!scan || scan.holders.length === 0) throw new Error("the scan missed the pty's holders");
+      t0 = performance.now();
+      const keys = await checkTmuxKeyTables(env);
+      tmuxRuns.push(performance.now() - t0);
+      if (!keys.ok) throw new Error(`tmux check refused the default tables: ${keys.why}`);
+      t0 = performance.now();
+      await Promise.all([scanTerminalHolders(spec), checkTmuxKeyTables(env)]);
+      gates.push(performance.now() - t0);
+    }
+    processes = (await import("node:fs/promises").then((fs) => fs.readdir("/proc")))
+      .filter((n) => /^\d+$/.test(n)).length;
+    // The re-check of an open modal: one at a time, every 100 ms, for 3 s.
+    const beat = startHeartbeat();
+    const until = performance.now() + 3000;
+    while (performance.now() < until) {
+      await Promise.all([scanTerminalHolders(spec), checkTmuxKeyTables(env), sleep(100)]);
+    }
+    lag = beat.stop();
+    idle = await idleLag(3000);
+  } finally {
+    await new Promise<void>((resolve) =>
+      execFile("tmux", ["-S", socket, "kill-server"], () => resolve())
+    );
+    if (holder.pid) {
+      try {
+        process.kill(-holder.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+  rows.push({
+    id: "k",
+    what: "keyboard gate (ADR 0007) before a modal: /proc holder scan ∥ tmux key tables",
+    ours: dist(gates, 2),
+    baseline: `scan alone ${dist(scans, 2)}; tmux alone ${dist(tmuxRuns, 2)}`,
+    extra: `${processes} processes; lag of the 100 ms re-check ${ms(lag)} (idle ${ms(idle)})`,
+    target: `≤ ${TARGETS.verifyMs} ms; lag ≤ ${TARGETS.lagMs} ms`,
+    met: atMost(median(gates), TARGETS.verifyMs, 2) && atMost(lag, TARGETS.lagMs),
+    note: `${VERIFY_RUNS} passes against a real pty (held by script and sleep): readdir and ` +
+      "readlink of every /proc/<pid>/fd of ours (and of threads with their own table), one " +
+      "`tmux display-message ; list-keys` run; without tmux only the scan runs. Hardened mode " +
+      "adds one `sudo -n … --terminal-holders` before the modal (about one sudo -n, like row p's root check)",
+    why: () =>
+      `the tmux client's start (${ms(median(tmuxRuns), 2)}) dominates; the scan is ${
+        ms(median(scans), 2)
+      }`,
+  });
 }
 
 /**

@@ -80,6 +80,8 @@ export interface SudoOptions {
   readonly askpass: boolean;
   /** `-S`/`--stdin` was among the options sudo parsed. */
   readonly stdin: boolean;
+  /** sudo's `ignore_ticket` after parsing: set by `-k`, cleared by a later `-K`. */
+  readonly ignoreTicket: boolean;
   /** Index of the first word of the command (args.length if none). */
   readonly commandIndex: number;
   /** Why `refused`, for reports. */
@@ -98,18 +100,22 @@ export function sudoOptionModel(args: readonly string[]): SudoOptions {
   let optind = 1;
   let askpass = false;
   let stdin = false;
+  let ignoreTicket = false;
   let remoteHost = false;
   let listMode = false;
   const refuse = (why: string): SudoOptions => ({
     refused: true,
     askpass,
     stdin,
+    ignoreTicket,
     commandIndex: Math.min(optind, argv.length) - 1,
     why,
   });
   const option = (name: string) => {
     if (name === "A") askpass = true;
     if (name === "S") stdin = true;
+    if (name === "k") ignoreTicket = true;
+    if (name === "K") ignoreTicket = false;
     if (name === "l") listMode = true;
     if (name === "host" || name === "h-with-value") remoteHost = true;
   };
@@ -182,5 +188,5 @@ export function sudoOptionModel(args: readonly string[]): SudoOptions {
   if (remoteHost && !listMode) {
     return refuse("a remote host may only be specified when listing privileges");
   }
-  return { refused: false, askpass, stdin, commandIndex: optind - 1 };
+  return { refused: false, askpass, stdin, ignoreTicket, commandIndex: optind - 1 };
 }

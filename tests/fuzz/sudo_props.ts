@@ -10,7 +10,11 @@
  */
 import fc from "fast-check";
 import { spawnSync } from "node:child_process";
-import { resolveLongOption, sudoNeedsAskpass } from "../../extension/sudo_args.ts";
+import {
+  resolveLongOption,
+  sudoNeedsAskpass,
+  sudoResetsTimestamp,
+} from "../../extension/sudo_args.ts";
 import { sudoScannerFunction } from "../../extension/shell_injection.ts";
 import { SUDO_LONG_OPTION_NAMES, sudoOptionModel } from "./sudo_model.ts";
 import { checkSync, expect, type FuzzOptions, type FuzzProperty } from "./common.ts";
@@ -83,9 +87,12 @@ export const sudoArgsArb: fc.Arbitrary<string[]> = fc.array(wordArb, { maxLength
 /**
  * Runs the sh scanner on every case in ONE `/bin/sh` process: the cases go
  * in as argv (count, then words), exactly as the wrapper receives them, and
- * the function's exit status comes back per line. 0 = add `-A`.
+ * the function's exit status (0 = add `-A`) and its `__pi_k` (1 = sudo
+ * ignores cached credentials) come back per line.
  */
-export function shellScannerStatuses(cases: readonly (readonly string[])[]): number[] {
+export function shellScannerStatuses(
+  cases: readonly (readonly string[])[],
+): { status: number; k: number }[] {
   const script = [
     sudoScannerFunction(),
     'while [ "$#" -gt 0 ]; do',
@@ -93,7 +100,7 @@ export function shellScannerStatuses(cases: readonly (readonly string[])[]): num
     "  __i=1; __l=",
     '  while [ "$__i" -le "$__n" ]; do __l="$__l \\"\\${$__i}\\""; __i=$((__i + 1)); done',
     '  eval "__pi_sudo_needs_askpass$__l"',
-    '  echo "$?"',
+    '  echo "$? $__pi_k"',
     '  shift "$__n"',
     "done",
   ].join("\n");
@@ -105,7 +112,10 @@ export function shellScannerStatuses(cases: readonly (readonly string[])[]): num
   });
   if (run.error) throw run.error;
   if (run.status !== 0) throw new Error(`sh batch exited ${run.status}: ${run.stderr}`);
-  const statuses = run.stdout.split("\n").filter((l) => l !== "").map(Number);
+  const statuses = run.stdout.split("\n").filter((l) => l !== "").map((l) => {
+    const [status, k] = l.split(" ").map(Number);
+    return { status, k };
+  });
   if (statuses.length !== cases.length) {
     throw new Error(`sh batch answered ${statuses.length} of ${cases.length} cases: ${run.stderr}`);
   }
@@ -120,9 +130,15 @@ export function shellAgreesWithReference(options: FuzzOptions): Promise<void> {
       cases.forEach((args, i) => {
         const reference = sudoNeedsAskpass(args);
         expect(
-          statuses[i] === (reference ? 0 : 1),
+          statuses[i].status === (reference ? 0 : 1),
           "sh scanner disagrees with the TS reference",
-          { args, reference: reference ? "add -A" : "leave alone", shStatus: statuses[i] },
+          { args, reference: reference ? "add -A" : "leave alone", shStatus: statuses[i].status },
+        );
+        const resets = sudoResetsTimestamp(args);
+        expect(
+          statuses[i].k === (resets ? 1 : 0),
+          "sh scanner disagrees with the TS reference about -k",
+          { args, reference: resets ? "resets" : "may cache", shK: statuses[i].k },
         );
       });
     }),
@@ -286,6 +302,37 @@ function checkAgainstSudo(args: readonly string[]): void {
   });
 }
 
+/**
+ * Against sudo's own option parser, whenever sudo would accept the
+ * arguments: the reference says "resets" exactly when sudo ends its option
+ * parsing with `ignore_ticket` set. Saying "resets" when sudo would cache is
+ * the dangerous direction (the server would let a ticket be created).
+ */
+function checkResetAgainstSudo(args: readonly string[]): void {
+  const sudo = sudoOptionModel(args);
+  if (sudo.refused) return;
+  expect(sudoResetsTimestamp(args) === sudo.ignoreTicket, "-k read differently from sudo", {
+    args,
+    reference: sudoResetsTimestamp(args),
+    sudoIgnoresTicket: sudo.ignoreTicket,
+  });
+}
+
+/** Lists that carry -k / -K / --reset-timestamp in option and value positions. */
+function resetArgsArb(): fc.Arbitrary<string[]> {
+  const words = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom("-k", "-K", "-kA", "-Ak", "-uk", "-hk", "-kK") },
+    { weight: 2, arbitrary: fc.constantFrom("--reset", "--reset-timestamp", "--remove", "--re") },
+    { weight: 5, arbitrary: wordArb },
+  );
+  return fc.oneof(anyArgsArb(), fc.array(words, { maxLength: 8 }));
+}
+
+/** -k as sudo reads it, abbreviations and option values included. */
+export function resetMatchesSudoParser(options: FuzzOptions): Promise<void> {
+  return checkSync(fc.property(resetArgsArb(), checkResetAgainstSudo), options);
+}
+
 /** Long options written in full (`--stdin`, `--user=x`; `--` itself). */
 function fullLongNames(args: readonly string[]): boolean {
   return args.every((w) =>
@@ -329,6 +376,12 @@ export const SUDO_PROPERTIES: readonly FuzzProperty[] = [
     ciRuns: 2000,
     longRuns: 100000,
     run: referenceMatchesSudoParser,
+  },
+  {
+    name: "sudo args: -k (ignore_ticket) read as sudo's parser does",
+    ciRuns: 2000,
+    longRuns: 100000,
+    run: resetMatchesSudoParser,
   },
   {
     name: "sudo args: reference reads abbreviated long options as sudo does",

@@ -16,6 +16,12 @@ s.connect(os.environ["PI_ASKPASS_SOCKET"])
 os.set_inheritable(s.fileno(), os.environ.get("ATTACK_CLOEXEC") != "1")
 
 if os.fork() == 0:
+    # The child needs no stdout. Keeping a copy of sudo's pipe would get the
+    # real request refused too (stdout_pipe_held_elsewhere, ADR 0005); this
+    # attack is about the socket, so it lets the pipe go.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
     deadline = time.time() + 15
     while not os.path.exists(os.path.join(work, "frame")):
         if time.time() > deadline:

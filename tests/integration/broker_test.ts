@@ -197,6 +197,7 @@ describe("pi-secret-run and the root broker", () => {
         id: newRequestId(),
         argv: [CONSUMER, "report", "x"],
         label: "forged",
+        cwd: "/",
         allowlisted: true,
         proof: "0".repeat(32),
         pid: process.pid,

@@ -31,7 +31,13 @@ interface Fixture {
 async function withSession(
   script: ScriptedAnswer[],
   run: (f: Fixture) => Promise<void>,
-  options: { timeoutMs?: number; queueCapacity?: number; hardened?: false; strict?: boolean } = {},
+  options: {
+    timeoutMs?: number;
+    queueCapacity?: number;
+    hardened?: false;
+    credentialCache?: "none" | "call";
+    callInProgress?: () => boolean;
+  } = {},
 ): Promise<void> {
   const prompter = new ScriptedPrompter(script);
   const events: SessionEvent[] = [];
@@ -209,19 +215,46 @@ describe("real sudo through the askpass channel", () => {
     }, { hardened: false });
   });
 
-  it("inside one command the credential cache works; strict mode ignores it", async () => {
-    await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
-      const r = await runToolCommand(session, "sudo -A true && sudo -n id -u");
-      assert.equal(r.stdout, "0\n", r.stderr);
-      assert.equal(prompter.seen.length, 1);
-    });
+  it("default: the wrapper adds -k, so even inside one command nothing is cached", async () => {
     await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
       const r = await runToolCommand(session, "sudo true; sudo -n true; echo rc=$?");
       assert.match(r.stdout, /rc=1/);
       assert.match(r.stderr, /a password is required/);
       assert.equal(prompter.seen.length, 1);
-      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1, 3), ["-k", "-A"]);
-    }, { strict: true });
+      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), ["-A", "-k", "true"]);
+    });
+  });
+
+  it("/usr/bin/sudo -A without -k is refused would_cache_credentials, and no prompt is shown", async () => {
+    await withSession([{ submit: PASSWORD }], async ({ session, prompter, events }) => {
+      const r = await runToolCommand(
+        session,
+        "/usr/bin/sudo -A true; echo rc=$?; /usr/bin/sudo -n true; echo rc2=$?",
+      );
+      assert.match(r.stdout, /rc=1/);
+      assert.match(r.stdout, /rc2=1/, "no ticket either");
+      assert.equal(prompter.seen.length, 0, "no prompt");
+      assert.ok(
+        events.some((e) => e.kind === "refused" && e.reason === "would_cache_credentials"),
+        JSON.stringify(events),
+      );
+      assert.ok(!events.some((e) => e.kind === "queued" || e.kind === "prompted"));
+    });
+  });
+
+  it("opt-in cache per call: within one call sudo caches (one prompt), without a call it refuses", async () => {
+    let inCall = true;
+    await withSession([{ submit: PASSWORD }], async ({ session, prompter, events }) => {
+      const r = await runToolCommand(session, "sudo true && sudo -n id -u");
+      assert.equal(r.stdout, "0\n", r.stderr);
+      assert.equal(prompter.seen.length, 1);
+      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), ["-A", "true"]);
+      inCall = false;
+      const after = await runToolCommand(session, "sudo true; echo rc=$?");
+      assert.match(after.stdout, /rc=1/);
+      assert.equal(prompter.seen.length, 1, "no second prompt");
+      assert.ok(events.some((e) => e.kind === "refused" && e.reason === "would_cache_credentials"));
+    }, { credentialCache: "call", callInProgress: () => inCall });
   });
 
   it("a stopped helper (SIGSTOP) is treated as gone: the prompt closes", async () => {

@@ -331,7 +331,8 @@ describe("fault injection (real pi, real sudo)", () => {
         const piPid = await piProcessPid(pi);
         const dir = await sessionDirOf(piPid);
         const socket = join(dir, "askpass.sock");
-        assert.equal(await exists(socket), true);
+        // The directory is made a moment before the socket listens in it.
+        await waitFor("the session socket", async () => await exists(socket) || undefined, 5_000);
         if (how === "/quit") {
           await pi.tmux.sendText("/quit");
           await pi.tmux.sendKeys("Enter");

@@ -36,6 +36,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { type PiSession, REPO_ROOT, startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
+import { submitCommand } from "./attack_scripts/pi_checks.ts";
 
 const PASSWORD = testPassword();
 const EXTENSION = join(REPO_ROOT, "extension/index.ts");
@@ -176,7 +177,7 @@ describe("pi-secret-run in the real pi TUI", () => {
 
       // The sudo modal for allowlist-append; the user's password.
       screen = await pi.tmux.waitFor(SUDO_TITLE, 20_000);
-      assert.match(screen, /Command: \/usr\/bin\/sudo -A \S*\/allowlist-append /);
+      assert.match(screen, /Command: \/usr\/bin\/sudo -A -k[\s│]+\S*\/allowlist-append /);
       await typeMasked(pi, PASSWORD);
       await pi.tmux.waitFor(`allowlist-append: added: ${entry}`, 20_000);
       const allowlist = await readFile("/etc/pi-sudo-prompt/allowlist", "utf8");
@@ -199,19 +200,3 @@ describe("pi-secret-run in the real pi TUI", () => {
     }
   });
 });
-
-/**
- * Submits the slash command typed in pi's editor. pi shows an argument
- * completion menu (`→ allow`) for `/sudo-prompt a…`; Enter in that menu only
- * applies the completion (it submits only from the command-name menu), so the
- * test waits for the menu, applies it, waits until it is gone, then submits.
- */
-async function submitCommand(pi: PiSession, completion: string): Promise<void> {
-  const menu = `→ ${completion}`;
-  const shown = await pi.tmux.waitFor(menu, 3_000).then(() => true, () => false);
-  if (shown) {
-    await pi.tmux.sendKeys("Enter");
-    await pi.tmux.waitForGone(menu, 3_000);
-  }
-  await pi.tmux.sendKeys("Enter");
-}

@@ -8,19 +8,39 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { chmod, chown, lstat, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { checkAllowlistFile } from "../../broker/allowlist.ts";
 import { argvIsAllowlisted } from "../../broker/allowlist_policy.ts";
 import { join } from "node:path";
 import process from "node:process";
 import {
+  ALLOWLIST_APPEND,
   ALLOWLIST_PATH,
   BROKER_LAUNCHER,
   BROKER_ROOT,
   BROKER_VERSION_FILE,
+  LEGACY_SUDOERS_FILE,
+  PROOF_DIR,
   ROOT_DENO,
   SUDOERS_FILE,
 } from "../../broker/paths.ts";
-import { piSecretRunArgv } from "../../broker/broker_permissions.ts";
+import {
+  BROKER_REFUSALS,
+  MAX_BROKERS_PER_UID,
+  piSecretRunArgv,
+} from "../../broker/broker_permissions.ts";
 import { PACKAGE_VERSION } from "../../askpass/version.ts";
 import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
 import { resolveDenoBinary } from "../../extension/deno_binary.ts";
@@ -185,5 +205,145 @@ describe("broker installation (as root)", () => {
     ]);
     assert.notEqual(asUser.code, 0);
     assert.match(asUser.out, /must run as root/);
+  });
+});
+
+/** Runs `argv` as the throwaway user through setpriv (no fork: the caller's groups are chosen). */
+async function asUser(groups: "clear" | "init", argv: string[]) {
+  const uid = (await run("/usr/bin/id", ["-u", USER])).out.trim();
+  const gid = (await run("/usr/bin/id", ["-g", USER])).out.trim();
+  return await run("/usr/bin/setpriv", [
+    `--reuid=${uid}`,
+    `--regid=${gid}`,
+    groups === "clear" ? "--clear-groups" : "--init-groups",
+    "--reset-env",
+    "--",
+    ...argv,
+  ]);
+}
+
+describe("the broker called directly (hostile review, root-arranged parts)", () => {
+  it("R6: a caller that dropped a supplementary group does not get it back in the consumer", async () => {
+    const group = `pst${process.pid}`;
+    assert.equal((await run("/usr/sbin/groupadd", [group])).code, 0);
+    try {
+      assert.equal((await run("/usr/sbin/usermod", ["-aG", group, USER])).code, 0);
+      const extra = (await run("/usr/bin/getent", ["group", group])).out.split(":")[2];
+      const gid = (await run("/usr/bin/id", ["-g", USER])).out.trim();
+      const fakePi = [join(REPO, "node_modules/.bin/node"), join(REPO, "tests/helpers/fake_pi.ts")];
+      const dropped = await asUser("clear", [...fakePi, "secret", "--", "/usr/bin/id", "-G"]);
+      assert.match(dropped.out, /FAKE_PI \{"code":0,"requests":1\}/, dropped.out);
+      assert.equal(dropped.out.split("\n")[0].trim(), gid, "only the primary group, as the caller");
+      const held = await asUser("init", [...fakePi, "secret", "--", "/usr/bin/id", "-G"]);
+      assert.match(held.out, /FAKE_PI \{"code":0,"requests":1\}/, held.out);
+      assert.ok(
+        held.out.split("\n")[0].split(" ").includes(extra),
+        "a group the caller holds stays",
+      );
+    } finally {
+      await run("/usr/sbin/groupdel", [group]);
+    }
+  });
+
+  it("R2: proofs of dead brokers are swept; the per-user cap counts live brokers only", async () => {
+    const uid = (await run("/usr/bin/id", ["-u", USER])).out.trim();
+    await mkdir(PROOF_DIR, { recursive: true, mode: 0o711 });
+    const stale: string[] = [];
+    for (let i = 0; i < MAX_BROKERS_PER_UID + 2; i++) {
+      const name = randomBytes(16).toString("hex");
+      stale.push(name);
+      const text = i === 0
+        ? `id=${"a".repeat(32)}\npid=1\n`
+        : `id=${"a".repeat(32)}\npid=1\nuid=${uid}\n`;
+      await writeFile(join(PROOF_DIR, name), text, { mode: 0o644 });
+    }
+    const r = await asUser("init", [
+      "/bin/sh",
+      "-c",
+      `/usr/bin/sudo -n ${BROKER_LAUNCHER} --socket /tmp/no-such-dir/askpass.sock --label x --cwd / -- /bin/true </dev/null; exit $?`,
+    ]);
+    assert.equal(r.code, 125, r.out);
+    assert.equal(r.out, `pi-secret-broker: ${BROKER_REFUSALS.NO_SOCKET}\n`);
+    const left = await readdir(PROOF_DIR);
+    for (const name of stale) assert.ok(!left.includes(name), `stale proof ${name} swept`);
+    assert.deepEqual(left.filter((n) => /^[0-9a-f]{32}$/.test(n)), [], "and its own removed");
+  });
+
+  it("R7: allowlist-append refuses a newline and anything the parser rejects; appends one valid line", async () => {
+    const original = await readFile(ALLOWLIST_PATH, "utf8");
+    const append = (entry: string) => run(ALLOWLIST_APPEND, [entry]);
+    try {
+      for (
+        const [entry, expected] of [
+          [`${CONSUMER} report <a>\n/bin/sh -c id`, /control characters/],
+          [`${CONSUMER} report <a>\r`, /control characters/],
+          ["relative/program x", /not one valid allowlist entry/],
+          [`${CONSUMER} report <unclosed`, /not one valid allowlist entry/],
+          ["# a comment", /not one valid allowlist entry/],
+        ] as const
+      ) {
+        const r = await append(entry);
+        assert.equal(r.code, 1, r.out);
+        assert.match(r.out, expected);
+        assert.equal(await readFile(ALLOWLIST_PATH, "utf8"), original, "unchanged");
+      }
+      const ok = await append(`${CONSUMER} report  <other>`);
+      assert.equal(ok.code, 0, ok.out);
+      assert.equal(ok.out.trim(), `allowlist-append: added: ${CONSUMER} report <other>`);
+      assert.equal(
+        await readFile(ALLOWLIST_PATH, "utf8"),
+        `${original}${CONSUMER} report <other>\n`,
+      );
+      const again = await append(`${CONSUMER} report <other>`);
+      assert.match(again.out, /already present/);
+      const parsed = await checkAllowlistFile(ALLOWLIST_PATH);
+      assert.ok(parsed.ok, "still a valid allowlist");
+    } finally {
+      await writeFile(ALLOWLIST_PATH, original);
+    }
+  });
+
+  it("sudoers: the rule file sorts last; an old install's file is merged into it and removed", async () => {
+    assert.ok(
+      SUDOERS_FILE > "/etc/sudoers.d/pi-sudo-prompt" && SUDOERS_FILE > "/etc/sudoers.d/99-x",
+    );
+    const rule = `${USER} ALL=(root) NOPASSWD: ${BROKER_LAUNCHER}`;
+    await writeFile(LEGACY_SUDOERS_FILE, `# old install\n${rule}\n`, { mode: 0o440 });
+    const r = await install();
+    assert.equal(r.code, 0, r.out);
+    await assert.rejects(lstat(LEGACY_SUDOERS_FILE), { code: "ENOENT" });
+    const rules = (await readFile(SUDOERS_FILE, "utf8")).split("\n").filter((l) => l === rule);
+    assert.equal(rules.length, 1);
+    assert.equal((await run("/usr/sbin/visudo", ["-c"])).code, 0);
+  });
+
+  it("doctor: a later sudoers rule with a password that overrides the broker's is detected", async () => {
+    const override = "/etc/sudoers.d/zzzz-pi-sudo-prompt-test-override";
+    const doctor = async () => {
+      const r = await run("/sbin/runuser", [
+        "-u",
+        USER,
+        "--",
+        join(REPO, "node_modules/.bin/node"),
+        "--no-warnings",
+        "--input-type=module",
+        "-e",
+        `const d = await import(${JSON.stringify(join(REPO, "extension/doctor.ts"))});` +
+        "console.log(JSON.stringify(await d.checkBroker()));",
+      ]);
+      return JSON.parse(r.out.trim().split("\n").at(-1) ?? "{}");
+    };
+    const fine = await doctor();
+    assert.equal(fine.status, "ok", fine.detail);
+    await writeFile(override, `${USER} ALL=(ALL:ALL) ALL\n`, { mode: 0o440 });
+    try {
+      assert.equal((await run("/usr/sbin/visudo", ["-c"])).code, 0);
+      const overridden = await doctor();
+      assert.equal(overridden.status, "fail", JSON.stringify(overridden));
+      assert.match(overridden.detail, /overrides its NOPASSWD rule/);
+      assert.match(overridden.fix, /sorts after \/etc\/sudoers\.d\/zz-pi-sudo-prompt/);
+    } finally {
+      await rm(override, { force: true });
+    }
   });
 });

@@ -16,7 +16,14 @@ describe("/proc parsers", () => {
 
   it("takes comm up to the LAST parenthesis (spaces and ')' inside)", () => {
     const s = parseStat(`123 (a) b (c)) ${tail}`);
-    assert.deepEqual(s, { pid: 123, comm: "a) b (c)", state: "S", ppid: 1, startTime: 987654n });
+    assert.deepEqual(s, {
+      pid: 123,
+      comm: "a) b (c)",
+      state: "S",
+      ppid: 1,
+      ttyNr: 4,
+      startTime: 987654n,
+    });
     assert.equal(parseStat(`9 (sudo) S 1 ${tail.slice(4)}`)?.comm, "sudo");
   });
 

@@ -14,6 +14,7 @@ import {
   newRequestId,
   newSessionKeyHex,
   PROTOCOL_ERRORS,
+  PROTOCOL_VERSION,
 } from "../../askpass/protocol.ts";
 
 async function key(hex = newSessionKeyHex()): Promise<CryptoKey> {
@@ -134,38 +135,49 @@ describe("protocol", () => {
       [new Uint8Array([0, 50, 1]), PROTOCOL_ERRORS.MALFORMED_FRAME],
       [mk("{nope"), PROTOCOL_ERRORS.MALFORMED_HEADER],
       [mk("[1,2]"), PROTOCOL_ERRORS.MALFORMED_HEADER],
-      [mk(`{"v":2,"type":"password_request","mac":"${mac}"}`), PROTOCOL_ERRORS.UNSUPPORTED_VERSION],
       [
-        mk(`{"v":1,"type":"password_response","id":"${id}","mac":"${mac}"}`),
+        mk(`{"v":${PROTOCOL_VERSION + 1},"type":"password_request","mac":"${mac}"}`),
+        PROTOCOL_ERRORS.UNSUPPORTED_VERSION,
+      ],
+      [
+        mk(`{"v":${PROTOCOL_VERSION},"type":"password_response","id":"${id}","mac":"${mac}"}`),
         PROTOCOL_ERRORS.UNEXPECTED_TYPE,
       ],
       [
         mk(
-          `{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"x":1,"mac":"${mac}"}`,
+          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"x":1,"mac":"${mac}"}`,
         ),
         PROTOCOL_ERRORS.BAD_FIELD,
       ],
       [
-        mk(`{"v":1,"type":"password_request","id":"XYZ","prompt":"p","pid":1,"mac":"${mac}"}`),
-        PROTOCOL_ERRORS.BAD_FIELD,
-      ],
-      [
-        mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":-1,"mac":"${mac}"}`),
-        PROTOCOL_ERRORS.BAD_FIELD,
-      ],
-      [
-        mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"short"}`),
+        mk(
+          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"XYZ","prompt":"p","pid":1,"mac":"${mac}"}`,
+        ),
         PROTOCOL_ERRORS.BAD_FIELD,
       ],
       [
         mk(
-          `{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`,
+          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":-1,"mac":"${mac}"}`,
+        ),
+        PROTOCOL_ERRORS.BAD_FIELD,
+      ],
+      [
+        mk(
+          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"short"}`,
+        ),
+        PROTOCOL_ERRORS.BAD_FIELD,
+      ],
+      [
+        mk(
+          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`,
           new Uint8Array([1]),
         ),
         PROTOCOL_ERRORS.BAD_FIELD,
       ],
       [
-        mk(`{"v":1,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`),
+        mk(
+          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`,
+        ),
         PROTOCOL_ERRORS.BAD_SIGNATURE,
       ],
       [new Uint8Array([0, 2, 0xff, 0xfe]), PROTOCOL_ERRORS.MALFORMED_HEADER],

@@ -43,6 +43,7 @@ function makeRequest(overrides: Partial<SecretPromptRequest> = {}): SecretPrompt
   return {
     requestId: "0123456789abcdef0123456789abcdef",
     argv: ["/usr/bin/keepassxc-cli", "show", "-q", "-t", "db.kdbx", "npm"],
+    cwd: "/home/bob/project",
     label: "KeePassXC master password",
     allowlisted: true,
     deadline: NOW + 114_000,
@@ -147,6 +148,7 @@ describe("renderSecretModal", () => {
       SECRET_MODAL_TITLE,
       "",
       "Command: /usr/bin/keepassxc-cli show -q -t db.kdbx npm",
+      "In: /home/bob/project",
       "Label: «KeePassXC master password» (unverified)",
       "",
       "Secret: •••••",
@@ -182,6 +184,16 @@ describe("renderSecretModal", () => {
       renderSecretModal(makeState(), 80, plain)[1],
       "first content lines differ",
     );
+  });
+
+  test("the working directory is shown, quoted, controls escaped", () => {
+    const out = text(renderSecretModal(makeState(), 80, plain));
+    assert.match(out, /In: \/home\/bob\/project/);
+    const odd = text(
+      renderSecretModal(makeState({ request: makeRequest({ cwd: "/tmp/a b\x1b[2J" }) }), 80, plain),
+    );
+    assert.ok(!odd.includes("\x1b[2J"), "no escape reaches the screen");
+    assert.match(odd, /In: \$'\/tmp\/a b/);
   });
 
   test("the warning appears iff not allowlisted, in the error colour", () => {

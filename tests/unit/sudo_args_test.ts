@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { sudoNeedsAskpass } from "../../extension/sudo_args.ts";
+import { sudoNeedsAskpass, sudoResetsTimestamp } from "../../extension/sudo_args.ts";
 import { sudoScannerFunction } from "../../extension/shell_injection.ts";
 
 /** [args, needs -A] */
@@ -67,4 +67,57 @@ describe("sudo argument scanning", () => {
     );
     assert.equal(out, "keep\nadd2\n");
   });
+});
+
+/** [args, sudo's ignore_ticket at the end of option parsing] */
+const RESET_CASES: [string[], boolean][] = [
+  [["true"], false],
+  [["-k", "true"], true],
+  [["-A", "-k", "true"], true],
+  [["-kA", "true"], true],
+  [["-Ak", "true"], true],
+  [["-nkA", "true"], true],
+  [["--reset-timestamp", "true"], true],
+  [["--reset", "true"], true], // unambiguous abbreviation
+  [["--res", "true"], true],
+  [["--re", "true"], false], // ambiguous (remove-/reset-timestamp): sudo refuses
+  [["--reset-timestamp=1", "true"], false], // a usage error in sudo, never counted
+  [["true", "-k"], false], // the command's own -k
+  [["sh", "-c", "sudo -k true"], false],
+  [["--", "-k"], false],
+  [["-u", "-k", "true"], false], // -k is the user name
+  [["-uk", "true"], false], // -u with the value "k"
+  [["-p", "-k", "true"], false], // the prompt text
+  [["--prompt", "-k", "true"], false],
+  [["--user=-k", "true"], false],
+  [["-hk"], false], // -h with the host "k"
+  [["-k", "-K"], false], // -K clears ignore_ticket again
+  [["-kK"], false],
+  [["--remove-timestamp"], false],
+  [["-K", "-k"], true],
+  [["FOO=1", "-k", "true"], true], // VAR=value: sudo reads options after it
+  [["-E", "-k", "-u", "root", "id"], true],
+  [["-C", "5", "-k", "id"], true],
+  [["/bin/true", "-k"], false],
+  [["-N", "true"], false], // --no-update: not accepted (ADR 0006)
+  [[], false],
+];
+
+function shellResets(args: string[]): Promise<boolean> {
+  const script = `${sudoScannerFunction()}\n__pi_sudo_needs_askpass "$@" || true\necho "$__pi_k"`;
+  return new Promise((resolve, reject) => {
+    execFile("/bin/sh", ["-c", script, "sh", ...args], { timeout: 5000 }, (err, out) => {
+      if (err) return reject(err);
+      resolve(out === "1\n");
+    });
+  });
+}
+
+describe("sudo -k detection (sudo's ignore_ticket)", () => {
+  for (const [args, resets] of RESET_CASES) {
+    it(`${JSON.stringify(args)} → ${resets ? "resets" : "may cache"}`, async () => {
+      assert.equal(sudoResetsTimestamp(args), resets, "reference implementation");
+      assert.equal(await shellResets(args), resets, "POSIX sh scanner (dash)");
+    });
+  }
 });

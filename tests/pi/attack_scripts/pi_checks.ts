@@ -232,3 +232,19 @@ export function kill9(pid: number): void {
 }
 
 export { waitFor };
+
+/**
+ * Submits the slash command typed in pi's editor. pi shows an argument
+ * completion menu (`→ allow`) for `/sudo-prompt a…`; Enter in that menu only
+ * applies the completion (it submits only from the command-name menu), so the
+ * test waits for the menu, applies it, waits until it is gone, then submits.
+ */
+export async function submitCommand(pi: PiSession, completion: string): Promise<void> {
+  const menu = `→ ${completion}`;
+  const shown = await pi.tmux.waitFor(menu, 3_000).then(() => true, () => false);
+  if (shown) {
+    await pi.tmux.sendKeys("Enter");
+    await pi.tmux.waitForGone(menu, 3_000);
+  }
+  await pi.tmux.sendKeys("Enter");
+}

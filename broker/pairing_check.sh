@@ -1,0 +1,77 @@
+#!/bin/sh
+# pi-sudo-prompt pairing check (ADR 0005), run as root through the broker's
+# NOPASSWD rule:
+#   sudo -n /usr/local/libexec/pi-sudo-prompt/pi-secret-broker \
+#     --verify-pairing HELPER_PID SUDO_PID PIPE_INODE
+# Installed root-owned as /usr/local/libexec/pi-sudo-prompt/pairing-check;
+# pi-secret-broker validates the arguments (decimal numbers only) and execs
+# this script with a clean environment (PATH and SUDO_UID only).
+#
+# It answers one question the user's uid cannot: is the helper's stdout pipe
+# (pipe:[PIPE_INODE] on its fd 1) open for reading in the helper's parent
+# sudo, and held by no other process at all? Only root can read sudo's
+# /proc/<pid>/fd. It prints one line and exits:
+#   0  "pi-pairing: paired"
+#   1  "pi-pairing: not-paired <why>"   (why: one word, see below)
+#   125 "pi-pairing: usage ..."          (bad arguments or caller)
+# It reads /proc only; it changes nothing.
+set -u
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+say() { printf 'pi-pairing: %s\n' "$*"; }
+no() { say "not-paired $1"; exit 1; }
+
+[ "$#" -eq 3 ] || { say "usage: pairing-check HELPER_PID SUDO_PID PIPE_INODE"; exit 125; }
+for n in "$@"; do
+  case "$n" in
+    "" | *[!0-9]*) say "usage: arguments must be decimal numbers"; exit 125 ;;
+  esac
+  [ "${#n}" -le 19 ] || { say "usage: number too long"; exit 125; }
+done
+caller=${SUDO_UID-}
+case "$caller" in
+  "" | *[!0-9]*) say "usage: no SUDO_UID (run through sudo)"; exit 125 ;;
+esac
+helper=$1
+sudo_pid=$2
+ino=$3
+
+# A field of /proc/<pid>/status ("Uid", "PPid"), tabs turned into spaces.
+field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | tr '\t' ' '; }
+
+# The caller may only ask about its own helper and its own sudo front end.
+[ "$(field "$helper" Uid)" = "$caller $caller $caller $caller" ] || no helper_not_callers
+[ "$(field "$helper" PPid)" = "$sudo_pid" ] || no parent_mismatch
+[ "$(field "$sudo_pid" Uid)" = "$caller 0 0 0" ] || no sudo_not_setuid_front_end
+[ "$(readlink "/proc/$helper/fd/1")" = "pipe:[$ino]" ] || no stdout_not_that_pipe
+
+# Every descriptor of every thread that holds the pipe (threads may have
+# their own fd tables, so task/*/fd, not only the leader's fd).
+reads_in_sudo=no
+holders=$(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname "pipe:\[$ino\]" 2>/dev/null)
+for link in $holders; do
+  pid=${link#/proc/}
+  pid=${pid%%/*}
+  case "$pid" in
+    "$helper") ;;
+    "$sudo_pid")
+      # The descriptor must be open for reading: O_ACCMODE of fdinfo's flags
+      # (octal) is its last digit & 3, so a last digit of 0 or 4 is O_RDONLY.
+      tid=${link#/proc/*/task/}
+      tid=${tid%%/*}
+      fd=${link##*/}
+      flags=$(sed -n 's/^flags:[[:space:]]*//p' "/proc/$pid/task/$tid/fdinfo/$fd" 2>/dev/null)
+      case "$flags" in
+        *[04]) reads_in_sudo=yes ;;
+        *) no sudo_holds_it_not_for_reading ;;
+      esac
+      ;;
+    *) no held_elsewhere ;;
+  esac
+done
+[ "$reads_in_sudo" = yes ] || no sudo_does_not_read_it
+# Still the same processes after the scan (a pid reused meanwhile fails here).
+[ "$(field "$helper" PPid)" = "$sudo_pid" ] || no parent_mismatch
+say paired
+exit 0

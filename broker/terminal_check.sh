@@ -1,0 +1,59 @@
+#!/bin/sh
+# pi-sudo-prompt terminal check (ADR 0007), run as root through the broker's
+# NOPASSWD rule:
+#   sudo -n /usr/local/libexec/pi-sudo-prompt/pi-secret-broker --terminal-holders N
+# Installed root-owned as /usr/local/libexec/pi-sudo-prompt/terminal-check;
+# pi-secret-broker validates N (decimal) and execs this script with a clean
+# environment (SUDO_UID only).
+#
+# It answers what the user's uid cannot: which processes of the caller have
+# /dev/pts/N open, including non-dumpable ones whose /proc/<pid>/fd only
+# root can read. Every task's table is read (a thread can have its own). It
+# prints one line and exits:
+#   0   "pi-terminal: holders [PID...]"   (the caller's processes only)
+#   125 "pi-terminal: usage ..."          (bad arguments or caller)
+# It reads /proc only; it changes nothing, and it says nothing about other
+# users' processes.
+set -u
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+say() { printf 'pi-terminal: %s\n' "$*"; }
+
+[ "$#" -eq 1 ] || { say "usage: terminal-check PTS_NUMBER"; exit 125; }
+case "$1" in
+  "" | *[!0-9]*) say "usage: the argument must be a decimal number"; exit 125 ;;
+esac
+[ "${#1}" -le 7 ] || { say "usage: number too long"; exit 125; }
+caller=${SUDO_UID-}
+case "$caller" in
+  "" | *[!0-9]*) say "usage: no SUDO_UID (run through sudo)"; exit 125 ;;
+esac
+n=$1
+[ -c "/dev/pts/$n" ] || { say "usage: no terminal /dev/pts/$n"; exit 125; }
+# The caller may only ask about a terminal it owns.
+[ "$(stat -c %u "/dev/pts/$n")" = "$caller" ] || { say "usage: not the caller's terminal"; exit 125; }
+# tty_nr (stat field 7) of a process whose controlling terminal it is: Unix98
+# pty slaves have majors 136..143 and minors below 256.
+tty_nr=$(((136 + n / 256) * 256 + n % 256))
+
+holders=""
+add() { # $1: pid; kept when its real uid is the caller's, once
+  uid=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+  [ "$uid" = "$caller" ] || return 0
+  case " $holders " in *" $1 "*) ;; *) holders="$holders $1" ;; esac
+}
+for link in $(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname "/dev/pts/$n" 2>/dev/null); do
+  pid=${link#/proc/}
+  add "${pid%%/*}"
+done
+# /dev/tty is the controlling terminal of whoever opened it.
+for link in $(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname /dev/tty 2>/dev/null); do
+  pid=${link#/proc/}
+  pid=${pid%%/*}
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+  set -- ${stat##*) }
+  [ "${5-}" = "$tty_nr" ] && add "$pid"
+done
+say "holders${holders}"
+exit 0

@@ -1,0 +1,103 @@
+/**
+ * Whether a password request may be answered, judged by what sudo would do
+ * with the password afterwards: keep a cached credential (a "ticket") or not.
+ *
+ * SPEC §2 invariant 3: by default an approval ends with the tool call or `!`
+ * command that asked for it. sudo keys a ticket to the parent process of the
+ * sudo (with no tty), so a ticket created inside a tool call lets any later
+ * `sudo -n` of that parent (a background shell that outlives the call) run
+ * as root without a modal. Only sudo's own `ignore_ticket` (`-k`) prevents
+ * the ticket, so a request whose sudo argv (read by the server from
+ * `/proc/<sudo>/cmdline`) lacks it is refused before any modal opens. See
+ * ADR 0006.
+ *
+ * @module
+ */
+import { sudoResetsTimestamp } from "./sudo_args.ts";
+
+/** Named refusals of the credential policy. */
+export const CREDENTIAL_REFUSALS = {
+  /** sudo would keep a cached credential after the password (no `-k` in its argv). */
+  WOULD_CACHE_CREDENTIALS: "would_cache_credentials",
+} as const;
+
+/** One of the values of {@link CREDENTIAL_REFUSALS}. */
+export type CredentialRefusal = typeof CREDENTIAL_REFUSALS[keyof typeof CREDENTIAL_REFUSALS];
+
+/**
+ * How long an approval may last. `"none"` (default): a password answers one
+ * sudo and no credential is cached. `"call"` (opt-in): sudo may cache it
+ * while a tool call or `!` command runs; the extension removes every cached
+ * credential when the call ends (`call_credentials.ts`).
+ */
+export type CredentialCacheMode = "none" | "call";
+
+/** The verdict of {@link credentialDecision}. */
+export type CredentialDecision =
+  | { readonly ok: true; readonly createsTicket: boolean }
+  | { readonly ok: false; readonly reason: CredentialRefusal };
+
+/**
+ * Decides a password request from the argv of the sudo that asks
+ * (`sudoArgv[0]` is the program). Without `-k` in effect it is accepted only
+ * when `cachingAllowed` (the opt-in mode, while a call is running), and then
+ * reported as creating a ticket so the caller knows to remove it.
+ */
+export function credentialDecision(
+  sudoArgv: readonly string[],
+  cachingAllowed: boolean,
+): CredentialDecision {
+  if (sudoArgv.length > 0 && sudoResetsTimestamp(sudoArgv.slice(1))) {
+    return { ok: true, createsTicket: false };
+  }
+  if (cachingAllowed) return { ok: true, createsTicket: true };
+  return { ok: false, reason: CREDENTIAL_REFUSALS.WOULD_CACHE_CREDENTIALS };
+}
+
+/** The session options that decide whether a ticket may be created right now. */
+export interface CachePolicyOptions {
+  /** Default `"none"`. */
+  readonly credentialCache?: CredentialCacheMode;
+  /** In `"call"` mode: whether a tool call or `!` command is running (default: no). */
+  readonly callInProgress?: () => boolean;
+}
+
+/**
+ * True only in the opt-in `"call"` mode while a call is running: a ticket
+ * created with no call running would have no call end to remove it.
+ */
+export function cachingAllowedNow(options: CachePolicyOptions): boolean {
+  if (options.credentialCache !== "call") return false;
+  try {
+    return options.callInProgress?.() === true;
+  } catch {
+    return false; // fail closed
+  }
+}
+
+/**
+ * The user-facing notice for a refusal of this module: what happened and
+ * what to do (the server only reports the reason).
+ */
+export function credentialRefusalNotice(reason: CredentialRefusal): string {
+  switch (reason) {
+    case CREDENTIAL_REFUSALS.WOULD_CACHE_CREDENTIALS:
+      return "pi-sudo-prompt: refused a sudo without -k (would_cache_credentials): it would keep " +
+        "root access after this command. Use plain `sudo` (pi adds -k) or `sudo -k …`; " +
+        "`/usr/bin/sudo` by path needs `-k`.";
+  }
+}
+
+/**
+ * The mode from pi's flags and the environment: `--sudo-cache-per-call` or
+ * `PI_SUDO_PROMPT_CACHE=call` opt in; `--sudo-strict` or
+ * `PI_SUDO_PROMPT_STRICT=1` (the old strict option, now the default
+ * behaviour) forces `"none"` over any opt-in.
+ */
+export function resolveCacheMode(
+  flags: { readonly strict: boolean; readonly cachePerCall: boolean },
+  env: Readonly<Record<string, string | undefined>>,
+): CredentialCacheMode {
+  if (flags.strict || env.PI_SUDO_PROMPT_STRICT === "1") return "none";
+  return flags.cachePerCall || env.PI_SUDO_PROMPT_CACHE === "call" ? "call" : "none";
+}

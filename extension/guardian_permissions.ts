@@ -1,0 +1,28 @@
+/**
+ * The one place where the terminal guardian's Deno flags are written down
+ * (each is explained in `docs/permissions.md`).
+ *
+ * @module
+ */
+import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
+
+/**
+ * argv of the guardian: the pinned `deno run` flags and FFI for exactly the
+ * libc that pi itself has loaded. FFI is the only way to `ioctl` and `prctl`
+ * from Deno; scoping it to one library file is the narrowest form Deno has.
+ */
+export function guardianArgv(
+  denoPath: string,
+  guardianPath: string,
+  libcPath: string,
+  ttyPath: string,
+): string[] {
+  return [
+    denoPath,
+    ...DENO_RUN_PINNED,
+    `--allow-ffi=${libcPath}`,
+    guardianPath,
+    libcPath,
+    ttyPath,
+  ];
+}

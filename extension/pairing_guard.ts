@@ -1,0 +1,199 @@
+/**
+ * The session server's pairing gate (ADR 0005): called once a helper has
+ * passed the kernel checks, and again right before its password is sent.
+ * It keeps the verified helpers of this session, gathers a `/proc`
+ * snapshot, asks `decidePairing` (waiting briefly, bounded, while a
+ * neighbour is in a legitimate transient state), and in hardened mode asks
+ * root to confirm that the helper's pipe is read by its parent sudo alone.
+ *
+ * @module
+ */
+import process from "node:process";
+import { stillRunning, type VerifiedRequester } from "./peer_verification.ts";
+import type { ProcessRef } from "./peer_verification.ts";
+import { readProcLink } from "./proc_reader.ts";
+import { firstExecutable } from "./deno_binary.ts";
+import { ownFrontEnds } from "./own_front_ends.ts";
+import { gatherPairingSnapshot } from "./pairing_snapshot.ts";
+import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";
+import {
+  decidePairing,
+  type HelperShape,
+  type PairedHelper,
+  PAIRING_REFUSALS,
+  type PairingRefusal,
+  pipeInodeOf,
+  ROOT_PAIRING_NOT_PERMITTED,
+} from "./sudo_pairing.ts";
+
+/** How long a transient state of another front end may last before it refuses. */
+export const PAIRING_GRACE_MS = 3000;
+/** Deadline of one `/proc` pass. */
+const SNAPSHOT_DEADLINE_MS = 500;
+const FIRST_RETRY_MS = 20;
+const MAX_RETRY_MS = 250;
+
+/** Which layers run (tests switch one off to prove the other alone). */
+export interface PairingLayers {
+  /** The user-level checks (every install). Default on. */
+  readonly user?: boolean;
+  /** Root confirmation: `"auto"` (default) when the broker's pairing check is installed. */
+  readonly root?: "auto" | false;
+}
+
+/** Options of {@link PairingGuard}. */
+export interface PairingGuardOptions {
+  readonly uid: number;
+  readonly gid: number;
+  readonly exePath: string;
+  readonly argvPrefix: readonly string[];
+  /** The real sudo, for the root check (default: the first of /usr/bin/sudo, /bin/sudo). */
+  readonly sudoPath: string | undefined;
+  readonly layers?: PairingLayers;
+  readonly graceMs?: number;
+}
+
+/** Result of {@link PairingGuard.admit} and {@link PairingGuard.confirm}. */
+export type PairingResult =
+  | { readonly ok: true; readonly rootChecked: boolean }
+  | { readonly ok: false; readonly reason: PairingRefusal; readonly pid?: number };
+
+interface Known extends PairedHelper {
+  readonly helper: ProcessRef;
+}
+
+/**
+ * The guard of one session: our uid and gid, and the helper the session
+ * pins (its deno and argv, to tell a neighbour's helper still starting up).
+ */
+export function pairingGuardFor(
+  options: { readonly realSudo?: string; readonly pairing?: PairingLayers },
+  expected: {
+    readonly uid: number;
+    readonly exePath: string;
+    readonly argvPrefix: readonly string[];
+  },
+): PairingGuard {
+  return new PairingGuard({
+    uid: expected.uid,
+    gid: process.getgid?.() ?? -1,
+    exePath: expected.exePath,
+    argvPrefix: expected.argvPrefix,
+    sudoPath: options.realSudo,
+    layers: options.pairing,
+  });
+}
+
+/** Per-session pairing state; see the module doc. */
+export class PairingGuard {
+  readonly #options: PairingGuardOptions;
+  readonly #known = new Map<string, Known>();
+  /** Our own `sudo -n` front ends (root checks in flight). */
+  /** Our own `sudo -n` children, this guard's and the terminal check's. */
+  readonly #own = ownFrontEnds();
+
+  constructor(options: PairingGuardOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Checks a newly verified helper. It is registered first, so that two
+   * helpers verified at the same moment each see the other as verified
+   * (otherwise each would wait for the other), and forgotten if refused.
+   */
+  async admit(requestId: string, requester: VerifiedRequester): Promise<PairingResult> {
+    const inode = pipeInodeOf(await readProcLink(`/proc/${requester.helper.pid}/fd/1`));
+    const entry: Known = {
+      helperPid: requester.helper.pid,
+      sudoPid: requester.sudo.pid,
+      pipeInode: inode,
+      helper: requester.helper,
+    };
+    this.#known.set(requestId, entry);
+    const result = await this.#evaluate(requestId, entry);
+    if (!result.ok) this.#known.delete(requestId);
+    return result;
+  }
+
+  /** Checks again right before the password of `requestId` is sent. */
+  async confirm(requestId: string): Promise<PairingResult> {
+    const entry = this.#known.get(requestId);
+    if (!entry) return { ok: false, reason: PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN };
+    const now = pipeInodeOf(await readProcLink(`/proc/${entry.helperPid}/fd/1`));
+    if (now === undefined || now !== entry.pipeInode) {
+      return { ok: false, reason: PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN };
+    }
+    return await this.#evaluate(requestId, entry);
+  }
+
+  /** Forgets a request (answered, denied or gone). */
+  forget(requestId: string): void {
+    this.#known.delete(requestId);
+  }
+
+  async #evaluate(requestId: string, entry: Known): Promise<PairingResult> {
+    const layers = this.#options.layers ?? {};
+    if (layers.user !== false) {
+      const user = await this.#userLevel(requestId, entry);
+      if (!user.ok) return user;
+    }
+    if (layers.root === false || !await rootPairingInstalled()) {
+      return { ok: true, rootChecked: false };
+    }
+    const sudoPath = this.#options.sudoPath ??
+      await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
+    if (entry.pipeInode === undefined || !sudoPath) {
+      return { ok: false, reason: PAIRING_REFUSALS.ROOT_PAIRING_UNAVAILABLE };
+    }
+    const verdict = await runRootPairing(
+      sudoPath,
+      { helperPid: entry.helperPid, sudoPid: entry.sudoPid, pipeInode: entry.pipeInode },
+      { onSpawn: (pid) => this.#own.add(pid), onExit: (pid) => this.#own.delete(pid) },
+    );
+    if (verdict.ok) return { ok: true, rootChecked: true };
+    // The broker's rule names another user: root cannot be asked for us.
+    if (verdict.reason === ROOT_PAIRING_NOT_PERMITTED) return { ok: true, rootChecked: false };
+    return { ok: false, reason: verdict.reason };
+  }
+
+  async #userLevel(requestId: string, entry: Known): Promise<PairingResult> {
+    const o = this.#options;
+    const shape: HelperShape = {
+      uid: o.uid,
+      exePath: o.exePath,
+      argvPrefix: o.argvPrefix,
+      ownFrontEnds: this.#own,
+    };
+    const graceEnd = Date.now() + (o.graceMs ?? PAIRING_GRACE_MS);
+    let pause = FIRST_RETRY_MS;
+    for (;;) {
+      const others = await this.#liveOthers(requestId);
+      const inodes = entry.pipeInode === undefined ? [] : [entry.pipeInode];
+      const gathered = await gatherPairingSnapshot(
+        o.uid,
+        o.gid,
+        inodes,
+        Date.now() + SNAPSHOT_DEADLINE_MS,
+      );
+      if (!gathered.ok) return { ok: false, reason: PAIRING_REFUSALS.PAIRING_SCAN_FAILED };
+      const d = decidePairing(entry, others, gathered.snapshot, shape);
+      if (d.ok) return { ok: true, rootChecked: false };
+      if (!d.transient || Date.now() + pause > graceEnd) {
+        return { ok: false, reason: d.reason, pid: d.pid };
+      }
+      await new Promise((r) => setTimeout(r, pause));
+      pause = Math.min(pause * 2, MAX_RETRY_MS);
+    }
+  }
+
+  /** The other registered helpers that are still running (finished ones are dropped). */
+  async #liveOthers(requestId: string): Promise<PairedHelper[]> {
+    const others: PairedHelper[] = [];
+    for (const [id, k] of [...this.#known]) {
+      if (id === requestId) continue;
+      if (await stillRunning([k.helper])) others.push(k);
+      else this.#known.delete(id);
+    }
+    return others;
+  }
+}

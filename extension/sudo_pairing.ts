@@ -1,0 +1,279 @@
+/**
+ * The password reaches only the sudo the modal shows (SPEC §2 invariant 2,
+ * ADR 0005): pure decisions over a snapshot of the user's setuid-root front
+ * ends and of who holds the helper's stdout pipe. The snapshot is gathered
+ * by `pairing_snapshot.ts`; the root-confirmed check of hardened mode is run
+ * by `root_pairing.ts`; `pairing_guard.ts` ties them to the session server.
+ *
+ * Why this is needed: "fd 1 is a root-owned 0600 FIFO" proves only that
+ * *some* setuid program made the pipe. An askpass of the agent's choosing
+ * can pass sudo B's pipe (`SCM_RIGHTS`) to the askpass of a decoy sudo,
+ * which execs the real helper with that pipe on fd 1: the modal then shows
+ * the decoy's argv while the password goes to sudo B. The user cannot read
+ * sudo's fd table, so without root the proof is indirect: every other
+ * setuid-root front end of the user must be accounted for (running its
+ * command, or waiting on a verified helper of this session), and no two
+ * helpers, nor any other process, may hold the same pipe.
+ *
+ * @module
+ */
+import type { IdQuad } from "./proc.ts";
+
+/** Named reasons a request is refused by the pairing checks. */
+export const PAIRING_REFUSALS = {
+  /** The helper's fd 1 is not a readable `pipe:[N]` link. */
+  STDOUT_PIPE_UNKNOWN: "stdout_pipe_unknown",
+  /** Another verified helper of this session writes into the same pipe. */
+  STDOUT_PIPE_SHARED: "stdout_pipe_shared",
+  /** Another process of the user holds the helper's stdout pipe. */
+  STDOUT_PIPE_HELD_ELSEWHERE: "stdout_pipe_held_elsewhere",
+  /** Another setuid-root front end waits with no child and no terminal. */
+  OTHER_SUDO_WITHOUT_HELPER: "other_sudo_without_helper",
+  /** Another setuid-root front end waits with no child on a terminal (its own tty prompt). */
+  OTHER_SUDO_AT_TERMINAL: "other_sudo_at_terminal",
+  /** Another front end's user-uid child (zombies included) is not a helper of this session. */
+  OTHER_SUDO_FOREIGN_ASKPASS: "other_sudo_foreign_askpass",
+  /** Another front end's child looks like a helper but is not verified here (another pi?). */
+  OTHER_SUDO_HELPER_NOT_QUEUED: "other_sudo_helper_not_queued",
+  /** `/proc` could not be scanned within its bounds: fail closed. */
+  PAIRING_SCAN_FAILED: "pairing_scan_failed",
+  /** Root (hardened mode) says the helper's pipe is not read by its parent sudo alone. */
+  ROOT_PAIRING_REFUSED: "root_pairing_refused",
+  /** The root pairing check could not run or gave no verdict in time: fail closed. */
+  ROOT_PAIRING_UNAVAILABLE: "root_pairing_unavailable",
+} as const;
+
+/**
+ * Not a refusal: sudo said "a password is required", so the broker's
+ * NOPASSWD rule does not name this user (installed for someone else). Only
+ * root's sudoers decides that, so the session runs the user-level layer alone.
+ */
+export const ROOT_PAIRING_NOT_PERMITTED = "root_pairing_not_permitted";
+
+/** One of the values of {@link PAIRING_REFUSALS}. */
+export type PairingRefusal = typeof PAIRING_REFUSALS[keyof typeof PAIRING_REFUSALS];
+
+/** A child of a front end, as far as the user can see it. */
+export interface FrontEndChild {
+  readonly pid: number;
+  /** `State:` letter (`Z` for a zombie not yet reaped). */
+  readonly state: string;
+  /** Real uid (first field of `Uid:`). */
+  readonly uid: number;
+  /** `exe` link, when readable (not for zombies or root processes). */
+  readonly exe: string | undefined;
+  /** argv from `cmdline`, when readable. */
+  readonly argv: readonly string[] | undefined;
+}
+
+/** A setuid-root front end of the user (`Uid: <ours> 0 0 0`). */
+export interface FrontEnd {
+  readonly pid: number;
+  readonly comm: string;
+  readonly state: string;
+  /** `tty_nr` of `stat`: non-zero when it has a controlling terminal. */
+  readonly ttyNr: number;
+  readonly uid: IdQuad;
+  readonly children: readonly FrontEndChild[];
+}
+
+/** What {@link decidePairing} looks at, gathered in one pass. */
+export interface PairingSnapshot {
+  readonly frontEnds: readonly FrontEnd[];
+  /** For each pipe inode asked about: the pids whose fd table holds it. */
+  readonly pipeHolders: ReadonlyMap<number, readonly number[]>;
+}
+
+/** A helper that passed the kernel checks, with the pipe on its fd 1. */
+export interface PairedHelper {
+  readonly helperPid: number;
+  readonly sudoPid: number;
+  /** Inode of the helper's fd 1 (`pipe:[N]`), or undefined if unreadable. */
+  readonly pipeInode: number | undefined;
+}
+
+/** What a helper of this session looks like, to tell one still starting up. */
+export interface HelperShape {
+  readonly uid: number;
+  readonly exePath: string;
+  readonly argvPrefix: readonly string[];
+  /** Front ends we started ourselves (the root pairing check's `sudo -n`). */
+  readonly ownFrontEnds: ReadonlySet<number>;
+}
+
+/**
+ * Result of {@link decidePairing}. `transient` marks a state a legitimate
+ * neighbour passes through (a sudo still authenticating, a helper still
+ * starting, a helper exited and not yet reaped): the caller waits briefly
+ * and asks again, and refuses only if it persists.
+ */
+export type PairingDecision =
+  | { readonly ok: true }
+  | {
+    readonly ok: false;
+    readonly reason: PairingRefusal;
+    readonly transient: boolean;
+    /** The process that caused it (the other front end, or a pipe holder). */
+    readonly pid?: number;
+  };
+
+/**
+ * Decides whether a password for `candidate` would reach only the sudo the
+ * modal shows, as far as the user's uid can tell. `others` are the other
+ * verified helpers of this session (queued, or being verified now).
+ */
+export function decidePairing(
+  candidate: PairedHelper,
+  others: readonly PairedHelper[],
+  snapshot: PairingSnapshot,
+  shape: HelperShape,
+): PairingDecision {
+  const refuse = (reason: PairingRefusal, transient: boolean, pid?: number): PairingDecision => ({
+    ok: false,
+    reason,
+    transient,
+    pid,
+  });
+  const inode = candidate.pipeInode;
+  if (inode === undefined) return refuse(PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN, false);
+  const twin = others.find((o) => o.helperPid !== candidate.helperPid && o.pipeInode === inode);
+  if (twin) return refuse(PAIRING_REFUSALS.STDOUT_PIPE_SHARED, false, twin.helperPid);
+  const holders = snapshot.pipeHolders.get(inode) ?? [];
+  const stranger = holders.find((pid) => pid !== candidate.helperPid);
+  if (stranger !== undefined) {
+    return refuse(PAIRING_REFUSALS.STDOUT_PIPE_HELD_ELSEWHERE, false, stranger);
+  }
+  const verified = new Set(others.map((o) => `${o.sudoPid}/${o.helperPid}`));
+  for (const fe of snapshot.frontEnds) {
+    if (fe.pid === candidate.sudoPid || shape.ownFrontEnds.has(fe.pid)) continue;
+    // A zombie front end reads nothing any more.
+    if (fe.state === "Z") continue;
+    const verdict = judgeFrontEnd(fe, verified, shape);
+    if (verdict) return refuse(verdict, true, fe.pid);
+  }
+  return { ok: true };
+}
+
+/**
+ * Why one other front end is a problem, or undefined when it is accounted
+ * for: it has children and every child with our uid is a verified helper of
+ * this session under that very front end (root-owned children are the
+ * command it runs).
+ */
+function judgeFrontEnd(
+  fe: FrontEnd,
+  verified: ReadonlySet<string>,
+  shape: HelperShape,
+): PairingRefusal | undefined {
+  if (fe.children.length === 0) {
+    return fe.ttyNr !== 0
+      ? PAIRING_REFUSALS.OTHER_SUDO_AT_TERMINAL
+      : PAIRING_REFUSALS.OTHER_SUDO_WITHOUT_HELPER;
+  }
+  for (const child of fe.children) {
+    if (child.uid !== shape.uid) continue;
+    if (verified.has(`${fe.pid}/${child.pid}`)) continue;
+    return looksLikeHelper(child, shape)
+      ? PAIRING_REFUSALS.OTHER_SUDO_HELPER_NOT_QUEUED
+      : PAIRING_REFUSALS.OTHER_SUDO_FOREIGN_ASKPASS;
+  }
+  return undefined;
+}
+
+/** True when `child` runs the pinned deno with the helper's argv (started, not yet verified). */
+export function looksLikeHelper(child: FrontEndChild, shape: HelperShape): boolean {
+  if (child.state === "Z" || child.exe !== shape.exePath || !child.argv) return false;
+  return shape.argvPrefix.every((a, i) => child.argv![i] === a) &&
+    child.argv.length === shape.argvPrefix.length + 1;
+}
+
+/** The inode of a `pipe:[N]` link text, or undefined for anything else. */
+export function pipeInodeOf(link: string | undefined): number | undefined {
+  const m = link === undefined ? null : /^pipe:\[([0-9]{1,20})\]$/.exec(link);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/** Exit statuses of `broker/pairing_check.sh` (documented there too). */
+export const ROOT_PAIRING_EXIT = {
+  PAIRED: 0,
+  NOT_PAIRED: 1,
+  USAGE: 125,
+} as const;
+
+/** What root said about one helper, parsed from the check's exit status and stdout. */
+export type RootPairingVerdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: typeof ROOT_PAIRING_NOT_PERMITTED }
+  | { readonly ok: false; readonly reason: PairingRefusal; readonly detail: string };
+
+/**
+ * Reads the root check's verdict: exit 0 with the line `pi-pairing: paired`
+ * is the only acceptance; exit 1 with `pi-pairing: not-paired <why>` is a
+ * refusal; sudo's own "a password is required" (empty stdout) means the
+ * rule is not ours ({@link ROOT_PAIRING_NOT_PERMITTED}); anything else
+ * (timeout, usage, a missing line) means the check did not run, which also
+ * refuses (fail closed).
+ */
+export function parseRootPairingVerdict(
+  exitCode: number | null,
+  stdout: string,
+  stderr = "",
+): RootPairingVerdict {
+  if (exitCode === 1 && stdout === "" && /^sudo: a password is required$/m.test(stderr)) {
+    return { ok: false, reason: ROOT_PAIRING_NOT_PERMITTED };
+  }
+  const line = stdout.split("\n").find((l) => l.startsWith("pi-pairing: ")) ?? "";
+  const detail = line.slice("pi-pairing: ".length).replace(/[^\x20-\x7e]/g, "").slice(0, 200);
+  if (exitCode === ROOT_PAIRING_EXIT.PAIRED && line === "pi-pairing: paired") return { ok: true };
+  if (exitCode === ROOT_PAIRING_EXIT.NOT_PAIRED && detail.startsWith("not-paired")) {
+    return { ok: false, reason: PAIRING_REFUSALS.ROOT_PAIRING_REFUSED, detail };
+  }
+  return {
+    ok: false,
+    reason: PAIRING_REFUSALS.ROOT_PAIRING_UNAVAILABLE,
+    detail: detail || `exit ${exitCode ?? "signal"}`,
+  };
+}
+
+const ADVICE: Record<PairingRefusal, string> = {
+  stdout_pipe_unknown: "the askpass helper's stdout is not a pipe; retry the command",
+  stdout_pipe_shared: "two askpass helpers write into one sudo's pipe: a command is trying to " +
+    "redirect your password. Stop the command (Escape / Ctrl+C) and check what it runs",
+  stdout_pipe_held_elsewhere: "another process holds the pipe of this sudo: a command may be " +
+    "trying to redirect your password. Stop it and check what it runs",
+  other_sudo_without_helper: "another sudo of yours is waiting for a password without an askpass " +
+    "of this session; a command may be trying to redirect your password. Stop it (see " +
+    "`ps -C sudo -o pid,args`), then retry",
+  other_sudo_at_terminal: "a sudo of yours waits at a terminal prompt; answer or cancel it " +
+    "there, then retry",
+  other_sudo_foreign_askpass: "another sudo of yours is using an askpass that is not this " +
+    "session's; a command may be trying to redirect your password. Stop it (see " +
+    "`ps -C sudo -o pid,args`), then retry",
+  other_sudo_helper_not_queued: "another sudo is waiting on a helper this session did not " +
+    "verify (another pi?); answer that one first, then retry",
+  pairing_scan_failed: "/proc could not be scanned in time; retry",
+  root_pairing_refused: "root found that the helper's pipe is not read by the sudo shown: a " +
+    "command is trying to redirect your password. Stop it",
+  root_pairing_unavailable: "the root pairing check (sudo -n pi-secret-broker --verify-pairing) " +
+    "did not run: re-run /sudo-prompt install-broker, or uninstall the broker",
+};
+
+/**
+ * The notice for a pairing refusal: the reason's name, the process that
+ * caused it, and what to do. Undefined for reasons that are not pairing's.
+ */
+export function pairingNotice(
+  refusal: { readonly reason: string; readonly pid?: number },
+): string | undefined {
+  const advice = pairingAdvice(refusal.reason);
+  if (advice === undefined) return undefined;
+  const who = refusal.pid === undefined ? "" : ` (pid ${refusal.pid})`;
+  return `${refusal.reason}${who}: ${advice}`;
+}
+
+/** What the user should do about a pairing refusal (for the notice); undefined for other reasons. */
+export function pairingAdvice(reason: string): string | undefined {
+  return Object.hasOwn(ADVICE, reason) ? ADVICE[reason as PairingRefusal] : undefined;
+}

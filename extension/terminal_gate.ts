@@ -1,0 +1,161 @@
+/**
+ * The gate every modal passes, before it opens and every
+ * {@link GATE_INTERVAL_MS} while it is open: nobody else holds pi's terminal
+ * (`terminal_holders.ts`) and tmux does not route typed keys to a binding
+ * (`multiplexer_keys.ts`). A closed gate refuses the request with a named
+ * reason and a notice that names the process or the keys and says what to do
+ * (ADR 0007).
+ *
+ * @module
+ */
+import process from "node:process";
+import { readStat } from "./peer_verification.ts";
+import { firstExecutable } from "./deno_binary.ts";
+import { checkTmuxKeyTables } from "./multiplexer_keys.ts";
+import { sanitizeUntrusted } from "./prompt_text.ts";
+import {
+  decideTerminal,
+  processKey,
+  type ProcessSummary,
+  scanTerminalHolders,
+  summarizeProcess,
+  TERMINAL_REFUSALS,
+  type TerminalRefusal,
+} from "./terminal_holders.ts";
+import { ptsNumber, rootTerminalCheckInstalled, runRootTerminalCheck } from "./root_terminal.ts";
+import { guardianPids, terminalGuardStatus } from "./terminal_guard.ts";
+
+/** How often an open modal is checked again (the issue's bound: 100 ms or less). */
+export const GATE_INTERVAL_MS = 100;
+
+/** A gate's answer. `notice` is one line for the human; it holds no secret. */
+export type GateVerdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: TerminalRefusal; readonly notice: string };
+
+/**
+ * When a check runs: right before a modal opens (`open`, where hardened mode
+ * also asks root), every interval while it is open (`watch`), and right
+ * before an answer is sent (`send`).
+ */
+export type GatePhase = "open" | "watch" | "send";
+
+/** What the session server calls before and during every modal. */
+export interface ModalGate {
+  check(phase: GatePhase): Promise<GateVerdict>;
+  readonly intervalMs: number;
+}
+
+/** Options of {@link terminalGate}. */
+export interface TerminalGateOptions {
+  /** The real sudo, for hardened mode's root check (default `/usr/bin/sudo`, `/bin/sudo`). */
+  readonly realSudo?: string;
+  /** Environment with `TMUX`/`TMUX_PANE` (default `process.env`). */
+  readonly env?: Record<string, string | undefined>;
+}
+
+/**
+ * The gate for this pi process. Without a terminal (tests, or stdin not a
+ * tty) only the tmux check applies. In hardened mode (the broker's terminal
+ * check installed) root also lists the holders before each modal opens, and
+ * the hidden processes it saw are the only ones allowed while it is open.
+ */
+export function terminalGate(uid: number, options: TerminalGateOptions = {}): ModalGate {
+  const env = options.env ?? process.env;
+  let piStart: bigint | undefined;
+  let realSudo: string | undefined;
+  /** Hidden processes root looked at for the modal now open (hardened mode). */
+  let rootVerified: ReadonlySet<string> | undefined;
+  return {
+    intervalMs: GATE_INTERVAL_MS,
+    async check(phase) {
+      const guard = terminalGuardStatus();
+      piStart ??= (await readStat(process.pid))?.startTime;
+      if (phase === "open") rootVerified = undefined;
+      const exclude = await excluded();
+      const n = guard.ttyPath ? ptsNumber(guard.ttyPath) : undefined;
+      realSudo ??= options.realSudo ?? await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
+      const askRoot = phase === "open" && n !== undefined && realSudo !== undefined &&
+        await rootTerminalCheckInstalled();
+      const [scan, keys, root] = await Promise.all([
+        guard.ttyPath !== undefined && guard.rdev !== undefined
+          ? scanTerminalHolders({ ttyPath: guard.ttyPath, rdev: guard.rdev, uid, exclude })
+          : Promise.resolve({ holders: [], hidden: [] }),
+        checkTmuxKeyTables(env),
+        askRoot ? runRootTerminalCheck(realSudo!, n!) : Promise.resolve(undefined),
+      ]);
+      if (root && !root.ok) {
+        return {
+          ok: false,
+          reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,
+          notice: `root could not check who has this terminal open (${
+            sanitizeUntrusted(root.why, 80)
+          }); run /sudo-prompt doctor`,
+        };
+      }
+      if (root?.ok) {
+        const holder = root.holders.find((pid) => !exclude.has(pid));
+        if (holder !== undefined) {
+          const culprit = await summarizeProcess(holder) ??
+            { pid: holder, command: "exited since", startTime: 0n };
+          return {
+            ok: false,
+            reason: TERMINAL_REFUSALS.TERMINAL_SHARED,
+            notice: terminalNotice({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit }),
+          };
+        }
+        if (scan) rootVerified = new Set(scan.hidden.map(processKey));
+      }
+      const verdict = decideTerminal(scan, piStart ?? 0n, rootVerified);
+      if (!verdict.ok) {
+        return { ok: false, reason: verdict.reason, notice: terminalNotice(verdict) };
+      }
+      if (!keys.ok) {
+        return {
+          ok: false,
+          reason: TERMINAL_REFUSALS.MULTIPLEXER_KEYS_BOUND,
+          notice: keys.why === "unreadable"
+            ? "tmux did not say which keys are bound, so a key logger cannot be ruled out; try again"
+            : `tmux has printable keys bound where you type (${
+              keys.keys.map((k) => sanitizeUntrusted(k, 20)).join(", ")
+            }): a binding can record what you type. Remove them (e.g. tmux unbind -n ${
+              sanitizeUntrusted(keys.keys[0].replace(/^prefix /, ""), 20)
+            }) and try again`,
+        };
+      }
+      return { ok: true };
+    },
+  };
+}
+
+/** pi, its ancestors (its shell holds the terminal too) and our guardians. */
+async function excluded(): Promise<Set<number>> {
+  const out = new Set<number>([process.pid, ...guardianPids()]);
+  let pid = process.ppid;
+  for (let depth = 0; depth < 64 && pid > 1; depth++) {
+    out.add(pid);
+    const stat = await readStat(pid);
+    if (!stat) break;
+    pid = stat.ppid;
+  }
+  return out;
+}
+
+function describe(p: ProcessSummary | undefined): string {
+  return p ? `process ${p.pid} (${sanitizeUntrusted(p.command, 80)})` : "a process";
+}
+
+function terminalNotice(
+  v: { reason: TerminalRefusal; culprit?: ProcessSummary },
+): string {
+  const who = describe(v.culprit);
+  const kill = v.culprit ? ` (kill ${v.culprit.pid})` : "";
+  switch (v.reason) {
+    case TERMINAL_REFUSALS.TERMINAL_SHARED:
+      return `${who} has this terminal open and could read what you type. Stop it${kill} and try again`;
+    case TERMINAL_REFUSALS.TERMINAL_UNVERIFIABLE:
+      return `${who} started after pi and hides its open files, so it may hold this terminal. Stop it if you do not know it${kill} and try again`;
+    default:
+      return "could not check who else has this terminal open; try again";
+  }
+}

@@ -1,0 +1,427 @@
+/**
+ * Only pi reads the keys (ADR 0007), proven the way the agent would attack,
+ * from bash tool calls of the real pi TUI (tmux + the scripted faux model)
+ * against real sudo as the throwaway user:
+ *
+ * - the terminal is exclusive: opening it to read or to draw fails (EBUSY);
+ *   pi and its guardian are non-dumpable: `/proc/<pi>/mem`, `ptrace` and
+ *   `pidfd_getfd` fail;
+ * - a key logger that copied the terminal out of pi's shell (the one door
+ *   exclusive mode leaves open without Yama) is found: no modal opens while
+ *   it runs (`terminal_shared`), and a modal already open closes;
+ * - a tmux binding for a printable key refuses the modal
+ *   (`multiplexer_keys_bound`), and it really is a key logger when a real
+ *   client types through it;
+ * - pi killed with SIGKILL: the guardian releases the terminal and `sudo`
+ *   in the same shell prompts again.
+ *
+ * After each attack a legitimate sudo in the same session still works, and
+ * the canary password is nowhere.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { closeSync, constants, openSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { describe, it } from "node:test";
+import type { FauxStep } from "./faux_provider.ts";
+import { type PiSession, preparePi, startPi, waitForPiReady } from "./pi_runner.ts";
+import { TmuxSession } from "../helpers/tmux.ts";
+import { testPassword } from "../helpers/test_env.ts";
+import {
+  assertNoLeak,
+  ATTACK_SCRIPTS,
+  count,
+  EXTENSION,
+  isRunning,
+  kill9,
+  parentPid,
+  submitCommand,
+  TITLE,
+  toolResults,
+  typeMasked,
+  waitFor,
+} from "./attack_scripts/pi_checks.ts";
+import { shQuote } from "../../extension/shell_injection.ts";
+import { rootTerminalCheckInstalled } from "../../extension/root_terminal.ts";
+
+const PASSWORD = testPassword();
+const LEGIT = "sudo -k id -u";
+const ATTACKS = `${ATTACK_SCRIPTS}/terminal_attacks.py`;
+
+async function withPi(
+  script: FauxStep[],
+  run: (pi: PiSession) => Promise<void>,
+  rows = 40,
+): Promise<void> {
+  const pi = await startPi({ script, extensions: [EXTENSION], rows });
+  try {
+    await run(pi);
+  } finally {
+    await pi.close();
+  }
+}
+
+/** A scratch directory shared by the agent and the test (same user). */
+async function withScratch(run: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "pi-terminal-attack-"));
+  try {
+    await run(dir);
+  } finally {
+    // A logger the test started through the agent must not outlive it.
+    const pid = Number((await readFile(join(dir, "marker"), "utf8").catch(() => "")).split(" ")[1]);
+    if (pid > 0) kill9(pid);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function waitForResults(pi: PiSession, n: number): Promise<string[]> {
+  return waitFor(`${n} tool result(s) in the session file`, async () => {
+    const results = toolResults(await pi.readSessions());
+    return results.length >= n ? results : undefined;
+  }, 30_000);
+}
+
+/** The human answers the legitimate modal; it must show `id -u`. */
+async function answerLegit(pi: PiSession, done: string): Promise<void> {
+  const screen = await pi.tmux.waitFor(TITLE, 30_000);
+  assert.equal(count(screen, TITLE), 1, "exactly one modal");
+  assert.match(screen, /Command: \/usr\/bin\/sudo .*id -u/);
+  await typeMasked(pi, PASSWORD);
+  await pi.tmux.sendKeys("Enter");
+  await pi.tmux.waitFor(done, 30_000);
+}
+
+/** Starts the key logger of the issue in the background of a tool call. */
+function stealCommand(dir: string, seconds: number, delay = 0, mode = "steal"): string {
+  const steal = `python3 '${ATTACKS}' ${mode} "$PPID" '${dir}/keys' '${dir}/marker' ${seconds}`;
+  return `(sleep ${delay}; exec setsid ${steal}) </dev/null >/dev/null 2>&1 &`;
+}
+
+/** The logger's pid, once it holds the terminal. */
+function loggerPid(dir: string): Promise<number> {
+  return waitFor("the key logger to hold the terminal", async () => {
+    const marker = await readFile(join(dir, "marker"), "utf8").catch(() => "");
+    assert.doesNotMatch(marker, /^failed/, `the logger could not copy the terminal: ${marker}`);
+    const m = /^holding (\d+)$/m.exec(marker);
+    return m ? Number(m[1]) : undefined;
+  }, 15_000);
+}
+
+describe("only pi reads the keys (real pi, real sudo)", () => {
+  it("opening pi's terminal to read or to draw fails (EBUSY); /proc/<pi>/mem, ptrace and pidfd_getfd on pi and on its guardian fail", async () => {
+    // …and /sudo-prompt doctor says so (exclusive terminal, pi non-dumpable, tmux).
+    const probe = `python3 '${ATTACKS}' probe "$PPID"`;
+    await withPi([{ bash: probe }, { bash: LEGIT }, { text: "FLOW-DONE" }], async (pi) => {
+      await pi.tmux.sendText("go");
+      await pi.tmux.sendKeys("Enter");
+      const results = await waitForResults(pi, 1);
+      const out = new Map<string, string>();
+      for (const m of results[0].matchAll(/^ATTACK (\S+): (.*)$/gm)) out.set(m[1], m[2]);
+      assert.match(out.get("tty") ?? "", /^\/dev\/pts\/\d+$/, results[0]);
+      assert.equal(out.get("open-read"), "EBUSY", results[0]);
+      assert.equal(out.get("open-write"), "EBUSY", results[0]);
+      assert.match(out.get("open-via-proc-fd") ?? "", /^(EACCES|EPERM|EBUSY)$/, results[0]);
+      assert.match(out.get("mem") ?? "", /^(EACCES|EPERM|EIO)$/, results[0]);
+      assert.equal(out.get("ptrace"), "EPERM", results[0]);
+      assert.equal(out.get("pidfd_getfd"), "EPERM", results[0]);
+      assert.match(out.get("guardian") ?? "", /^\d+$/, "the guardian runs");
+      assert.equal(out.get("guardian-ptrace"), "EPERM", results[0]);
+      assert.equal(out.get("guardian-pidfd_getfd"), "EPERM", results[0]);
+      await answerLegit(pi, "FLOW-DONE");
+      const all = await waitForResults(pi, 2);
+      assert.equal(all[1].trim(), "0", "the legitimate sudo ran as root");
+      await assertNoLeak(pi, PASSWORD);
+      // The human's view of the same: /sudo-prompt doctor inside pi.
+      await pi.tmux.sendText("/sudo-prompt doctor");
+      await submitCommand(pi, "doctor");
+      const doctor = await pi.tmux.waitFor(/X11 keyboard/, 30_000);
+      assert.match(doctor, /✓ exclusive terminal/);
+      assert.match(doctor, /✓ pi non-dumpable/);
+      assert.match(doctor, /✓ tmux key tables/);
+      await pi.tmux.sendKeys("Escape");
+    }, 100); // tall enough for the whole doctor panel
+  });
+
+  it("a key logger that copied the terminal out of pi's shell before the modal: terminal_shared, no modal; once it is stopped sudo works", async () => {
+    await loggerBeforeModal("steal");
+  });
+
+  it("the same key logger hiding the copy in a thread with its own descriptor table: terminal_shared, no modal", async () => {
+    await loggerBeforeModal("steal-in-thread");
+  });
+
+  it("a key logger that copies the terminal while the modal is open: the modal closes within a second (terminal_shared)", async () => {
+    await withScratch(async (dir) => {
+      const script: FauxStep[] = [
+        { bash: `${stealCommand(dir, 120, 2)} ${LEGIT}; echo "rc=$?"` },
+        { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
+        { text: "FLOW-DONE" },
+      ];
+      await withPi(script, async (pi) => {
+        await pi.tmux.sendText("go");
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.waitFor(TITLE, 30_000);
+        const logger = await loggerPid(dir);
+        const seen = Date.now();
+        await pi.tmux.waitForGone(TITLE, 5_000);
+        const closedAfter = Date.now() - seen;
+        assert.ok(
+          closedAfter < 1_500,
+          `the modal stayed ${closedAfter} ms after the logger took hold`,
+        );
+        const results = await waitForResults(pi, 1);
+        assert.match(results[0], /rc=1/, results[0]);
+        const screen = await pi.tmux.capture({ history: true });
+        assert.match(flat(screen), new RegExp(`process ${logger} \\(.*has this terminal open`));
+        kill9(logger);
+        await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
+        await writeFile(join(dir, "stopped"), "");
+        await answerLegit(pi, "FLOW-DONE");
+        const all = await waitForResults(pi, 2);
+        assert.equal(all[1].trim(), "0");
+        await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+      });
+    });
+  });
+
+  it("a tmux binding for a printable key refuses the modal (multiplexer_keys_bound); through a real attached client it does log keys", async () => {
+    await withScratch(async (dir) => {
+      const log = join(dir, "tmux-keys");
+      const bind = `tmux bind -n a run-shell "printf a >> '${log}'" \\; send-keys a`;
+      const script: FauxStep[] = [
+        { bash: `${bind}; ${LEGIT}; echo "rc=$?"` },
+        { bash: `while [ ! -e '${dir}/unbound' ]; do sleep 0.1; done; ${LEGIT}` },
+        { text: "FLOW-DONE" },
+      ];
+      await withPi(script, async (pi) => {
+        await pi.tmux.sendText("go");
+        await pi.tmux.sendKeys("Enter");
+        const results = await waitForResults(pi, 1);
+        assert.match(results[0], /no password was provided/, results[0]);
+        const screen = await pi.tmux.capture({ history: true });
+        assert.equal(count(screen, TITLE), 0, "no modal");
+        assert.match(flat(screen), /tmux has printable keys bound where you type \(a\)/);
+        // The binding is real: a client attached through a pty (send-keys
+        // would bypass the key tables) types "a", and the log records it.
+        await typeThroughClient(pi, "a");
+        await waitFor(
+          "the binding to log the key",
+          async () =>
+            (await readFile(log, "utf8").catch(() => "")).includes("a") ? true : undefined,
+        );
+        await pi.tmux.tmux("unbind-key", "-n", "a");
+        await writeFile(join(dir, "unbound"), "");
+        await answerLegit(pi, "FLOW-DONE");
+        const all = await waitForResults(pi, 2);
+        assert.equal(all[1].trim(), "0");
+        await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+      });
+    });
+  });
+
+  it("pi killed with SIGKILL while its terminal is exclusive: the guardian releases it and sudo -v in that shell prompts and works", async () => {
+    await withPiInBash(async ({ tmux, tty, pi }) => {
+      kill9(pi);
+      await tmux.waitFor(/Killed/, 10_000);
+      await waitFor("the terminal to be released", () => Promise.resolve(opens(tty)), 5_000);
+      await sudoInShell(tmux, "SUDO-42");
+    });
+  });
+
+  it("hardened mode: a reader that opened the terminal before pi and then hid itself (non-dumpable) is found by root: terminal_shared, no modal", async () => {
+    assert.ok(await rootTerminalCheckInstalled(), "the root phase installs the broker");
+    await withScratch(async (dir) => {
+      const script: FauxStep[] = [{ bash: `${LEGIT}; echo "rc=$?"` }, { text: "FLOW-DONE" }];
+      await withPiInBash(async ({ tmux }) => {
+        const logger = await loggerPid(dir);
+        await tmux.sendText("go");
+        await tmux.sendKeys("Enter");
+        await tmux.waitFor("FLOW-DONE", 30_000);
+        const screen = await tmux.capture({ history: true });
+        assert.equal(count(screen, TITLE), 0, "no modal");
+        assert.match(flat(screen), /rc=1/);
+        assert.match(flat(screen), new RegExp(`process ${logger} \\(.*has this terminal open`));
+      }, {
+        script,
+        // Started from the shell before pi: the terminal is not exclusive yet.
+        before: async (tmux, tty) => {
+          const hold =
+            `python3 '${ATTACKS}' hold-hidden '${tty}' '${dir}/keys' '${dir}/marker' 120`;
+          await tmux.sendText(`setsid ${hold} </dev/null >/dev/null 2>&1 &`);
+          await tmux.sendKeys("Enter");
+          await loggerPid(dir);
+        },
+      });
+    });
+  });
+
+  it("Ctrl+Z releases the terminal for the shell (sudo prompts there); fg takes it back", async () => {
+    await withPiInBash(async ({ tmux, tty }) => {
+      await tmux.sendKeys("C-z");
+      await tmux.waitFor(/Stopped/, 10_000);
+      await waitFor("the terminal to be released", () => Promise.resolve(opens(tty)), 5_000);
+      await sudoInShell(tmux, "SUDO-43");
+      await tmux.sendText("fg");
+      await tmux.sendKeys("Enter");
+      await waitFor("the terminal to be exclusive again", () => Promise.resolve(busy(tty)), 10_000);
+    });
+  });
+});
+
+/**
+ * pi started from an interactive bash in a tmux pane, the way a user starts
+ * it; `run` gets the pane, its terminal and pi's pid once the terminal is
+ * exclusive.
+ */
+async function withPiInBash(
+  run: (p: { tmux: TmuxSession; tty: string; pi: number }) => Promise<void>,
+  options: { script?: FauxStep[]; before?: (tmux: TmuxSession, tty: string) => Promise<void> } = {},
+): Promise<void> {
+  const launch = await preparePi({
+    script: options.script ?? [{ text: "hello" }],
+    extensions: [EXTENSION],
+  });
+  const tmux = await TmuxSession.start({
+    argv: ["/bin/bash", "--norc", "--noprofile"],
+    env: { ...launch.env, PS1: "shell$ " },
+    cwd: launch.cwd,
+    cols: 120,
+    rows: 40,
+  });
+  try {
+    await tmux.waitFor("shell$", 10_000);
+    const tty = (await tmux.tmux("display-message", "-p", "-t", tmux.target, "#{pane_tty}"))
+      .stdout.trim();
+    await options.before?.(tmux, tty);
+    await tmux.sendText(launch.argv.map(shQuote).join(" "));
+    await tmux.sendKeys("Enter");
+    await waitForPiReady(tmux);
+    // pi is drawn before its session_start work ends; the guard follows.
+    await waitFor("the terminal to be exclusive", () => Promise.resolve(busy(tty)), 10_000);
+    // The pane runs a wrapper sh, which runs bash, which runs pi.
+    const pi = await waitFor("the pi process", async () => {
+      for (const shell of await childrenOf(tmux.pid)) {
+        for (const pid of await childrenOf(shell)) return pid;
+      }
+      return undefined;
+    }, 5_000);
+    await run({ tmux, tty, pi });
+  } finally {
+    await tmux.kill();
+    await launch.cleanup();
+  }
+}
+
+/** Runs `sudo -k -v` in the pane's shell, types the password, waits for `marker`. */
+async function sudoInShell(tmux: TmuxSession, marker: string): Promise<void> {
+  // The output (SUDO-42) differs from the command text, which the leftover
+  // of pi's screen may surround.
+  const n = Number(marker.slice(5));
+  await tmux.sendText(`sudo -k -v && echo SUDO-$((${n - 2} + 2))`);
+  await tmux.sendKeys("Enter");
+  await tmux.waitFor(/password for/, 10_000);
+  await tmux.sendText(PASSWORD);
+  await tmux.sendKeys("Enter");
+  const screen = await tmux.waitFor(new RegExp(marker), 15_000);
+  assert.ok(!screen.includes(PASSWORD));
+}
+
+function opens(tty: string): true | undefined {
+  return tryOpen(tty) === "ok" ? true : undefined;
+}
+
+function busy(tty: string): true | undefined {
+  return tryOpen(tty) === "EBUSY" ? true : undefined;
+}
+
+/**
+ * A logger started by one tool call copies the terminal; the next tool
+ * call's sudo gets no modal; once the human stops the logger, it does.
+ */
+async function loggerBeforeModal(mode: string): Promise<void> {
+  await withScratch(async (dir) => {
+    const script: FauxStep[] = [
+      { bash: `${stealCommand(dir, 120, 0, mode)} sleep 1; cat '${dir}/marker'` },
+      { bash: `${LEGIT}; echo "rc=$?"` },
+      // The human stops the logger; the agent's next sudo then gets a modal.
+      { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
+      { text: "FLOW-DONE" },
+    ];
+    await withPi(script, async (pi) => {
+      await pi.tmux.sendText("go");
+      await pi.tmux.sendKeys("Enter");
+      const logger = await loggerPid(dir);
+      const refused = await waitForResults(pi, 2);
+      assert.match(refused[1], /no password was provided/, refused[1]);
+      assert.match(refused[1], /rc=1/);
+      const screen = await pi.tmux.capture({ history: true });
+      assert.equal(count(screen, TITLE), 0, "no modal opened while the logger ran");
+      assert.match(flat(screen), new RegExp(`process ${logger} \\(.*has this terminal open`));
+      kill9(logger);
+      await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
+      await writeFile(join(dir, "stopped"), "");
+      await answerLegit(pi, "FLOW-DONE");
+      const all = await waitForResults(pi, 3);
+      assert.equal(all[2].trim(), "0", "the legitimate sudo ran as root");
+      const keys = await readFile(join(dir, "keys"), "utf8").catch(() => "");
+      assert.ok(!keys.includes(PASSWORD), "the logger got the password");
+      await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+    });
+  });
+}
+
+/** Screen text with pi's own line wrapping undone (one space for any run of blanks). */
+function flat(screen: string): string {
+  return screen.replace(/\s+/g, " ");
+}
+
+/** `open(2)` of `path` for reading without becoming its controlling terminal. */
+function tryOpen(path: string): string {
+  try {
+    closeSync(openSync(path, constants.O_RDONLY | constants.O_NOCTTY | constants.O_NONBLOCK));
+    return "ok";
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? "error";
+  }
+}
+
+async function childrenOf(pid: number): Promise<number[]> {
+  const { readdir } = await import("node:fs/promises");
+  const out: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (/^\d+$/.test(name) && await parentPid(Number(name)) === pid) out.push(Number(name));
+  }
+  return out;
+}
+
+/**
+ * Attaches a real tmux client to pi's session through a pseudo-terminal
+ * (`script` makes one) and types `text` into it, so the keys go through
+ * tmux's key tables as a human's would.
+ */
+async function typeThroughClient(pi: PiSession, text: string): Promise<void> {
+  const socket = pi.tmux.socket;
+  const client = spawn(
+    "script",
+    ["-qfc", `tmux -S ${shQuote(socket)} attach -t test`, "/dev/null"],
+    {
+      stdio: ["pipe", "ignore", "ignore"],
+      env: { ...process.env, TERM: "xterm-256color" },
+    },
+  );
+  try {
+    await waitFor("the client to attach", async () => {
+      const r = await pi.tmux.tmux("list-clients", "-F", "#{client_pid}");
+      return r.stdout.trim() !== "" ? true : undefined;
+    }, 10_000);
+    client.stdin.write(text);
+    await new Promise((r) => setTimeout(r, 500));
+  } finally {
+    // Detach first: killing `script` alone can leave the tmux client behind.
+    await pi.tmux.tmux("detach-client", "-s", "test").catch(() => {});
+    client.kill("SIGKILL");
+  }
+}
