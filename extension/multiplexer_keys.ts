@@ -31,7 +31,8 @@ const MARKER = "pi-sudo-prompt-keys";
 
 /**
  * Asks the tmux server of `TMUX` for the options and bindings that apply to
- * typing in pi's pane. One `tmux` run, with a deadline; never throws.
+ * typing in pi's pane. One `tmux` run (rarely two), each with a deadline;
+ * never throws.
  */
 export async function checkTmuxKeyTables(
   env: { readonly TMUX?: string; readonly TMUX_PANE?: string },
@@ -41,20 +42,29 @@ export async function checkTmuxKeyTables(
   const target = env.TMUX_PANE && /^%[0-9]+$/.test(env.TMUX_PANE) ? ["-t", env.TMUX_PANE] : [];
   // Formats read options with the pane's session as context, so a
   // session-level key-table or prefix is the one reported.
-  const args = [
-    ...["display-message", "-p", ...target, `${MARKER} #{key-table} #{prefix} #{prefix2}`, ";"],
-    "list-keys",
-  ];
-  const out = await new Promise<string | undefined>((resolve) => {
+  const head = ["display-message", "-p", ...target, `${MARKER} #{key-table} #{prefix} #{prefix2}`];
+  // Usually only the root table, in the same run: listing every table (copy
+  // mode's are long) costs more. When that fails (a root table with no
+  // bindings at all) or the session types into another key-table, every
+  // table is listed, as one more run.
+  const rootOnly = await runTmux(env.TMUX, [...head, ";", "list-keys", "-T", "root"], timeoutMs);
+  const table = splitWords(rootOnly?.split("\n")[0] ?? "")[1];
+  const out = rootOnly !== undefined && table === "root"
+    ? rootOnly
+    : await runTmux(env.TMUX, [...head, ";", "list-keys"], timeoutMs);
+  if (out === undefined) return { ok: false, why: "unreadable", keys: [] };
+  return decideKeyTables(out);
+}
+
+function runTmux(socket: string, args: string[], timeoutMs: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
     execFile(
       "tmux",
       args,
-      { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, TMUX: env.TMUX } },
+      { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, TMUX: socket } },
       (error, stdout) => resolve(error ? undefined : stdout),
     );
   });
-  if (out === undefined) return { ok: false, why: "unreadable", keys: [] };
-  return decideKeyTables(out);
 }
 
 /** The verdict on `tmux` output (see {@link checkTmuxKeyTables}); pure, for tests. */

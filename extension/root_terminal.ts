@@ -22,10 +22,15 @@ export const TERMINAL_CHECK = `${BROKER_ROOT}/terminal-check`;
 export const ROOT_TERMINAL_TIMEOUT_MS = 5000;
 const MAX_OUTPUT_BYTES = 4096;
 
-/** Result of {@link runRootTerminalCheck}. */
+/**
+ * Result of {@link runRootTerminalCheck}. `notPermitted`: sudo answered "a
+ * password is required", so the broker's rule is not this user's (installed
+ * for another user, or overridden: `doctor` says which); root cannot be asked,
+ * and the user-level scan stands alone, as for the pairing check (ADR 0005).
+ */
 export type RootTerminalResult =
   | { readonly ok: true; readonly holders: readonly number[] }
-  | { readonly ok: false; readonly why: string };
+  | { readonly ok: false; readonly why: string; readonly notPermitted?: true };
 
 /** True when the broker's launcher and the terminal check are root-protected files. */
 export async function rootTerminalCheckInstalled(): Promise<boolean> {
@@ -39,7 +44,14 @@ export function ptsNumber(ttyPath: string): number | undefined {
 }
 
 /** Parses the check's one line (pure, for tests). */
-export function parseRootTerminalOutput(code: number | null, stdout: string): RootTerminalResult {
+export function parseRootTerminalOutput(
+  code: number | null,
+  stdout: string,
+  stderr = "",
+): RootTerminalResult {
+  if (code === 1 && stdout === "" && /^sudo: a password is required$/m.test(stderr)) {
+    return { ok: false, why: "a password is required", notPermitted: true };
+  }
   const line = stdout.split("\n")[0] ?? "";
   const m = /^pi-terminal: holders((?: [1-9][0-9]{0,9})*)$/.exec(line);
   if (code !== 0 || !m) return { ok: false, why: line.slice(0, 200) || `exit ${code}` };
@@ -54,11 +66,12 @@ export function runRootTerminalCheck(
 ): Promise<RootTerminalResult> {
   return new Promise((resolve) => {
     let stdout = "";
+    let stderr = "";
     let done = false;
     const child = spawn(sudoPath, ["-n", BROKER_LAUNCHER, "--terminal-holders", String(n)], {
       // Nothing of pi's environment: no askpass, no session variable.
       env: { PATH: "/usr/bin:/bin", LANG: "C" },
-      stdio: ["ignore", "pipe", "ignore"],
+      stdio: ["ignore", "pipe", "pipe"],
       // A session of its own: with pi's terminal as its controlling
       // terminal, sudo would open it and hold it itself.
       detached: true,
@@ -80,9 +93,12 @@ export function runRootTerminalCheck(
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
       if (stdout.length < MAX_OUTPUT_BYTES) stdout += d;
     });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      if (stderr.length < MAX_OUTPUT_BYTES) stderr += d;
+    });
     child.on("error", () => finish({ ok: false, why: "cannot run sudo" }));
     child.on("close", (code) => {
-      const r = parseRootTerminalOutput(code, stdout);
+      const r = parseRootTerminalOutput(code, stdout, stderr);
       // Our own sudo is never a stranger (it should not hold the terminal anyway).
       finish(r.ok ? { ok: true, holders: r.holders.filter((p) => p !== child.pid) } : r);
     });

@@ -52,6 +52,10 @@ export interface TerminalGateOptions {
   readonly realSudo?: string;
   /** Environment with `TMUX`/`TMUX_PANE` (default `process.env`). */
   readonly env?: Record<string, string | undefined>;
+  /** The terminal to guard (default: the terminal guard's, pi's stdin); the bench passes a pty. */
+  readonly terminal?: () => { readonly ttyPath?: string; readonly rdev?: number };
+  /** More pids never counted, beside pi, its ancestors and the guardian (the bench's pty holders). */
+  readonly exclude?: readonly number[];
 }
 
 /**
@@ -69,10 +73,11 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   return {
     intervalMs: GATE_INTERVAL_MS,
     async check(phase) {
-      const guard = terminalGuardStatus();
+      const guard = options.terminal?.() ?? terminalGuardStatus();
       piStart ??= (await readStat(process.pid))?.startTime;
       if (phase === "open") rootVerified = undefined;
       const exclude = await excluded();
+      for (const pid of options.exclude ?? []) exclude.add(pid);
       const n = guard.ttyPath ? ptsNumber(guard.ttyPath) : undefined;
       realSudo ??= options.realSudo ?? await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
       const askRoot = phase === "open" && n !== undefined && realSudo !== undefined &&
@@ -84,7 +89,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
         checkTmuxKeyTables(env),
         askRoot ? runRootTerminalCheck(realSudo!, n!) : Promise.resolve(undefined),
       ]);
-      if (root && !root.ok) {
+      if (root && !root.ok && !root.notPermitted) {
         return {
           ok: false,
           reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,

@@ -21,6 +21,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fstatSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { isatty } from "node:tty";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -174,6 +175,8 @@ async function start(s: GuardState): Promise<void> {
 /** The terminal open on `fd`: its path and device number, if it is one. */
 function terminalOf(fd: number): { path: string; rdev: number } | undefined {
   try {
+    // A character device is not enough: /dev/null is one too.
+    if (!isatty(fd)) return undefined;
     const st = fstatSync(fd);
     if (!st.isCharacterDevice()) return undefined;
     const path = readlinkSync(`/proc/self/fd/${fd}`);

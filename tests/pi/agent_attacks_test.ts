@@ -17,19 +17,16 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { describe, it } from "node:test";
-import type { FauxStep } from "./faux_provider.ts";
-import { isPiReady, type PiSession, startPi } from "./pi_runner.ts";
+import { isPiReady, type PiSession } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,
   count,
-  EXTENSION,
   NODE,
   procLeaks,
   startProcSampler,
@@ -37,30 +34,13 @@ import {
   toolResults,
   typeMasked,
   waitFor,
+  withPi,
+  withScratch,
 } from "./attack_scripts/pi_checks.ts";
 
 const PASSWORD = testPassword();
 const LEGIT = "sudo -k id -u";
 const LEGIT_COMMAND_LINE = /Command: \/usr\/bin\/sudo -A -k id -u/;
-
-async function withPi(script: FauxStep[], run: (pi: PiSession) => Promise<void>): Promise<void> {
-  const pi = await startPi({ script, extensions: [EXTENSION] });
-  try {
-    await run(pi);
-  } finally {
-    await pi.close();
-  }
-}
-
-/** A scratch directory of the agent's (the test user's). */
-async function withScratch(run: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "pi-agent-attack-"));
-  try {
-    await run(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /**
  * The human answers the one real modal: types the password (masked), then
@@ -171,7 +151,7 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
   });
 
   it("a forger with the session key races the real helper, claiming its pid and prompt: DENIED, and only sudo gets the password", async () => {
-    await withScratch(async (work) => {
+    await withScratch("pi-agent-attack-", async (work) => {
       const command = `D='${work}'; ${LEGIT} >"$D/legit.out" 2>&1 & ` +
         `'${NODE}' '${ATTACK_SCRIPTS}/forge_race.ts' "$D"; wait; echo "legit: $(cat "$D/legit.out")"`;
       await withPi([{ bash: command }, { text: "FLOW-DONE" }], async (pi) => {

@@ -21,13 +21,12 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { closeSync, constants, openSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
-import { type PiSession, preparePi, startPi, waitForPiReady } from "./pi_runner.ts";
+import { type PiSession, preparePi, waitForPiReady } from "./pi_runner.ts";
 import { TmuxSession } from "../helpers/tmux.ts";
 import { testPassword } from "../helpers/test_env.ts";
 import {
@@ -43,6 +42,8 @@ import {
   toolResults,
   typeMasked,
   waitFor,
+  withPi,
+  withScratch,
 } from "./attack_scripts/pi_checks.ts";
 import { shQuote } from "../../extension/shell_injection.ts";
 import { rootTerminalCheckInstalled } from "../../extension/root_terminal.ts";
@@ -51,30 +52,12 @@ const PASSWORD = testPassword();
 const LEGIT = "sudo -k id -u";
 const ATTACKS = `${ATTACK_SCRIPTS}/terminal_attacks.py`;
 
-async function withPi(
-  script: FauxStep[],
-  run: (pi: PiSession) => Promise<void>,
-  rows = 40,
-): Promise<void> {
-  const pi = await startPi({ script, extensions: [EXTENSION], rows });
-  try {
-    await run(pi);
-  } finally {
-    await pi.close();
-  }
-}
-
-/** A scratch directory shared by the agent and the test (same user). */
-async function withScratch(run: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "pi-terminal-attack-"));
-  try {
-    await run(dir);
-  } finally {
-    // A logger the test started through the agent must not outlive it.
+/** A scratch directory; a logger the test started through the agent must not outlive it. */
+function withLoggerScratch(run: (dir: string) => Promise<void>): Promise<void> {
+  return withScratch("pi-terminal-attack-", run, async (dir) => {
     const pid = Number((await readFile(join(dir, "marker"), "utf8").catch(() => "")).split(" ")[1]);
     if (pid > 0) kill9(pid);
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 function waitForResults(pi: PiSession, n: number): Promise<string[]> {
@@ -142,7 +125,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
       assert.match(doctor, /✓ pi non-dumpable/);
       assert.match(doctor, /✓ tmux key tables/);
       await pi.tmux.sendKeys("Escape");
-    }, 100); // tall enough for the whole doctor panel
+    }, { rows: 100 }); // tall enough for the whole doctor panel
   });
 
   it("a key logger that copied the terminal out of pi's shell before the modal: terminal_shared, no modal; once it is stopped sudo works", async () => {
@@ -154,7 +137,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
   });
 
   it("a key logger that copies the terminal while the modal is open: the modal closes within a second (terminal_shared)", async () => {
-    await withScratch(async (dir) => {
+    await withLoggerScratch(async (dir) => {
       const script: FauxStep[] = [
         { bash: `${stealCommand(dir, 120, 2)} ${LEGIT}; echo "rc=$?"` },
         { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
@@ -188,7 +171,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
   });
 
   it("a tmux binding for a printable key refuses the modal (multiplexer_keys_bound); through a real attached client it does log keys", async () => {
-    await withScratch(async (dir) => {
+    await withLoggerScratch(async (dir) => {
       const log = join(dir, "tmux-keys");
       const bind = `tmux bind -n a run-shell "printf a >> '${log}'" \\; send-keys a`;
       const script: FauxStep[] = [
@@ -233,7 +216,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
 
   it("hardened mode: a reader that opened the terminal before pi and then hid itself (non-dumpable) is found by root: terminal_shared, no modal", async () => {
     assert.ok(await rootTerminalCheckInstalled(), "the root phase installs the broker");
-    await withScratch(async (dir) => {
+    await withLoggerScratch(async (dir) => {
       const script: FauxStep[] = [{ bash: `${LEGIT}; echo "rc=$?"` }, { text: "FLOW-DONE" }];
       await withPiInBash(async ({ tmux }) => {
         const logger = await loggerPid(dir);
@@ -342,7 +325,7 @@ function busy(tty: string): true | undefined {
  * call's sudo gets no modal; once the human stops the logger, it does.
  */
 async function loggerBeforeModal(mode: string): Promise<void> {
-  await withScratch(async (dir) => {
+  await withLoggerScratch(async (dir) => {
     const script: FauxStep[] = [
       { bash: `${stealCommand(dir, 120, 0, mode)} sleep 1; cat '${dir}/marker'` },
       { bash: `${LEGIT}; echo "rc=$?"` },

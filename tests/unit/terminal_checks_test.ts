@@ -141,6 +141,8 @@ describe("root terminal check (hardened mode)", () => {
     assert.equal(parseRootTerminalOutput(125, "pi-terminal: usage: x\n").ok, false);
     assert.equal(parseRootTerminalOutput(0, "pi-terminal: holders 1 x\n").ok, false);
     assert.equal(parseRootTerminalOutput(null, "").ok, false);
+    const other = parseRootTerminalOutput(1, "", "sudo: a password is required\n");
+    assert.equal(!other.ok && other.notPermitted, true, "the rule is not ours: no root check");
   });
   it("only /dev/pts/N terminals have a number", () => {
     assert.equal(ptsNumber("/dev/pts/17"), 17);

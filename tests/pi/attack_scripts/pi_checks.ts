@@ -8,11 +8,12 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { type PiSession, REPO_ROOT } from "../pi_runner.ts";
+import { type PiSession, REPO_ROOT, startPi } from "../pi_runner.ts";
+import type { FauxStep } from "../faux_provider.ts";
 import { pidsWithCmdline, waitFor } from "../../helpers/processes.ts";
 import { chooseRuntimeBase, SESSION_DIR_PREFIX } from "../../../extension/session_dir.ts";
 
@@ -247,4 +248,36 @@ export async function submitCommand(pi: PiSession, completion: string): Promise<
     await pi.tmux.waitForGone(menu, 3_000);
   }
   await pi.tmux.sendKeys("Enter");
+}
+
+/** Runs `run` against a real pi with this extension loaded, and closes pi after. */
+export async function withPi(
+  script: FauxStep[],
+  run: (pi: PiSession) => Promise<void>,
+  options: { rows?: number } = {},
+): Promise<void> {
+  const pi = await startPi({ script, extensions: [EXTENSION], ...options });
+  try {
+    await run(pi);
+  } finally {
+    await pi.close();
+  }
+}
+
+/**
+ * A scratch directory shared by the agent and the test (same user), removed
+ * after `run`, after `cleanup` (which must not throw).
+ */
+export async function withScratch(
+  prefix: string,
+  run: (dir: string) => Promise<void>,
+  cleanup?: (dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  try {
+    await run(dir);
+  } finally {
+    await cleanup?.(dir);
+    await rm(dir, { recursive: true, force: true });
+  }
 }
