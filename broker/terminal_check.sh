@@ -11,6 +11,7 @@
 # root can read. Every task's table is read (a thread can have its own). It
 # prints one line and exits:
 #   0   "pi-terminal: holders [PID...]"   (the caller's processes only)
+#   1   "pi-terminal: error ..."          (the walk failed: the caller refuses)
 #   125 "pi-terminal: usage ..."          (bad arguments or caller)
 # It reads /proc only; it changes nothing, and it says nothing about other
 # users' processes.
@@ -24,7 +25,7 @@ say() { printf 'pi-terminal: %s\n' "$*"; }
 case "$1" in
   "" | *[!0-9]*) say "usage: the argument must be a decimal number"; exit 125 ;;
 esac
-[ "${#1}" -le 7 ] || { say "usage: number too long"; exit 125; }
+[ "${#1}" -le 6 ] || { say "usage: number too long"; exit 125; }
 caller=${SUDO_UID-}
 case "$caller" in
   "" | *[!0-9]*) say "usage: no SUDO_UID (run through sudo)"; exit 125 ;;
@@ -33,9 +34,24 @@ n=$1
 [ -c "/dev/pts/$n" ] || { say "usage: no terminal /dev/pts/$n"; exit 125; }
 # The caller may only ask about a terminal it owns.
 [ "$(stat -c %u "/dev/pts/$n")" = "$caller" ] || { say "usage: not the caller's terminal"; exit 125; }
-# tty_nr (stat field 7) of a process whose controlling terminal it is: Unix98
-# pty slaves have majors 136..143 and minors below 256.
-tty_nr=$(((136 + n / 256) * 256 + n % 256))
+# tty_nr (stat field 7) of a process whose controlling terminal it is, from
+# the device's own major and minor (new_encode_dev).
+set -- $(stat -c '%t %T' "/dev/pts/$n") || { say "error: stat"; exit 1; }
+major=$((0x$1))
+minor=$((0x$2))
+tty_nr=$(((minor & 255) | (major << 8) | ((minor & ~255) << 12)))
+# The caller's limits pass through sudo: a small stack would make the list of
+# fd directories too long for find's argv, a small fd limit would make find
+# skip directories. Root may raise them; any failure below is an error.
+ulimit -s unlimited 2>/dev/null || ulimit -s 65536 2>/dev/null
+ulimit -n 4096 2>/dev/null
+# find: 0, or 1 when a process vanished during the walk (benign); anything
+# else (it could not run, or the list was too long) fails closed.
+links() {
+  found=$(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname "$1" 2>/dev/null)
+  rc=$?
+  [ "$rc" -le 1 ] || { say "error: find exited $rc"; exit 1; }
+}
 
 holders=""
 add() { # $1: pid; kept when its real uid is the caller's, once
@@ -43,12 +59,14 @@ add() { # $1: pid; kept when its real uid is the caller's, once
   [ "$uid" = "$caller" ] || return 0
   case " $holders " in *" $1 "*) ;; *) holders="$holders $1" ;; esac
 }
-for link in $(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname "/dev/pts/$n" 2>/dev/null); do
+links "/dev/pts/$n"
+for link in $found; do
   pid=${link#/proc/}
   add "${pid%%/*}"
 done
 # /dev/tty is the controlling terminal of whoever opened it.
-for link in $(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname /dev/tty 2>/dev/null); do
+links /dev/tty
+for link in $found; do
   pid=${link#/proc/}
   pid=${pid%%/*}
   stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue

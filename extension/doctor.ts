@@ -675,8 +675,9 @@ async function ffiCheck(ctx: Context): Promise<Finding> {
 async function ptraceScopeCheck(ctx: Context): Promise<Finding> {
   const path = join(ctx.procRoot, "sys", "kernel", "yama", "ptrace_scope");
   const value = (await readSmall(path))?.trim();
-  const risk = "any process of yours (the agent's included) can read pi's and the helper's " +
-    "memory while a password passes through";
+  const risk = "any process of yours (the agent's included) can read the helper's memory while " +
+    "a password passes through, and trace your terminal emulator or tmux server to read keys " +
+    "(pi itself is non-dumpable)";
   if (value === undefined) {
     return {
       status: "warn",

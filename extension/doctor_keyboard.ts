@@ -95,6 +95,14 @@ export async function multiplexerCheck(
   if (!env.TMUX) return { status: "ok", detail: "not inside tmux" };
   const v = await checkTmuxKeyTables(env);
   if (v.ok) return { status: "ok", detail: "tmux: no printable key is bound where you type" };
+  if (v.why === "client_table") {
+    return {
+      status: "fail",
+      detail: `a tmux client of this session types into the key table ${v.keys[0]}, whose ` +
+        "bindings can record what you type: every modal is refused",
+      fix: "tmux switch-client -T root",
+    };
+  }
   if (v.why === "unreadable") {
     return {
       status: "fail",

@@ -7,22 +7,29 @@
  * printable key refuses the modal (ADR 0007).
  *
  * What counts: bindings of the active key table (`key-table` option, `root`
- * by default) for a printable character, `Space`, the keypad, or `Any`; and
- * a printable prefix key (typing it would switch to the prefix table, where
- * the next key can be bound to anything).
+ * by default) for a printable character, `Space`, the keypad, or `Any`; a
+ * printable prefix key (typing it would switch to the prefix table, where
+ * the next key can be bound to anything); and a client of pi's session
+ * switched into any other table (`switch-client -T logger`, with `-r`
+ * bindings and a long `repeat-time` it stays there).
  *
  * @module
  */
 import { execFile } from "node:child_process";
 import process from "node:process";
+import { firstExecutable } from "./deno_binary.ts";
 
 /** What the tmux check found. */
 export type KeyTableVerdict =
   | { readonly ok: true }
   | {
     readonly ok: false;
-    /** `bound` printable keys, or `unreadable` (tmux did not answer: fail closed). */
-    readonly why: "bound" | "unreadable";
+    /**
+     * `bound` printable keys; `client_table`: a client of pi's session types
+     * into another key table (`switch-client -T`), named in `keys`;
+     * `unreadable` (tmux did not answer: fail closed).
+     */
+    readonly why: "bound" | "client_table" | "unreadable";
     /** The keys, as tmux names them, for the notice. */
     readonly keys: readonly string[];
   };
@@ -43,23 +50,45 @@ export async function checkTmuxKeyTables(
   // Formats read options with the pane's session as context, so a
   // session-level key-table or prefix is the one reported.
   const head = ["display-message", "-p", ...target, `${MARKER} #{key-table} #{prefix} #{prefix2}`];
+  // Which table each client of pi's session types into right now: a client
+  // can be switched to any table (`switch-client -T`), key-table option or not.
+  const clients = ["list-clients", ...target, "-F", `${MARKER}-client #{client_key_table}`];
   // Usually only the root table, in the same run: listing every table (copy
   // mode's are long) costs more. When that fails (a root table with no
   // bindings at all) or the session types into another key-table, every
   // table is listed, as one more run.
-  const rootOnly = await runTmux(env.TMUX, [...head, ";", "list-keys", "-T", "root"], timeoutMs);
+  const tmux = await tmuxPath();
+  const rootOnly = await runTmux(
+    tmux,
+    env.TMUX,
+    [...head, ";", ...clients, ";", "list-keys", "-T", "root"],
+    timeoutMs,
+  );
   const table = splitWords(rootOnly?.split("\n")[0] ?? "")[1];
   const out = rootOnly !== undefined && table === "root"
     ? rootOnly
-    : await runTmux(env.TMUX, [...head, ";", "list-keys"], timeoutMs);
+    : await runTmux(tmux, env.TMUX, [...head, ";", ...clients, ";", "list-keys"], timeoutMs);
   if (out === undefined) return { ok: false, why: "unreadable", keys: [] };
   return decideKeyTables(out);
 }
 
-function runTmux(socket: string, args: string[], timeoutMs: number): Promise<string | undefined> {
+/**
+ * tmux by absolute path where it is installed (a `tmux` earlier on a
+ * user-writable `PATH` could answer anything), else from `PATH`.
+ */
+async function tmuxPath(): Promise<string> {
+  return await firstExecutable(["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"]) ?? "tmux";
+}
+
+function runTmux(
+  tmux: string,
+  socket: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
     execFile(
-      "tmux",
+      tmux,
       args,
       { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, TMUX: socket } },
       (error, stdout) => resolve(error ? undefined : stdout),
@@ -74,6 +103,10 @@ export function decideKeyTables(output: string): KeyTableVerdict {
   if (head[0] !== MARKER || head.length !== 4) return { ok: false, why: "unreadable", keys: [] };
   const [, table, prefix, prefix2] = head;
   const tables = new Set(["root", table]);
+  const elsewhere = lines.map((l) => splitWords(l))
+    .filter((w) => w[0] === `${MARKER}-client` && w.length === 2 && !tables.has(w[1]))
+    .map((w) => w[1]);
+  if (elsewhere.length > 0) return { ok: false, why: "client_table", keys: elsewhere.slice(0, 5) };
   const keys: string[] = [];
   for (const p of [prefix, prefix2]) if (isPrintableKey(p)) keys.push(`prefix ${p}`);
   for (const line of lines.slice(1)) {

@@ -531,9 +531,6 @@ class ServerState {
       return;
     }
     const request = decoded.message;
-    // The keyboard checks take a few ms (one of them a tmux run): start them
-    // now, beside the kernel checks, when this request will be the next modal.
-    this.#gateAheadStart();
     const refuse = async (
       reason: VerifyRefusal | ConnectionError | CredentialRefusal | PairingRefusal,
       notice?: string,
@@ -560,6 +557,10 @@ class ServerState {
       if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
       const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
       if (!verdict.ok) return refuse(verdict.reason);
+      // The keyboard checks take a few ms (one of them a tmux run, in hardened
+      // mode a sudo -n): start them now, for a verified helper only, beside
+      // the credential and pairing checks, when it will be the next modal.
+      this.#gateAheadStart();
       // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)
       const cache = credentialDecision(
         verdict.requester.sudoArgv,

@@ -15,7 +15,6 @@ import { checkTmuxKeyTables } from "./multiplexer_keys.ts";
 import { sanitizeUntrusted } from "./prompt_text.ts";
 import {
   decideTerminal,
-  processKey,
   type ProcessSummary,
   scanTerminalHolders,
   summarizeProcess,
@@ -23,10 +22,12 @@ import {
   type TerminalRefusal,
 } from "./terminal_holders.ts";
 import { ptsNumber, rootTerminalCheckInstalled, runRootTerminalCheck } from "./root_terminal.ts";
-import { guardianPids, terminalGuardStatus } from "./terminal_guard.ts";
+import { liveGuardian, terminalGuardStatus } from "./terminal_guard.ts";
 
 /** How often an open modal is checked again (the issue's bound: 100 ms or less). */
 export const GATE_INTERVAL_MS = 100;
+/** How often root checks again while a modal is open (each check is one `sudo -n`). */
+export const ROOT_RECHECK_MS = 500;
 
 /** A gate's answer. `notice` is one line for the human; it holds no secret. */
 export type GateVerdict =
@@ -61,27 +62,31 @@ export interface TerminalGateOptions {
 /**
  * The gate for this pi process. Without a terminal (tests, or stdin not a
  * tty) only the tmux check applies. In hardened mode (the broker's terminal
- * check installed) root also lists the holders before each modal opens, and
- * the hidden processes it saw are the only ones allowed while it is open.
+ * check installed) root also lists the holders, non-dumpable ones included,
+ * before each modal opens, every {@link ROOT_RECHECK_MS} while it is open, and
+ * before the answer leaves.
  */
 export function terminalGate(uid: number, options: TerminalGateOptions = {}): ModalGate {
   const env = options.env ?? process.env;
   let piStart: bigint | undefined;
   let realSudo: string | undefined;
-  /** Hidden processes root looked at for the modal now open (hardened mode). */
-  let rootVerified: ReadonlySet<string> | undefined;
+  let lastRoot = 0;
   return {
     intervalMs: GATE_INTERVAL_MS,
     async check(phase) {
       const guard = options.terminal?.() ?? terminalGuardStatus();
       piStart ??= (await readStat(process.pid))?.startTime;
-      if (phase === "open") rootVerified = undefined;
       const exclude = await excluded();
       for (const pid of options.exclude ?? []) exclude.add(pid);
       const n = guard.ttyPath ? ptsNumber(guard.ttyPath) : undefined;
       realSudo ??= options.realSudo ?? await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
-      const askRoot = phase === "open" && n !== undefined && realSudo !== undefined &&
+      // Root looks before the modal opens, before the answer leaves, and
+      // every ROOT_RECHECK_MS while the modal is open: a hidden process may
+      // copy the terminal from pi's shell at any time (without Yama).
+      const rootDue = phase !== "watch" || performance.now() - lastRoot >= ROOT_RECHECK_MS;
+      const askRoot = rootDue && n !== undefined && realSudo !== undefined &&
         await rootTerminalCheckInstalled();
+      if (askRoot) lastRoot = performance.now();
       const [scan, keys, root] = await Promise.all([
         guard.ttyPath !== undefined && guard.rdev !== undefined
           ? scanTerminalHolders({ ttyPath: guard.ttyPath, rdev: guard.rdev, uid, exclude })
@@ -109,9 +114,8 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
             notice: terminalNotice({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit }),
           };
         }
-        if (scan) rootVerified = new Set(scan.hidden.map(processKey));
       }
-      const verdict = decideTerminal(scan, piStart ?? 0n, rootVerified);
+      const verdict = decideTerminal(scan, piStart ?? 0n);
       if (!verdict.ok) {
         return { ok: false, reason: verdict.reason, notice: terminalNotice(verdict) };
       }
@@ -121,6 +125,10 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
           reason: TERMINAL_REFUSALS.MULTIPLEXER_KEYS_BOUND,
           notice: keys.why === "unreadable"
             ? "tmux did not say which keys are bound, so a key logger cannot be ruled out; try again"
+            : keys.why === "client_table"
+            ? `a tmux client of this session types into the key table ${
+              sanitizeUntrusted(keys.keys[0], 40)
+            }, whose bindings can record what you type. Run tmux switch-client -T root and try again`
             : `tmux has printable keys bound where you type (${
               keys.keys.map((k) => sanitizeUntrusted(k, 20)).join(", ")
             }): a binding can record what you type. Remove them (e.g. tmux unbind -n ${
@@ -133,9 +141,13 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   };
 }
 
-/** pi, its ancestors (its shell holds the terminal too) and our guardians. */
+/** pi, its ancestors (its shell holds the terminal too) and the live guardian. */
 async function excluded(): Promise<Set<number>> {
-  const out = new Set<number>([process.pid, ...guardianPids()]);
+  const out = new Set<number>([process.pid]);
+  const guardian = liveGuardian();
+  if (guardian && (await readStat(guardian.pid))?.startTime === guardian.startTime) {
+    out.add(guardian.pid);
+  }
   let pid = process.ppid;
   for (let depth = 0; depth < 64 && pid > 1; depth++) {
     out.add(pid);

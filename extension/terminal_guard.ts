@@ -26,6 +26,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { guardianArgv } from "./guardian_permissions.ts";
+import { parseStat } from "./proc.ts";
 import { resolveDenoBinary } from "./deno_binary.ts";
 import {
   dumpable,
@@ -70,8 +71,8 @@ interface GuardState {
   rdev?: number;
   guardian?: ChildProcess;
   guardianPid?: number;
-  /** Every pid a guardian of ours ever had in this process (the scan skips them). */
-  readonly guardianPids: Set<number>;
+  /** The live guardian's start time (`stat` field 22), so a reused pid is never exempt. */
+  guardianStart?: bigint;
   dumpableByChoice: boolean;
   problems: string[];
   respawns: number[];
@@ -84,7 +85,6 @@ const KEY = Symbol.for("pi-sudo-prompt.terminal-guard");
 function state(): GuardState {
   const g = globalThis as unknown as Record<symbol, GuardState | undefined>;
   return g[KEY] ??= {
-    guardianPids: new Set(),
     dumpableByChoice: false,
     problems: [],
     respawns: [],
@@ -122,9 +122,16 @@ export function terminalGuardStatus(): TerminalGuardStatus {
   };
 }
 
-/** Every pid a guardian of this process has had: the holder scan does not count them. */
-export function guardianPids(): ReadonlySet<number> {
-  return state().guardianPids;
+/**
+ * The live guardian, by pid and start time: the one process besides pi and
+ * its ancestors that the holder scan does not count. A dead guardian's pid is
+ * not exempt, even when another process gets it.
+ */
+export function liveGuardian(): { readonly pid: number; readonly startTime: bigint } | undefined {
+  const s = state();
+  if (!s.guardian || s.guardian.exitCode !== null || s.guardian.signalCode !== null) return;
+  if (s.guardianPid === undefined || s.guardianStart === undefined) return;
+  return { pid: s.guardianPid, startTime: s.guardianStart };
 }
 
 async function start(s: GuardState): Promise<void> {
@@ -186,6 +193,16 @@ function terminalOf(fd: number): { path: string; rdev: number } | undefined {
   }
 }
 
+/** `stat` field 22 of `pid` (a small world-readable file, read once per guardian). */
+function startTimeOf(pid: number | undefined): bigint | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    return parseStat(readFileSync(`/proc/${pid}/stat`, "latin1"))?.startTime;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The libc pi has mapped: the guardian may load exactly that file. */
 function libcPath(): string | undefined {
   try {
@@ -221,7 +238,7 @@ async function spawnGuardian(s: GuardState): Promise<void> {
     s.problems.push(`terminal guardian did not start (${(e as Error).message})`);
     return;
   }
-  const ok = await handshake(child, s).finally(() => rm(denoDir, { recursive: true, force: true }));
+  const ok = await handshake(child).finally(() => rm(denoDir, { recursive: true, force: true }));
   if (!ok) {
     child.kill("SIGKILL");
     s.problems.push(
@@ -231,6 +248,7 @@ async function spawnGuardian(s: GuardState): Promise<void> {
   }
   s.guardian = child;
   s.guardianPid = child.pid;
+  s.guardianStart = startTimeOf(child.pid);
   // Neither the child nor its pipes may keep pi's event loop alive.
   child.unref();
   (child.stdin as unknown as { unref?: () => void })?.unref?.();
@@ -239,6 +257,7 @@ async function spawnGuardian(s: GuardState): Promise<void> {
     if (s.exiting || s.guardian !== child) return;
     s.guardian = undefined;
     s.guardianPid = undefined;
+    s.guardianStart = undefined;
     const now = Date.now();
     s.respawns = s.respawns.filter((t) => now - t < 60_000);
     if (s.respawns.length >= MAX_RESPAWNS_PER_MINUTE) {
@@ -255,7 +274,7 @@ async function spawnGuardian(s: GuardState): Promise<void> {
  * The terminal is non-exclusive only between our clear and its open, a
  * pipe round trip; the holder scan before every modal covers that moment.
  */
-function handshake(child: ChildProcess, s: GuardState): Promise<boolean> {
+function handshake(child: ChildProcess): Promise<boolean> {
   return new Promise((resolve) => {
     let buffer = "";
     let stage: "ready" | "held" = "ready";
@@ -275,7 +294,6 @@ function handshake(child: ChildProcess, s: GuardState): Promise<boolean> {
         buffer = buffer.slice(line.length + 1);
         if (stage === "ready" && line === "ready") {
           stage = "held";
-          if (child.pid !== undefined) s.guardianPids.add(child.pid);
           const excl = terminalExclusive(0);
           if (excl.ok && excl.on) setTerminalExclusive(0, false);
           child.stdin?.write("open\n");

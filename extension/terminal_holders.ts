@@ -12,8 +12,8 @@
  * @module
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
-import { parseNulList, parseStat, parseStatusIds } from "./proc.ts";
-import { readProcFile, readProcText, statProcPath } from "./proc_reader.ts";
+import { parseStat, parseStatusIds } from "./proc.ts";
+import { readProcText, statProcPath } from "./proc_reader.ts";
 import { sharesFileTable } from "./terminal_control.ts";
 
 /** Named reasons a modal is not opened (or is closed) because of the terminal. */
@@ -133,19 +133,23 @@ function walkTables(
   | "too_many"
   | { pid: number; fdPath: string; link: string }[]
   | undefined {
-  let fds: string[];
+  // The owner of /proc/<pid> sorts processes cheaply: ours and dumpable
+  // (read its tables), another user's (skip), or root's, which is either
+  // root's own, a kernel thread (no exe), or one of ours that is non-dumpable,
+  // which only its status tells (`status`, unlike `cmdline`, is made from
+  // counters, without the target's locks).
+  let owner: number;
   try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EACCES") return undefined; // gone
-    // Another user's (skip), or root-owned: root's, a kernel thread (no exe),
-    // or one of ours that is non-dumpable, which its status tells (`status`,
-    // unlike `cmdline`, is made from counters, without the target's locks).
+    owner = statSync(`/proc/${pid}`).uid;
+  } catch {
+    return undefined; // gone
+  }
+  if (owner !== spec.uid && owner !== 0) return undefined;
+  if (owner === 0 && spec.uid !== 0) {
     try {
-      if (statSync(`/proc/${pid}`).uid !== 0) return undefined;
       readlinkSync(`/proc/${pid}/exe`);
-    } catch (e2) {
-      if ((e2 as NodeJS.ErrnoException).code !== "EACCES") return undefined;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EACCES") return undefined;
     }
     let status = "";
     try {
@@ -156,26 +160,33 @@ function walkTables(
     const ids = parseStatusIds(status);
     return ids && ids.uid.every((u) => u === spec.uid) ? "unreadable" : undefined;
   }
-  if (fds.length > MAX_FDS_PER_PROCESS) return "too_many";
-  // Threads made without CLONE_FILES keep a table of their own, which only
-  // /proc/<pid>/task/<tid>/fd shows: read those too.
-  const tables = [{ dir: `/proc/${pid}/fd`, fds }];
+  // Every task's table: the leader's, and those of threads made without
+  // CLONE_FILES, which only /proc/<pid>/task/<tid>/fd shows (`kcmp` tells
+  // which). A leader that exited while a thread lives on shows an unreadable
+  // table of its own: its threads' tables are read all the same.
+  const tables: { dir: string; fds: string[] }[] = [];
+  let unreadable = false;
+  const read = (dir: string): "too_many" | undefined => {
+    try {
+      const fds = readdirSync(dir);
+      if (fds.length > MAX_FDS_PER_PROCESS) return "too_many";
+      tables.push({ dir, fds });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EACCES") unreadable = true;
+    }
+  };
+  if (read(`/proc/${pid}/fd`) === "too_many") return "too_many";
+  const leaderRead = tables.length === 1;
   let tasks: string[] = [];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
-    // gone: its own table was read
+    // gone
   }
   for (const tid of tasks) {
-    if (tid === String(pid) || sharesFileTable(pid, Number(tid)) === true) continue;
-    let own: string[];
-    try {
-      own = readdirSync(`/proc/${pid}/task/${tid}/fd`);
-    } catch {
-      continue;
-    }
-    if (own.length > MAX_FDS_PER_PROCESS) return "too_many";
-    tables.push({ dir: `/proc/${pid}/task/${tid}/fd`, fds: own });
+    if (tid === String(pid)) continue;
+    if (leaderRead && sharesFileTable(pid, Number(tid)) === true) continue;
+    if (read(`/proc/${pid}/task/${tid}/fd`) === "too_many") return "too_many";
   }
   const again: { pid: number; fdPath: string; link: string }[] = [];
   for (const table of tables) {
@@ -191,7 +202,9 @@ function walkTables(
       if (kind !== "other") again.push({ pid, fdPath: `${table.dir}/${fd}`, link });
     }
   }
-  return again.length > 0 ? again : undefined;
+  if (again.length > 0) return again;
+  // Made non-dumpable since the owner check above, in part or in whole.
+  return unreadable ? "unreadable" : undefined;
 }
 
 /**
@@ -237,12 +250,29 @@ export function classifyLink(
 
 async function summarize(pid: number): Promise<ProcessSummary | undefined> {
   const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
-  // A zombie has closed every descriptor (and its fd directory is unreadable
-  // for that reason, not because it hides anything).
-  if (!stat || stat.pid !== pid || stat.state === "Z" || stat.state === "X") return undefined;
-  const argv = parseNulList(await readProcFile(`/proc/${pid}/cmdline`, 4096) ?? new Uint8Array());
-  const command = argv && argv.length > 0 ? argv.join(" ") : `[${stat.comm}]`;
-  return { pid, command: command.slice(0, 200), startTime: stat.startTime };
+  if (!stat || stat.pid !== pid || stat.state === "X") return undefined;
+  // A zombie leader has closed its own descriptors; it counts only while a
+  // thread of it lives on (then its table was read, or hidden).
+  if (stat.state === "Z" && !await hasLiveThread(pid)) return undefined;
+  // `comm`, not `cmdline`: reading another process's argv takes its mmap
+  // lock, which a hostile process can hold for as long as it likes.
+  return { pid, command: `${stat.comm}`.slice(0, 64), startTime: stat.startTime };
+}
+
+async function hasLiveThread(pid: number): Promise<boolean> {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  for (const tid of tasks) {
+    if (tid === String(pid)) continue;
+    const text = await readProcText(`/proc/${pid}/task/${tid}/stat`);
+    const state = text ? parseStat(text.replace(/^\d+/, String(pid)))?.state : undefined;
+    if (state && state !== "Z" && state !== "X") return true;
+  }
+  return false;
 }
 
 /** The verdict on one scan. */
@@ -258,36 +288,20 @@ export type TerminalVerdict =
 /**
  * Decides on a scan: any holder refuses (`terminal_shared`); an incomplete
  * scan refuses. A hidden process of the user (non-dumpable, so its
- * descriptors are unreadable) refuses (`terminal_unverifiable`) when root
- * did not look at it (`rootVerified`, hardened mode), or, without root, when
- * it started after pi: it may have copied the terminal from pi's shell.
- * Without root, hidden processes older than pi (an ssh-agent, a gpg-agent)
- * are allowed: the threat model lists that residual risk, which hardened
- * mode closes.
+ * descriptors are unreadable) that started after pi refuses
+ * (`terminal_unverifiable`): it may have copied the terminal from pi's
+ * shell. Hidden processes older than pi (an ssh-agent, a gpg-agent) are
+ * allowed here; in hardened mode root's own listing (`root_terminal.ts`)
+ * covers them, and without it the threat model lists them as a residual risk.
  */
-export function decideTerminal(
-  scan: HolderScan | undefined,
-  piStartTime: bigint,
-  rootVerified?: ReadonlySet<string>,
-): TerminalVerdict {
+export function decideTerminal(scan: HolderScan | undefined, piStartTime: bigint): TerminalVerdict {
   if (!scan) return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE };
   if (scan.holders.length > 0) {
     return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit: scan.holders[0] };
   }
-  // With root's word (hardened mode), every hidden process root looked at
-  // is known not to hold the terminal; any other one is not.
-  const unverified = rootVerified
-    ? scan.hidden.find((p) => !rootVerified.has(processKey(p)))
-    : scan.hidden.find((p) => p.startTime > piStartTime);
-  if (unverified) {
-    return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_UNVERIFIABLE, culprit: unverified };
-  }
+  const young = scan.hidden.find((p) => p.startTime > piStartTime);
+  if (young) return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_UNVERIFIABLE, culprit: young };
   return { ok: true };
-}
-
-/** A process's identity across scans: pid and start time (a reused pid differs). */
-export function processKey(p: ProcessSummary): string {
-  return `${p.pid}:${p.startTime}`;
 }
 
 /** Summary of one process by pid (for a holder that root named). */

@@ -136,6 +136,10 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
     await loggerBeforeModal("steal-in-thread");
   });
 
+  it("the same key logger in a thread whose main thread exited (a zombie leader): terminal_shared, no modal", async () => {
+    await loggerBeforeModal("steal-leaderless");
+  });
+
   it("a key logger that copies the terminal while the modal is open: the modal closes within a second (terminal_shared)", async () => {
     await withLoggerScratch(async (dir) => {
       const script: FauxStep[] = [

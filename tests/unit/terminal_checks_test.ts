@@ -8,7 +8,6 @@ import { describe, it } from "node:test";
 import {
   classifyLink,
   decideTerminal,
-  processKey,
   TERMINAL_REFUSALS,
 } from "../../extension/terminal_holders.ts";
 import { parseRootTerminalOutput, ptsNumber } from "../../extension/root_terminal.ts";
@@ -92,6 +91,12 @@ describe("tmux key tables", () => {
     const other = "pi-sudo-prompt-keys root C-b None\nbind-key -T logger x send-keys x\n";
     assert.deepEqual(decideKeyTables(other), { ok: true });
   });
+  it("a client of pi's session switched into another key table refuses (switch-client -T)", () => {
+    const out = `${HEAD}\npi-sudo-prompt-keys-client root\npi-sudo-prompt-keys-client logger\n`;
+    assert.deepEqual(decideKeyTables(out), { ok: false, why: "client_table", keys: ["logger"] });
+    const fine = `${HEAD}\npi-sudo-prompt-keys-client root\n${DEFAULTS}\n`;
+    assert.deepEqual(decideKeyTables(fine), { ok: true });
+  });
   it("a printable prefix key refuses", () => {
     const v = decideKeyTables("pi-sudo-prompt-keys root z None\n");
     assert.equal(!v.ok && v.keys[0], "prefix z");
@@ -148,12 +153,5 @@ describe("root terminal check (hardened mode)", () => {
     assert.equal(ptsNumber("/dev/pts/17"), 17);
     assert.equal(ptsNumber("/dev/tty1"), undefined);
     assert.equal(ptsNumber("/dev/pts/1/x"), undefined);
-  });
-  it("with root's word, a hidden process root saw is allowed and any other refuses", () => {
-    const old = proc(7, 10n);
-    const seen = new Set([processKey(old)]);
-    assert.deepEqual(decideTerminal({ holders: [], hidden: [old] }, 50n, seen), { ok: true });
-    const other = decideTerminal({ holders: [], hidden: [old, proc(8, 5n)] }, 50n, seen);
-    assert.equal(!other.ok && other.reason, TERMINAL_REFUSALS.TERMINAL_UNVERIFIABLE);
   });
 });

