@@ -13,7 +13,7 @@ import { stillRunning, type VerifiedRequester } from "./peer_verification.ts";
 import type { ProcessRef } from "./peer_verification.ts";
 import { readProcLink } from "./proc_reader.ts";
 import { firstExecutable } from "./deno_binary.ts";
-import { ownFrontEnds } from "./own_front_ends.ts";
+import { ownFrontEnds } from "./root_check.ts";
 import { gatherPairingSnapshot } from "./pairing_snapshot.ts";
 import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";
 import {
@@ -88,8 +88,7 @@ export function pairingGuardFor(
 export class PairingGuard {
   readonly #options: PairingGuardOptions;
   readonly #known = new Map<string, Known>();
-  /** Our own `sudo -n` front ends (root checks in flight). */
-  /** Our own `sudo -n` children, this guard's and the terminal check's. */
+  /** Our own `sudo -n` children (root checks in flight), this guard's and the terminal check's. */
   readonly #own = ownFrontEnds();
 
   constructor(options: PairingGuardOptions) {
@@ -126,11 +125,6 @@ export class PairingGuard {
     return await this.#evaluate(requestId, entry);
   }
 
-  /** Forgets a request (answered, denied or gone). */
-  forget(requestId: string): void {
-    this.#known.delete(requestId);
-  }
-
   async #evaluate(requestId: string, entry: Known): Promise<PairingResult> {
     const layers = this.#options.layers ?? {};
     if (layers.user !== false) {
@@ -148,7 +142,6 @@ export class PairingGuard {
     const verdict = await runRootPairing(
       sudoPath,
       { helperPid: entry.helperPid, sudoPid: entry.sudoPid, pipeInode: entry.pipeInode },
-      { onSpawn: (pid) => this.#own.add(pid), onExit: (pid) => this.#own.delete(pid) },
     );
     if (verdict.ok) return { ok: true, rootChecked: true };
     // The broker's rule names another user: root cannot be asked for us.

@@ -110,7 +110,7 @@ async function readFrontEnd(pid: number, uid: number): Promise<FrontEnd | undefi
     pid,
     comm: parsed.comm,
     state: parsed.state,
-    ttyNr: ttyNrOf(st ?? ""),
+    ttyNr: parsed.ttyNr ?? 0,
     uid: ids.uid,
     children: children.filter((c): c is FrontEndChild => c !== undefined),
   };
@@ -126,13 +126,6 @@ async function readChild(pid: number): Promise<FrontEndChild | undefined> {
     readProcFile(`/proc/${pid}/cmdline`),
   ]);
   return { pid, state, uid: ids.uid[0], exe, argv: cmdline ? parseNulList(cmdline) : undefined };
-}
-
-/** Field 7 of `stat` (`tty_nr`), 0 when unknown. */
-function ttyNrOf(stat: string): number {
-  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const n = Number(rest[4]);
-  return Number.isSafeInteger(n) ? n : 0;
 }
 
 /**

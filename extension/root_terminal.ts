@@ -11,16 +11,12 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
 import { BROKER_LAUNCHER, BROKER_ROOT } from "../broker/paths.ts";
 import { isProtectedPath } from "../broker/allowlist_policy.ts";
-import { ownFrontEnds } from "./own_front_ends.ts";
+import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "./root_check.ts";
 
 /** The installed root-owned terminal check (`broker/terminal_check.sh`). */
 export const TERMINAL_CHECK = `${BROKER_ROOT}/terminal-check`;
-/** Default deadline of one root check. */
-export const ROOT_TERMINAL_TIMEOUT_MS = 5000;
-const MAX_OUTPUT_BYTES = 4096;
 
 /**
  * Result of {@link runRootTerminalCheck}. `notPermitted`: sudo answered "a
@@ -59,48 +55,14 @@ export function parseRootTerminalOutput(
 }
 
 /** Runs the root check for `/dev/pts/<n>`; never throws. */
-export function runRootTerminalCheck(
+export async function runRootTerminalCheck(
   sudoPath: string,
   n: number,
-  timeoutMs = ROOT_TERMINAL_TIMEOUT_MS,
+  timeoutMs = ROOT_CHECK_TIMEOUT_MS,
 ): Promise<RootTerminalResult> {
-  return new Promise((resolve) => {
-    let stdout = "";
-    let stderr = "";
-    let done = false;
-    const child = spawn(sudoPath, ["-n", BROKER_LAUNCHER, "--terminal-holders", String(n)], {
-      // Nothing of pi's environment: no askpass, no session variable.
-      env: { PATH: "/usr/bin:/bin", LANG: "C" },
-      stdio: ["ignore", "pipe", "pipe"],
-      // A session of its own: with pi's terminal as its controlling
-      // terminal, sudo would open it and hold it itself.
-      detached: true,
-    });
-    // The pairing checks must not count our own front end as a stranger.
-    const own = ownFrontEnds();
-    if (child.pid !== undefined) own.add(child.pid);
-    const finish = (r: RootTerminalResult) => {
-      if (child.pid !== undefined) own.delete(child.pid);
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      resolve(r);
-    };
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      finish({ ok: false, why: "timeout" });
-    }, timeoutMs);
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      if (stdout.length < MAX_OUTPUT_BYTES) stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      if (stderr.length < MAX_OUTPUT_BYTES) stderr += d;
-    });
-    child.on("error", () => finish({ ok: false, why: "cannot run sudo" }));
-    child.on("close", (code) => {
-      const r = parseRootTerminalOutput(code, stdout, stderr);
-      // Our own sudo is never a stranger (it should not hold the terminal anyway).
-      finish(r.ok ? { ok: true, holders: r.holders.filter((p) => p !== child.pid) } : r);
-    });
-  });
+  const run = await runRootCheck(sudoPath, ["--terminal-holders", String(n)], timeoutMs);
+  if (run.failure) return { ok: false, why: run.failure };
+  const r = parseRootTerminalOutput(run.code, run.stdout, run.stderr);
+  // Our own sudo is never a stranger (it should not hold the terminal anyway).
+  return r.ok ? { ok: true, holders: r.holders.filter((p) => p !== run.pid) } : r;
 }

@@ -714,7 +714,6 @@ class ServerState {
     });
   }
 
-  /** Runs the gate; a closed gate refuses `entry` (closing its modal). */
   /** A gate check started ahead of the modal it is for ({@link #gateAheadStart}). */
   #gateAhead: { at: number; verdict: Promise<GateVerdict> } | undefined;
 
@@ -736,14 +735,15 @@ class ServerState {
     );
   }
 
+  /** Runs the gate; a closed gate refuses `entry` (closing its modal). */
   async #gateCheck(entry: Pending, gate: ModalGate, phase: GatePhase): Promise<boolean> {
     let verdict;
     try {
-      const ahead = this.#gateAhead;
-      this.#gateAhead = undefined;
+      const ahead = phase === "open" ? this.#gateAhead : undefined;
+      if (phase === "open") this.#gateAhead = undefined;
       // An early `open` check counts only if it began less than one
       // re-check interval ago; the re-checks then continue from there.
-      verdict = phase === "open" && ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
+      verdict = ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
         ? await ahead.verdict
         : await gate.check(phase);
     } catch {

@@ -269,7 +269,7 @@ async function hasLiveThread(pid: number): Promise<boolean> {
   for (const tid of tasks) {
     if (tid === String(pid)) continue;
     const text = await readProcText(`/proc/${pid}/task/${tid}/stat`);
-    const state = text ? parseStat(text.replace(/^\d+/, String(pid)))?.state : undefined;
+    const state = parseStat(text ?? "")?.state;
     if (state && state !== "Z" && state !== "X") return true;
   }
   return false;

@@ -508,10 +508,7 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
     if (await rootPairingInstalled()) {
       for (let i = 0; i < 5; i++) {
         const t0 = performance.now();
-        const v = await runRootPairing("/usr/bin/sudo", candidate, {
-          onSpawn() {},
-          onExit() {},
-        });
+        const v = await runRootPairing("/usr/bin/sudo", candidate);
         root.push(performance.now() - t0);
         if (!v.ok && v.reason !== "root_pairing_not_permitted") {
           throw new Error(`the root pairing check refused a legitimate helper: ${v.reason}`);

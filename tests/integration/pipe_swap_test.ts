@@ -216,13 +216,12 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
         }, 10_000);
         const { readlink } = await import("node:fs/promises");
         const inode = Number(/\d+/.exec(await readlink(`/proc/${helper}/fd/1`))![0]);
-        const hooks = { onSpawn() {}, onExit() {} };
         const started = performance.now();
         const paired = await runRootPairing("/usr/bin/sudo", {
           helperPid: helper,
           sudoPid: sudo.pid!,
           pipeInode: inode,
-        }, hooks);
+        });
         const ms = performance.now() - started;
         assert.deepEqual(paired, { ok: true });
         assert.ok(ms < 2000, `one root check took ${ms.toFixed(0)} ms`);
@@ -233,7 +232,7 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
             sudoPid: sudo.pid!,
             pipeInode: inode,
             ...args,
-          }, hooks);
+          });
           assert.ok(!v.ok && v.reason === PAIRING_REFUSALS.ROOT_PAIRING_REFUSED, JSON.stringify(v));
         }
         const junk = await runShell(

