@@ -6,8 +6,14 @@
  *
  * It never reads `/proc` (Deno 2.9 grants `/proc` only with `--allow-all`);
  * the session server verifies this process through the kernel instead. The
- * checks here are the cheap ones that need no permission: argv, stdout,
- * uid, and the absence of code-loading variables.
+ * checks here are the cheap ones that need no permission: argv and the
+ * absence of code-loading variables. Its stdout is checked by the launcher
+ * before it execs deno (`launcherScript` in `extension/shell_injection.ts`),
+ * and exactly again by the server from `/proc` (`docs/security-tests.md`,
+ * rows A1–A9, say which layer checks what).
+ *
+ * It imports no `node:` module: Deno's Node compatibility layer costs more
+ * start-up time than the rest of the helper (`docs/benchmarks.md`, row d).
  *
  * Output contract with sudo: on success exactly one line on stdout and exit
  * 0; on anything else nothing on stdout (sudo then reports "no password was
@@ -15,8 +21,6 @@
  *
  * @module
  */
-import { fstatSync } from "node:fs";
-import process from "node:process";
 import {
   decodeReply,
   encodeRequest,
@@ -34,23 +38,14 @@ function fail(reason: string): never {
   Deno.exit(1);
 }
 
-/** The checks of SPEC §4.4 that need no `/proc`. Returns the prompt. */
+/**
+ * The requester checks that need neither `/proc` nor a `node:` module.
+ * Returns the prompt.
+ */
 function selfCheck(): string {
   if (Deno.args.length !== 1) fail("expected exactly one argument (sudo's prompt)");
   const prompt = Deno.args[0];
   if (encoder.encode(prompt).length > MAX_PROMPT_BYTES) fail("prompt longer than 1 KiB");
-  let out;
-  try {
-    out = fstatSync(1);
-  } catch {
-    fail("stdout is not open");
-  }
-  // sudo's askpass pipe is created by sudo while it is root: a FIFO owned by
-  // uid 0, mode 0600. A user cannot create a pipe owned by root.
-  if (!out.isFIFO() || out.uid !== 0 || (out.mode & 0o777) !== 0o600) {
-    fail("stdout is not sudo's private pipe; run only by sudo -A");
-  }
-  if (process.getuid?.() !== process.geteuid?.()) fail("real and effective uid differ");
   for (const name of HELPER_FORBIDDEN_ENV) {
     if (Deno.env.get(name) !== undefined) fail(`refusing to run with ${name} set`);
   }

@@ -84,7 +84,6 @@ export function helperArgvPrefix(
     `--allow-write=${socketPath}`,
     `--allow-net=unix:${socketPath}`,
     `--allow-env=${readEnv}`,
-    "--allow-sys=uid",
     helperPath,
   ];
 }

@@ -783,15 +783,18 @@ async function denoCheck(ctx: Context): Promise<Finding> {
   try {
     const socketPath = join(dir, "askpass.sock");
     const argv = [...helperArgvPrefix(deno, ctx.helperPath, socketPath), "doctor probe"];
-    const env = envObject(helperEnvironment({
-      denoDir: join(dir, "deno-cache"),
-      socketPath,
-      sessionKeyHex: "0".repeat(64),
-      deadlineMs: ctx.commandTimeoutMs,
-    }));
-    // stdout: a regular file. Whatever the runtime makes of a "pipe" (libuv: a socketpair;
-    // Deno: a pipe(2) FIFO, root-owned 0600 when we are root), a file is never sudo's pipe,
-    // so the helper must refuse it at its first self-check, for every uid.
+    const env = {
+      ...envObject(helperEnvironment({
+        denoDir: join(dir, "deno-cache"),
+        socketPath,
+        sessionKeyHex: "0".repeat(64),
+        deadlineMs: ctx.commandTimeoutMs,
+      })),
+      // Harmless to deno itself, but one of the code-loading variables the helper must refuse:
+      // the refusal proves the helper's code ran under the pinned flags and enforces its checks.
+      NODE_OPTIONS: "--no-warnings",
+    };
+    // stdout: a regular file, so that a helper that did not refuse would be seen writing.
     const outPath = join(dir, "stdout");
     const out = await open(outPath, "wx", 0o600);
     let probe: CommandResult;
@@ -806,12 +809,12 @@ async function denoCheck(ctx: Context): Promise<Finding> {
     }
     const written = await readFile(outPath, "utf8").catch(() => "?");
     const refused = probe.code === 1 && probe.stdout === "" && written === "" &&
-      probe.stderr.includes("stdout is not sudo's private pipe");
+      probe.stderr.includes("refusing to run with NODE_OPTIONS set");
     if (!refused) {
       return {
         status: "fail",
-        detail: "the helper under the pinned flags did not refuse a stdout that is not sudo's " +
-          `pipe: it ${describeFailure(probe)}${written ? " and wrote to stdout" : ""}`,
+        detail: "the helper under the pinned flags did not refuse a code-loading variable " +
+          `(NODE_OPTIONS): it ${describeFailure(probe)}${written ? " and wrote to stdout" : ""}`,
         fix: "npm ci in the package; check docs/permissions.md against this deno version",
       };
     }
@@ -823,7 +826,7 @@ async function denoCheck(ctx: Context): Promise<Finding> {
   return {
     status: pinned && pinned !== denoVersion ? "warn" : "ok",
     detail: `deno ${denoVersion}${note} at ${deno}; the helper runs with the pinned flags and ` +
-      "refuses a stdout that is not sudo's pipe",
+      "refuses a code-loading variable",
     ...(note ? { fix: "npm ci in the package to get the pinned deno" } : {}),
   };
 }

@@ -125,10 +125,20 @@ export interface LauncherSpec {
   readonly argvPrefix: readonly string[];
 }
 
+/** The helper layer's one-line refusal when stdout is not sudo's askpass pipe. */
+export const LAUNCHER_STDOUT_REFUSAL =
+  "pi-askpass: stdout is not sudo's private pipe; run only by sudo -A";
+
 /**
- * The per-session launcher `pi-askpass`: `exec env -i VARS deno run FLAGS
- * helper.ts "$1"`. Only the prompt passes through from sudo; nothing from the
- * caller's environment does.
+ * The per-session launcher `pi-askpass`: checks its stdout, then `exec env -i
+ * VARS deno run FLAGS helper.ts "$1"`. Only the prompt passes through from
+ * sudo; nothing from the caller's environment does.
+ *
+ * The stdout check uses only `test` builtins, so it costs no process: fd 1
+ * must be a FIFO that is not ours and that we may neither read nor write by
+ * its mode. sudo's askpass pipe is made by sudo as root with mode 0600, and a
+ * user cannot make a pipe owned by anyone else. The session server then checks
+ * the exact owner (0) and mode (0600) from `/proc` before any prompt.
  */
 export function launcherScript(spec: LauncherSpec): string {
   const words = [
@@ -138,9 +148,14 @@ export function launcherScript(spec: LauncherSpec): string {
     ...spec.argvPrefix.map(shQuote),
     '"$1"',
   ];
+  const out = "/proc/self/fd/1";
   return [
     "#!/bin/sh",
     "# pi-sudo-prompt askpass launcher (generated per session; do not edit).",
+    `if [ ! -p ${out} ] || [ -O ${out} ] || [ -r ${out} ] || [ -w ${out} ]; then`,
+    `  echo ${shQuote(LAUNCHER_STDOUT_REFUSAL)} >&2`,
+    "  exit 1",
+    "fi",
     `exec ${words.join(" \\\n  ")}`,
     "",
   ].join("\n");

@@ -423,11 +423,11 @@ describe("doctor: checks that fail or warn on purpose", () => {
     );
     const c = await checkDeno({ denoPath: fake });
     assert.equal(c.status, "fail");
-    assert.match(c.detail, /did not refuse a stdout that is not sudo's pipe: it exited 0$/);
+    assert.match(c.detail, /did not refuse a code-loading variable \(NODE_OPTIONS\): it exited 0$/);
     const leaky = await script(
       join(dir, "deno-leaky"),
       'if [ "$1" = --version ]; then echo "deno 2.9.6"; exit 0; fi\n' +
-        'echo password; echo "pi-askpass: stdout is not sudo\'s private pipe" >&2; exit 1',
+        'echo password; echo "pi-askpass: refusing to run with NODE_OPTIONS set" >&2; exit 1',
     );
     const wrote = await checkDeno({ denoPath: leaky });
     assert.equal(wrote.status, "fail");
