@@ -7,7 +7,6 @@
  *
  * @module
  */
-import process from "node:process";
 import { PROOF_DIR, ROOT_DENO, ROOT_SOURCES } from "./paths.ts";
 import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
 
@@ -21,9 +20,20 @@ export const SETPRIV = "/usr/bin/setpriv";
  * `/proc` (Deno refuses `/proc` paths to anything but `-A`). The launcher
  * picks the same path with `uname -m`.
  */
-export const BROKER_LIBC = process.arch === "arm64"
+export const BROKER_LIBC = isArm64()
   ? "/lib/aarch64-linux-gnu/libc.so.6"
   : "/lib/x86_64-linux-gnu/libc.so.6";
+/**
+ * True on 64-bit ARM, asked without `node:process`: in Deno, loading the Node
+ * compatibility layer (which even reading `globalThis.process` does) costs
+ * about 20 ms of start-up, and `pi-secret-run` imports this module.
+ */
+function isArm64(): boolean {
+  const deno = (globalThis as { Deno?: { build: { arch: string } } }).Deno;
+  if (deno) return deno.build.arch === "aarch64";
+  return (globalThis as unknown as { process: { arch: string } }).process.arch === "arm64";
+}
+
 /** Environment variables the broker reads (set by sudo). */
 export const BROKER_ENV_NAMES: readonly string[] = ["SUDO_UID", "SUDO_GID"];
 /** Exit status of every refusal by the broker or `pi-secret-run` (like env(1)'s 125). */

@@ -74,7 +74,7 @@ import {
   sudoShellPrelude,
   sudoWrapperScript,
 } from "./shell_injection.ts";
-import { piSecretRunArgv } from "../broker/broker_permissions.ts";
+import { BROKER_REFUSAL_EXIT, piSecretRunArgv } from "../broker/broker_permissions.ts";
 import {
   cachingAllowedNow,
   type CredentialCacheMode,
@@ -87,6 +87,7 @@ import type { TerminalRefusal } from "./terminal_holders.ts";
 import { type PairingGuard, pairingGuardFor, type PairingLayers } from "./pairing_guard.ts";
 import { pairingNotice, type PairingRefusal } from "./sudo_pairing.ts";
 import { PAIRING_CHECK } from "./root_pairing.ts";
+import { type WarmupResult, type WarmupRun, warmDenoCache } from "./deno_warmup.ts";
 
 /** Default time the human has to answer one request (SPEC §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -216,6 +217,12 @@ export interface AskpassSession {
   readonly denoDir: string;
   /** True when the helper, deno and cache are the root-owned installed copies. */
   readonly hardened: boolean;
+  /**
+   * The warm-up of the session's Deno cache (`deno_warmup.ts`), started with
+   * the session and never awaited by it. In hardened mode it warms only
+   * `pi-secret-run`: the installer warmed the helper's root-owned cache.
+   */
+  readonly warmup: Promise<WarmupResult>;
   /** Environment for a tool call or `!` command, built on `base`. */
   toolEnvironment(base: Record<string, string | undefined>): Record<string, string>;
   /** Shell text to prepend to a command: the `sudo()` function. Empty without sudo. */
@@ -358,6 +365,12 @@ export async function startSession(
     return { ok: false, reason: SESSION_START_ERRORS.LISTEN_FAILED };
   }
   await chmod(socketPath, 0o600);
+  // Off the event loop: child processes fill the cache while pi starts up.
+  const warmRuns: WarmupRun[] = [
+    ...(root ? [] : [{ argv: argvPrefix, expectedCode: 1 }]),
+    { argv: piSecretRunArgv(denoPath, clientEntry), expectedCode: BROKER_REFUSAL_EXIT },
+  ];
+  const warming = warmDenoCache(warmRuns, userDenoDir);
 
   let closed = false;
   const session: AskpassSession = {
@@ -370,6 +383,7 @@ export async function startSession(
     helperPath,
     denoDir,
     hardened: root !== undefined,
+    warmup: warming.done,
     toolEnvironment(baseEnv) {
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) env[k] = v;
@@ -385,6 +399,9 @@ export async function startSession(
     async close() {
       if (closed) return;
       closed = true;
+      // Killed and reaped before the directory (and its deno-cache) is removed.
+      warming.cancel();
+      await warming.done;
       await state.shutdown();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await removeSessionDir(dir);

@@ -1,0 +1,115 @@
+/**
+ * Warms a session's Deno cache at session start, so that the first sudo (and
+ * the first `pi-secret-run`) of a session is as fast as the rest. Deno
+ * transpiles a module and writes V8's code cache on its first run (the first
+ * request of a session took about twice the others, `docs/benchmarks.md` row
+ * a2); one run of each entry point with no argument, under the very flags its
+ * launcher pins, fills both and stops at the program's first check (the
+ * helper: "expected exactly one argument", exit 1; `pi-secret-run`: its
+ * usage, exit 125).
+ *
+ * The runs are child processes, one after the other, never awaited by session
+ * start; each has a deadline after which it is killed, and all can be
+ * cancelled when the session closes first. Their environment holds only the
+ * cache directory: no session key, no socket path.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+
+/** Longest one warm-up run may take before it is killed (a cold start is ~50 ms). */
+export const WARMUP_DEADLINE_MS = 10_000;
+
+/** One entry point to run once: its pinned argv (without arguments) and the exit it must end with. */
+export interface WarmupRun {
+  readonly argv: readonly string[];
+  readonly expectedCode: number;
+}
+
+/** Why a warm-up did not complete. */
+export const WARMUP_FAILURES = {
+  SPAWN_FAILED: "spawn_failed",
+  TIMED_OUT: "timed_out",
+  CANCELLED: "cancelled",
+  UNEXPECTED_EXIT: "unexpected_exit",
+} as const;
+
+/** One of {@link WARMUP_FAILURES}. */
+export type WarmupFailure = typeof WARMUP_FAILURES[keyof typeof WARMUP_FAILURES];
+
+/** How a warm-up ended; informational only, a failed warm-up just leaves the cache cold. */
+export type WarmupResult =
+  | { readonly ok: true; readonly ms: number }
+  | { readonly ok: false; readonly reason: WarmupFailure };
+
+/** A running warm-up: its outcome, and a way to stop it early. */
+export interface Warmup {
+  readonly done: Promise<WarmupResult>;
+  cancel(): void;
+}
+
+/** Runs each of `runs` once, in order, with `DENO_DIR=denoDir`. Never throws. */
+export function warmDenoCache(
+  runs: readonly WarmupRun[],
+  denoDir: string,
+  deadlineMs = WARMUP_DEADLINE_MS,
+): Warmup {
+  let current: ChildProcess | undefined;
+  let cancelled = false;
+  const started = performance.now();
+  const done = (async (): Promise<WarmupResult> => {
+    for (const run of runs) {
+      if (cancelled) return { ok: false, reason: WARMUP_FAILURES.CANCELLED };
+      const result = await runOnce(run, denoDir, deadlineMs, (child) => current = child);
+      if (!result.ok) return cancelled ? { ok: false, reason: WARMUP_FAILURES.CANCELLED } : result;
+    }
+    return { ok: true, ms: performance.now() - started };
+  })();
+  return {
+    done,
+    cancel() {
+      cancelled = true;
+      try {
+        current?.kill("SIGKILL");
+      } catch { /* already gone */ }
+    },
+  };
+}
+
+function runOnce(
+  run: WarmupRun,
+  denoDir: string,
+  deadlineMs: number,
+  started: (child: ChildProcess) => void,
+): Promise<{ ok: true } | { ok: false; reason: WarmupFailure }> {
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(run.argv[0], run.argv.slice(1), {
+        env: { DENO_DIR: denoDir, NO_COLOR: "1" },
+        stdio: "ignore",
+      });
+    } catch {
+      return resolve({ ok: false, reason: WARMUP_FAILURES.SPAWN_FAILED });
+    }
+    started(child);
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      resolve({ ok: false, reason: WARMUP_FAILURES.TIMED_OUT });
+    }, deadlineMs);
+    child.once("error", () => {
+      clearTimeout(timer);
+      resolve({ ok: false, reason: WARMUP_FAILURES.SPAWN_FAILED });
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve(
+        code === run.expectedCode
+          ? { ok: true }
+          : { ok: false, reason: WARMUP_FAILURES.UNEXPECTED_EXIT },
+      );
+    });
+  });
+}
