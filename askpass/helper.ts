@@ -62,17 +62,14 @@ async function main(): Promise<void> {
   // outlives a dead or stuck extension.
   const timer = setTimeout(() => fail("no answer before the deadline"), deadlineMs);
 
+  // The key import and the connect overlap: both are on the path to the modal.
+  const connecting = Deno.connect({ transport: "unix", path: socketPath }).catch(() => undefined);
   const imported = await importSessionKey(keyHex);
   if (!imported.ok) fail("bad session key");
   const key = imported.key;
   const id = newRequestId();
 
-  let conn: Deno.UnixConn;
-  try {
-    conn = await Deno.connect({ transport: "unix", path: socketPath });
-  } catch {
-    fail("cannot reach the pi session (is pi still running?)");
-  }
+  const conn = await connecting ?? fail("cannot reach the pi session (is pi still running?)");
   const frame = await encodeRequest(key, { id, prompt, pid: Deno.pid });
   await conn.write(frame);
 

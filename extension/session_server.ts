@@ -87,7 +87,7 @@ import type { TerminalRefusal } from "./terminal_holders.ts";
 import { type PairingGuard, pairingGuardFor, type PairingLayers } from "./pairing_guard.ts";
 import { pairingNotice, type PairingRefusal } from "./sudo_pairing.ts";
 import { PAIRING_CHECK } from "./root_pairing.ts";
-import { type WarmupResult, type WarmupRun, warmDenoCache } from "./deno_warmup.ts";
+import { warmDenoCache, type WarmupResult, type WarmupRun } from "./deno_warmup.ts";
 
 /** Default time the human has to answer one request (SPEC §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -572,12 +572,14 @@ class ServerState {
     let entry: Omit<Pending, "socket" | "deadline" | "abort" | "finished" | "timer" | "pidfd">;
     if (request.type === "password_request") {
       if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
+      // The keyboard checks take a few ms (one of them a tmux run, in hardened
+      // mode a sudo -n): start them now, beside the kernel, credential and
+      // pairing checks, when this will be the next modal. Their verdict is
+      // about the terminal, not the requester, so a signed request suffices
+      // to start them; one runs at a time, and it counts only if fresh.
+      this.#gateAheadStart();
       const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
       if (!verdict.ok) return refuse(verdict.reason);
-      // The keyboard checks take a few ms (one of them a tmux run, in hardened
-      // mode a sudo -n): start them now, for a verified helper only, beside
-      // the credential and pairing checks, when it will be the next modal.
-      this.#gateAheadStart();
       // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)
       const cache = credentialDecision(
         verdict.requester.sudoArgv,

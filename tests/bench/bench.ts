@@ -7,7 +7,15 @@
  * `docs/benchmarks.md`.
  *
  * Every wait has a deadline, every loop is bounded, and a watchdog ends the
- * whole run if it ever takes longer than a few minutes.
+ * whole run if it ever takes longer than a few minutes. Deadlines scale with
+ * a calibration of the machine taken at the start (a loaded machine gets
+ * longer ones), and a row whose measurement fails is retried (and the table
+ * says so) before the run gives up.
+ *
+ * `--quick` (run by `npm test`): a few iterations of the rows with ratio
+ * targets (a, a2, d, k, g), each checked against a regression limit that a
+ * doubled figure breaks. It compares ratios from the same run, never absolute
+ * times, prints its verdict, writes no table and exits 1 on a regression.
  *
  * @module
  */
@@ -57,8 +65,12 @@ import {
   newRequestId,
   newSessionKeyHex,
 } from "../../askpass/protocol.ts";
-import { helperArgvPrefix, helperEnvironment } from "../../askpass/helper_permissions.ts";
-import { runShell, runToolCommand } from "../helpers/tool_command.ts";
+import {
+  HELPER_ENV,
+  helperArgvPrefix,
+  helperEnvironment,
+} from "../../askpass/helper_permissions.ts";
+import { type CommandResult, runShell, runToolCommand } from "../helpers/tool_command.ts";
 import { startHeartbeat } from "../helpers/heartbeat.ts";
 import { rawExchange } from "../helpers/raw_client.ts";
 import { pidsWithCmdline, waitFor } from "../helpers/processes.ts";
@@ -73,25 +85,73 @@ import { checkTmuxKeyTables } from "../../extension/multiplexer_keys.ts";
 
 // --- settings ---------------------------------------------------------------
 
-const SUDO_RUNS = 20; // per variant, after warm-up, for rows a and b
+const QUICK = process.argv.includes("--quick");
+const SUDO_RUNS = QUICK ? 6 : 20; // per variant, after warm-up, for rows a, b and k
+const FRESH_SESSIONS = QUICK ? 2 : 5; // row a2
 const VERIFY_RUNS = 200;
-const STARTUP_RUNS = 20;
+const STARTUP_RUNS = QUICK ? 6 : 20;
 const LAG_FLOWS = 10;
 const FLOOD_CONNECTIONS = 1000;
 const FORGED_REQUESTS = 1000;
-const BASH_RUNS = 30;
-const FLOW_DEADLINE_MS = 20_000;
-const WATCHDOG_MS = 280_000;
+const BASH_RUNS = QUICK ? 10 : 30;
+/** Attempts per row: a row that fails (typically for load) is measured again. */
+const ATTEMPTS = 3;
+
+/**
+ * Deadlines on a quiet machine; each is multiplied by {@link loadFactor},
+ * measured at the start (and again before a retry).
+ */
+const BASE = {
+  flowMs: 15_000,
+  waitMs: 15_000,
+  spawnMs: 10_000,
+  watchdogMs: QUICK ? 120_000 : 300_000,
+} as const;
+/** An empty `deno run` on a quiet machine of this class (2 cores, warm cache). */
+const CALIBRATION_REFERENCE_MS = 25;
+let loadFactor = 1;
+const flowDeadline = () => Math.round(BASE.flowMs * loadFactor);
+const waitDeadline = () => Math.round(BASE.waitMs * loadFactor);
+const spawnDeadline = () => Math.round(BASE.spawnMs * loadFactor);
 
 const TARGETS = {
-  openMs: 40,
+  openMs: 30,
+  firstRatio: 1.3,
   submitMs: 20,
   verifyMs: 5,
-  startupRatio: 2,
+  /** Helper start → exit after its self-check, against an empty one-line program. */
+  helperOverFloor: 1.15,
+  /** Node helper time over Deno helper time. */
+  nodeOverDeno: 1.5,
   lagMs: 20,
   memoryMb: 5,
-  bashPercent: 2,
+  bashFixedMs: 0.3,
 } as const;
+
+/**
+ * `--quick`'s regression limits: ratios from the same run, each wide enough
+ * for the noise of a few iterations on a loaded machine, and each broken when
+ * the row's own figure doubles (row a's 50 ms → 100 ms gives 2.6× its floor;
+ * the helper's 24 ms → 48 ms gives 2.2× the one-line program; and so on).
+ * `max` limits are upper bounds, `min` lower bounds.
+ */
+const QUICK_LIMITS = {
+  /** Row a: ours p50 over its floor (the sh askpass p50 + an empty deno run). */
+  openOverFloor: { max: 2.0 },
+  /** Row a2: the first request of a session over the warm p50. */
+  firstOverWarm: { max: 2.0 },
+  /** Row d: the helper over an empty one-line deno program. */
+  helperOverFloor: { max: 1.6 },
+  /** Row d: the Node helper over the Deno helper. */
+  nodeOverDeno: { min: 1.0 },
+  /** Row k: with the checks of ADR 0005/0007 over without them. */
+  checksOverPlain: { max: 1.6 },
+  /** Row g: our bash tool over pi's built-in. */
+  bashOverBuiltin: { max: 1.3 },
+} as const;
+type QuickName = keyof typeof QUICK_LIMITS;
+/** The ratios `--quick` checks, filled in by the rows. */
+const quickRatios = new Map<QuickName, number>();
 
 const PASSWORD = testPassword();
 const LOG_DIR = process.env.PI_SUDO_PROMPT_TEST_LOG_DIR;
@@ -133,11 +193,15 @@ interface Row {
   readonly why?: () => string;
 }
 
-/** Figures one row's explanation takes from another row. */
+/** Figures one row's explanation (or a quick ratio) takes from another row. */
 const facts = {
   denoStartMs: NaN,
-  denoNodeImportsMs: NaN,
+  denoEmptyMs: NaN,
+  denoOneLineMs: NaN,
   verifyMs: NaN,
+  pairingMs: NaN,
+  openP50: NaN,
+  openBaselineP50: NaN,
 };
 
 const rows: Row[] = [];
@@ -156,6 +220,70 @@ function deadline<T>(what: string, promise: Promise<T>, limitMs: number): Promis
 }
 
 const sleep = (msToWait: number) => new Promise((r) => setTimeout(r, msToWait));
+
+/** One sudo flow's failure, with everything sudo and the helper said (the helper's stderr is sudo's). */
+function flowError(what: string, r: CommandResult, prompts: number): Error {
+  const said = (label: string, text: string) =>
+    text.trim() ? `\n  ${label}: ${text.trim().split("\n").slice(-6).join("\n    ")}` : "";
+  return new Error(
+    `${what} failed (code ${r.code}, prompts ${prompts})${said("stderr (sudo, helper)", r.stderr)}${
+      said("stdout", r.stdout)
+    }`,
+  );
+}
+
+/**
+ * Measures how loaded the machine is now: the median of 5 empty `deno run`s
+ * over {@link CALIBRATION_REFERENCE_MS}, never below 1. Deadlines scale by it.
+ */
+async function calibrate(): Promise<number> {
+  const denoPath = await resolveDenoBinary();
+  if (!denoPath) throw new Error("deno binary not found");
+  const dir = await mkdtemp(join(os.tmpdir(), "pi-sudo-bench-cal-"));
+  try {
+    const empty = join(dir, "empty.ts");
+    await writeFile(empty, "");
+    const env = { DENO_DIR: join(dir, "cache"), NO_COLOR: "1" };
+    const args = ["run", "--no-prompt", "--no-config", "--no-lock", empty];
+    await timeSpawn(denoPath, args, env, 60_000); // fills the cache
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) times.push((await timeSpawn(denoPath, args, env, 60_000)).ms);
+    return Math.min(20, Math.max(1, median(times) / CALIBRATION_REFERENCE_MS));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Retries noted in the table: which row, and why. */
+const retries: string[] = [];
+
+/**
+ * Runs one row's measurement up to {@link ATTEMPTS} times. A failure is most
+ * often load (a deadline missed, a flow that timed out): the machine is
+ * calibrated again, the retry is logged and noted in the table, and only the
+ * last failure ends the run.
+ */
+async function attempt(id: string, measure: () => Promise<void>): Promise<void> {
+  for (let n = 1;; n++) {
+    const rowsBefore = rows.length;
+    try {
+      await measure();
+      return;
+    } catch (error) {
+      rows.length = rowsBefore;
+      const reason = error instanceof Error ? error.message : String(error);
+      if (n >= ATTEMPTS) throw new Error(`row ${id} failed ${n} times; last: ${reason}`);
+      loadFactor = Math.max(loadFactor, await calibrate());
+      clearTimeout(watchdog);
+      armWatchdog();
+      log(
+        `row ${id} failed (${reason}); retrying (attempt ${n + 1} of ${ATTEMPTS}, ` +
+          `deadlines ×${loadFactor.toFixed(1)})`,
+      );
+      retries.push(`row ${id} was measured again after: ${reason.split("\n")[0]}`);
+    }
+  }
+}
 
 function execText(file: string, args: string[]): Promise<string> {
   return new Promise((resolve) => {
@@ -226,6 +354,9 @@ function epochNsToPerf(text: string, offset: number): number {
 
 async function main(): Promise<void> {
   if (!LOG_DIR) throw new Error("PI_SUDO_PROMPT_TEST_LOG_DIR is not set: run tests/bench/run.sh");
+  loadFactor = await calibrate();
+  log(`calibration: deadlines ×${loadFactor.toFixed(1)}${QUICK ? " (quick mode)" : ""}`);
+  armWatchdog();
   const gc = (globalThis as { gc?: () => void }).gc;
   const tmp = await mkdtemp(join(os.tmpdir(), "pi-sudo-bench-"));
   const events = new Map<string, number>();
@@ -239,23 +370,61 @@ async function main(): Promise<void> {
   });
   if (!started.ok) throw new Error(`session did not start: ${started.reason}`);
   const session = started.session;
+  // As in pi, where the first sudo comes well after the session started.
+  await deadline("the session's cache warm-up", session.warmup, spawnDeadline());
   try {
-    await sudoLatency(session, prompter, tmp);
-    await verificationCost(session, prompter);
-    await pairingCost(session, prompter);
-    await keyboardGateCost(session, prompter, tmp);
-    await helperStartup(tmp);
-    await eventLoopLag(session, prompter, events);
-    await memoryGrowth(session, events, gc);
-    await bashOverhead();
+    await attempt("d", () => helperStartup(tmp));
+    await attempt("a", () => sudoLatency(session, prompter, tmp));
+    await attempt("a2", () => firstRequests());
+    if (!QUICK) await attempt("c", () => verificationCost(session, prompter));
+    if (!QUICK) await attempt("p", () => pairingCost(session, prompter));
+    await attempt("k", () => addedChecksCost(tmp));
+    if (!QUICK) await attempt("e", () => eventLoopLag(session, prompter, events));
+    if (!QUICK) await attempt("f", () => memoryGrowth(session, events, gc));
+    await attempt("g", () => bashOverhead());
   } finally {
     await session.close();
     await rm(tmp, { recursive: true, force: true });
+  }
+  if (QUICK) {
+    const verdict = quickVerdict();
+    process.stdout.write(verdict.text);
+    await writeFile(join(LOG_DIR, "bench-quick.txt"), verdict.text);
+    if (!verdict.ok) process.exitCode = 1;
+    return;
   }
   const machine = await describeMachine();
   const text = render(machine);
   process.stdout.write(text);
   await writeFile(join(LOG_DIR, "benchmarks.md"), text);
+}
+
+/** `--quick`'s report: each ratio against its regression limit. */
+function quickVerdict(): { ok: boolean; text: string } {
+  const lines: string[] = [];
+  let ok = true;
+  for (
+    const [name, limit] of Object.entries(QUICK_LIMITS) as [
+      QuickName,
+      { max?: number; min?: number },
+    ][]
+  ) {
+    const value = quickRatios.get(name);
+    const within = value !== undefined &&
+      (limit.max === undefined || value <= limit.max) &&
+      (limit.min === undefined || value >= limit.min);
+    if (!within) ok = false;
+    const bound = limit.max !== undefined ? `≤ ${limit.max}` : `≥ ${limit.min}`;
+    lines.push(
+      `${within ? "ok  " : "FAIL"} ${name}: ${
+        value === undefined ? "not measured" : value.toFixed(2)
+      }× (limit ${bound}×)`,
+    );
+  }
+  for (const r of rows) lines.push(`row ${r.id}: ${r.ours} vs ${r.baseline} → ${r.extra}`);
+  for (const r of retries) lines.push(`note: ${r}`);
+  lines.push(ok ? "bench --quick: no regression" : "bench --quick: REGRESSION (see FAIL lines)");
+  return { ok, text: lines.join("\n") + "\n" };
 }
 
 // --- rows a and b: sudo → modal, submit → sudo exit ---------------------------
@@ -284,32 +453,22 @@ async function sudoLatency(
   );
   const baseEnv = { ...process.env, SUDO_ASKPASS: askpass };
 
-  const ours = async () => {
-    prompter.reset();
-    const t0 = performance.now();
-    const r = await runToolCommand(session, SUDO_COMMAND, FLOW_DEADLINE_MS);
-    const closed = performance.now();
-    if (r.code !== 0 || prompter.calledAt.length !== 1) {
-      throw new Error(`our sudo flow failed (code ${r.code}, prompts ${prompter.calledAt.length})`);
-    }
-    return { open: prompter.calledAt[0] - t0, submit: closed - prompter.answeredAt[0] };
-  };
+  const ours = () => timedFlow(session, prompter, "our sudo flow");
   const baseline = async () => {
     await rm(t0File, { force: true });
     await rm(t1File, { force: true });
     const offset = epochOffset();
     const t0 = performance.now();
-    const r = await runShell(`/usr/bin/sudo -k -A true`, baseEnv, FLOW_DEADLINE_MS);
+    const r = await runShell(`/usr/bin/sudo -k -A true`, baseEnv, flowDeadline());
     const closed = performance.now();
-    if (r.code !== 0) throw new Error(`baseline sudo flow failed (code ${r.code})`);
+    if (r.code !== 0) throw flowError("the baseline sudo flow", r, 0);
     const asked = epochNsToPerf(await readFile(t0File, "utf8"), offset);
     const answered = epochNsToPerf(await readFile(t1File, "utf8"), offset);
     return { open: asked - t0, submit: closed - answered };
   };
 
-  // The first request of a session transpiles the helper into the session's
-  // DENO_DIR: report it separately, then measure warm.
-  const cold = await ours();
+  // Warm-up of both paths (page cache, Node's JIT); row a2 measures first requests.
+  await ours();
   await baseline();
   const oursOpen: number[] = [];
   const oursSubmit: number[] = [];
@@ -331,6 +490,9 @@ async function sudoLatency(
     baseSubmit.push(b.submit);
   }
   const extraOpen = median(oursOpen) - median(baseOpen);
+  facts.openP50 = median(oursOpen);
+  facts.openBaselineP50 = median(baseOpen);
+  quickRatios.set("openOverFloor", median(oursOpen) / (median(baseOpen) + facts.denoEmptyMs));
   const extraSubmit = median(oursSubmit) - median(baseSubmit);
   rows.push({
     id: "a",
@@ -340,13 +502,22 @@ async function sudoLatency(
     extra: `+${ms(extraOpen)}`,
     target: `≤ ${TARGETS.openMs} ms extra (p50)`,
     met: atMost(extraOpen, TARGETS.openMs),
-    note: `${SUDO_RUNS} runs each, interleaved, after a warm-up; the first request of a session ` +
-      `(cold DENO_DIR, the helper is transpiled) took ${ms(cold.open)}. ` +
-      `Extra = launcher (sh, env -i) + Deno start and self-check + connect + verification + queue`,
+    note: `${SUDO_RUNS} runs each, interleaved, after a warm-up. ` +
+      "Extra = launcher (sh: its stdout check, env -i) + Deno start and self-check + connect + " +
+      "verification + pairing checks + queue. Floor: a one-line program under the helper's flags " +
+      `takes ${ms(facts.denoOneLineMs)} to start and exit here (row d), so the rest of our path ` +
+      `costs ${ms(extraOpen - facts.denoOneLineMs)}`,
     why: () =>
-      `the Deno helper alone takes ${ms(facts.denoStartMs)} to start and finish its self-check ` +
-      `(row d), ~${ms(facts.denoNodeImportsMs, 0)} of it for its \`node:fs\`/\`node:process\` ` +
-      `imports; verification adds ${ms(facts.verifyMs, 2)} (row c)`,
+      `Deno's floor is ${ms(facts.denoOneLineMs)} here (a one-line program under the same flags, ` +
+      `row d), which leaves ${ms(TARGETS.openMs - facts.denoOneLineMs)} of the target for the ` +
+      `launcher, the helper's own work (${
+        ms(facts.denoStartMs - facts.denoOneLineMs)
+      }), connect, ` +
+      `verification (${ms(facts.verifyMs, 2)} alone, row c), the pairing checks (${
+        ms(facts.pairingMs, 2)
+      } alone, row p) and the queue; together they cost ${
+        ms(extraOpen - facts.denoOneLineMs)
+      } on top of the floor, with sudo, bash, Deno and pi sharing ${os.availableParallelism()} cores`,
   });
   rows.push({
     id: "b",
@@ -372,6 +543,70 @@ async function sudoLatency(
   }
 }
 
+/** One real sudo through `session`: spawn → prompter called, and answer → sudo exited. */
+async function timedFlow(
+  session: AskpassSession,
+  prompter: TimedPrompter,
+  what: string,
+): Promise<{ open: number; submit: number }> {
+  prompter.reset();
+  const t0 = performance.now();
+  const r = await runToolCommand(session, SUDO_COMMAND, flowDeadline());
+  const closed = performance.now();
+  if (r.code !== 0 || prompter.calledAt.length !== 1) {
+    throw flowError(what, r, prompter.calledAt.length);
+  }
+  return { open: prompter.calledAt[0] - t0, submit: closed - prompter.answeredAt[0] };
+}
+
+// --- row a2: the first request of a session ------------------------------------
+
+/**
+ * The first sudo of fresh sessions, each started (with its own, new Deno
+ * cache), left to finish its warm-up as pi does while it starts, then asked
+ * once; against row a's warm p50 from the same run.
+ */
+async function firstRequests(): Promise<void> {
+  log(`a2: the first request of ${FRESH_SESSIONS} fresh sessions`);
+  const firsts: number[] = [];
+  const warmups: number[] = [];
+  for (let i = 0; i < FRESH_SESSIONS; i++) {
+    const prompter = new TimedPrompter();
+    const started = await startSession({ prompter });
+    if (!started.ok) throw new Error(`fresh session did not start: ${started.reason}`);
+    try {
+      const w = await deadline(
+        "a fresh session's warm-up",
+        started.session.warmup,
+        spawnDeadline(),
+      );
+      if (!w.ok) throw new Error(`a fresh session's warm-up failed: ${w.reason}`);
+      warmups.push(w.ms);
+      firsts.push((await timedFlow(started.session, prompter, "a first sudo flow")).open);
+    } finally {
+      await started.session.close();
+    }
+  }
+  const ratio = median(firsts) / facts.openP50;
+  quickRatios.set("firstOverWarm", ratio);
+  rows.push({
+    id: "a2",
+    what: "first request of a session (sudo asks → prompter)",
+    ours: dist(firsts),
+    baseline: `${ms(facts.openP50)}: row a's warm p50`,
+    extra: `${ratio.toFixed(2)}×`,
+    target: `≤ ${TARGETS.firstRatio}× the warm p50`,
+    met: atMost(ratio, TARGETS.firstRatio, 2),
+    note:
+      `${FRESH_SESSIONS} fresh sessions, each with a new Deno cache that its start-up warm-up ` +
+      `(extension/deno_warmup.ts: the helper and pi-secret-run run once, ${
+        ms(median(warmups), 0)
+      } in the background) filled before the first sudo; without the warm-up, the first request ` +
+      "transpiles the helper and fills V8's code cache on the way",
+    why: () => "the first request still pays for code that only the first connection runs",
+  });
+}
+
 // --- row c: peer verification -------------------------------------------------
 
 async function verificationCost(session: AskpassSession, prompter: TimedPrompter): Promise<void> {
@@ -379,11 +614,15 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
   let release!: () => void;
   prompter.reset();
   prompter.gate = new Promise<void>((resolve) => release = resolve);
-  const flow = runToolCommand(session, SUDO_COMMAND, FLOW_DEADLINE_MS);
+  const flow = runToolCommand(session, SUDO_COMMAND, flowDeadline());
   const samples: number[] = [];
   let verdictReason = "";
   try {
-    await waitFor("the prompt to open", () => prompter.calledAt.length > 0 || undefined, 15_000);
+    await waitFor(
+      "the prompt to open",
+      () => prompter.calledAt.length > 0 || undefined,
+      waitDeadline(),
+    );
     // The session's own choice (hardened mode pins the root-owned copies).
     const { denoPath, helperPath } = session;
     const pids = (await pidsWithCmdline(`--allow-net=unix:${session.socketPath}`)).filter((
@@ -466,12 +705,16 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
   let release!: () => void;
   prompter.reset();
   prompter.gate = new Promise<void>((resolve) => release = resolve);
-  const flow = runToolCommand(session, SUDO_COMMAND, FLOW_DEADLINE_MS);
+  const flow = runToolCommand(session, SUDO_COMMAND, flowDeadline());
   const user: number[] = [];
   const root: number[] = [];
   let processes = 0;
   try {
-    await waitFor("the prompt to open", () => prompter.calledAt.length > 0 || undefined, 15_000);
+    await waitFor(
+      "the prompt to open",
+      () => prompter.calledAt.length > 0 || undefined,
+      waitDeadline(),
+    );
     const pids = (await pidsWithCmdline(`--allow-net=unix:${session.socketPath}`)).filter((
       pid,
     ) => pid !== process.pid);
@@ -519,6 +762,7 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
     release();
     await flow;
   }
+  facts.pairingMs = median(user);
   rows.push({
     id: "p",
     what: "pairing checks (ADR 0005): front ends + pipe holders, user level",
@@ -536,34 +780,35 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
   });
 }
 
-// --- row k: the keyboard checks of ADR 0007 ----------------------------------------
+// --- row k: what the checks of ADR 0005 and ADR 0007 add ---------------------------
 
 /**
- * What the keyboard gate (ADR 0007) adds to sudo → prompter: the same real
- * sudo flow through a session without the gate and one with it (a real pty to
- * scan for, a real tmux server to ask), interleaved. The gate starts when the
- * request arrives, beside the kernel checks, so only what it takes beyond
- * them is added. Also each half alone, and the event-loop lag while the check
- * repeats every 100 ms, as it does while a modal is open.
+ * What the pairing checks (ADR 0005) and the keyboard gate (ADR 0007) add to
+ * sudo → prompter: real sudo flows through three sessions, interleaved: one
+ * without either (the baseline), one with both (a real pty to scan), and one
+ * with both inside a real tmux server (the gate also asks tmux for its key
+ * tables). The gate starts when a signed request arrives, beside the kernel
+ * and pairing checks, so only what it takes beyond them is added. Also each
+ * check alone, a bare tmux client (the floor of the tmux check), and the
+ * event-loop lag while the checks repeat every 100 ms, as they do while a
+ * modal is open.
  */
-async function keyboardGateCost(
-  plain: AskpassSession,
-  plainPrompter: TimedPrompter,
-  tmp: string,
-): Promise<void> {
-  log("k: sudo → prompter with and without the keyboard gate (terminal scan ∥ tmux key tables)");
+async function addedChecksCost(tmp: string): Promise<void> {
+  log("k: sudo → prompter without vs with the pairing checks and the keyboard gate");
   // A real terminal to look for: `script` makes a pty and runs sleep on it.
   const holder = spawn("script", ["-qfc", "sleep 60", "/dev/null"], {
     stdio: ["pipe", "ignore", "ignore"],
     detached: true,
   });
-  const socket = join(tmp, "tmux.sock");
-  const gatedPrompter = new TimedPrompter();
-  let gated: AskpassSession | undefined;
-  const withGate: number[] = [];
-  const without: number[] = [];
+  const socket = join(tmp, `tmux-${Date.now()}.sock`);
+  const tmuxEnv = { TMUX: `${socket},0,0` };
+  const sessions: AskpassSession[] = [];
+  const plainTimes: number[] = [];
+  const checkedTimes: number[] = [];
+  const tmuxTimes: number[] = [];
   const scans: number[] = [];
   const tmuxRuns: number[] = [];
+  const tmuxFloor: number[] = [];
   let lag = NaN;
   let idle = NaN;
   let processes = 0;
@@ -574,69 +819,78 @@ async function keyboardGateCost(
         if (tty.startsWith("/dev/pts/")) return [tty, pid] as const;
       }
       return undefined;
-    }, 10_000);
+    }, waitDeadline());
     const rdev = (await stat(ttyPath)).rdev;
     await new Promise<void>((resolve, reject) =>
       execFile(
         "tmux",
         ["-S", socket, "new-session", "-d", "sleep 60"],
+        { timeout: spawnDeadline() },
         (e) => e ? reject(e) : resolve(),
       )
     );
-    const env = { TMUX: `${socket},0,0` };
     // The scan runs in full but the pty's own holders do not count: the
     // gate must let the flow through for its cost to be measured.
-    const gate = terminalGate(currentUid(), {
-      env,
-      terminal: () => ({ ttyPath, rdev }),
-      exclude: [sleeper, holder.pid ?? 0],
-    });
-    const started = await startSession({ prompter: gatedPrompter, gate });
-    if (!started.ok) throw new Error(`gated session did not start: ${started.reason}`);
-    gated = started.session;
-    const open = async (session: AskpassSession, prompter: TimedPrompter) => {
-      prompter.reset();
-      const t0 = performance.now();
-      const r = await runToolCommand(session, SUDO_COMMAND, FLOW_DEADLINE_MS);
-      if (r.code !== 0 || prompter.calledAt.length !== 1) {
-        throw new Error(`sudo flow failed (code ${r.code}, prompts ${prompter.calledAt.length})`);
-      }
-      return prompter.calledAt[0] - t0;
+    const gateFor = (env: Record<string, string>) =>
+      terminalGate(currentUid(), {
+        env,
+        terminal: () => ({ ttyPath, rdev }),
+        exclude: [sleeper, holder.pid ?? 0],
+      });
+    const start = async (options: Partial<Parameters<typeof startSession>[0]>) => {
+      const prompter = new TimedPrompter();
+      const started = await startSession({ prompter, ...options });
+      if (!started.ok) throw new Error(`a row k session did not start: ${started.reason}`);
+      sessions.push(started.session);
+      await deadline("a row k session's warm-up", started.session.warmup, spawnDeadline());
+      return { session: started.session, prompter };
     };
-    await open(gated, gatedPrompter); // warm-up: the gated session's cold DENO_DIR
+    const plain = await start({ pairing: { user: false, root: false } });
+    const checked = await start({ gate: gateFor({}) });
+    const inTmux = await start({ gate: gateFor(tmuxEnv) });
+    const variants = [
+      { s: plain, times: plainTimes },
+      { s: checked, times: checkedTimes },
+      { s: inTmux, times: tmuxTimes },
+    ];
+    for (const v of variants) await timedFlow(v.s.session, v.s.prompter, "a row k warm-up flow");
     for (let i = 0; i < SUDO_RUNS; i++) {
-      if (i % 2 === 0) {
-        withGate.push(await open(gated, gatedPrompter));
-        without.push(await open(plain, plainPrompter));
-      } else {
-        without.push(await open(plain, plainPrompter));
-        withGate.push(await open(gated, gatedPrompter));
+      // Rotate the order so drift favours no variant.
+      for (let j = 0; j < variants.length; j++) {
+        const v = variants[(i + j) % variants.length];
+        v.times.push((await timedFlow(v.s.session, v.s.prompter, "a row k sudo flow")).open);
       }
     }
     const spec = { ttyPath, rdev, uid: currentUid(), exclude: new Set([process.pid]) };
-    for (let i = 0; i < VERIFY_RUNS / 4; i++) {
+    const runs = QUICK ? 10 : VERIFY_RUNS / 4;
+    for (let i = 0; i < runs; i++) {
       let t0 = performance.now();
       const scan = await scanTerminalHolders(spec);
       scans.push(performance.now() - t0);
       if (!scan || scan.holders.length === 0) throw new Error("the scan missed the pty's holders");
       t0 = performance.now();
-      const keys = await checkTmuxKeyTables(env);
+      const keys = await checkTmuxKeyTables(tmuxEnv);
       tmuxRuns.push(performance.now() - t0);
       if (!keys.ok) throw new Error(`tmux check refused the default tables: ${keys.why}`);
+      tmuxFloor.push(
+        (await timeSpawn("tmux", ["-S", socket, "display-message", "-p", "x"], {})).ms,
+      );
     }
     processes = (await readdir("/proc")).filter((n) => /^\d+$/.test(n)).length;
-    // The re-check of an open modal: one at a time, every 100 ms, for 3 s.
-    const beat = startHeartbeat();
-    const until = performance.now() + 3000;
-    while (performance.now() < until) {
-      await Promise.all([scanTerminalHolders(spec), checkTmuxKeyTables(env), sleep(100)]);
+    if (!QUICK) {
+      // The re-check of an open modal: one at a time, every 100 ms, for 3 s.
+      const beat = startHeartbeat();
+      const until = performance.now() + 3000;
+      while (performance.now() < until) {
+        await Promise.all([scanTerminalHolders(spec), checkTmuxKeyTables(tmuxEnv), sleep(100)]);
+      }
+      lag = beat.stop();
+      idle = await idleLag(3000);
     }
-    lag = beat.stop();
-    idle = await idleLag(3000);
   } finally {
-    await gated?.close();
+    for (const s of sessions) await s.close();
     await new Promise<void>((resolve) =>
-      execFile("tmux", ["-S", socket, "kill-server"], () => resolve())
+      execFile("tmux", ["-S", socket, "kill-server"], { timeout: spawnDeadline() }, () => resolve())
     );
     if (holder.pid) {
       try {
@@ -646,26 +900,49 @@ async function keyboardGateCost(
       }
     }
   }
-  const added = median(withGate) - median(without);
+  const added = median(checkedTimes) - median(plainTimes);
+  const addedInTmux = median(tmuxTimes) - median(plainTimes);
+  const floor = median(tmuxFloor);
+  quickRatios.set("checksOverPlain", median(checkedTimes) / median(plainTimes));
+  const lagNote = QUICK ? "" : `; lag of the 100 ms re-check ${ms(lag)} (idle ${ms(idle)})`;
   rows.push({
     id: "k",
-    what: "keyboard gate (ADR 0007): sudo → prompter with the gate vs without",
-    ours: dist(withGate),
-    baseline: `${dist(without)}: the same session setup without the gate`,
-    extra: `+${ms(added)}; alone: scan ${ms(median(scans), 2)}, tmux ${
-      ms(median(tmuxRuns), 2)
-    }; lag of the 100 ms re-check ${ms(lag)} (idle ${ms(idle)})`,
-    target: `≤ ${TARGETS.verifyMs} ms extra; lag ≤ ${TARGETS.lagMs} ms`,
-    met: atMost(added, TARGETS.verifyMs) && atMost(lag, TARGETS.lagMs),
-    note: `${SUDO_RUNS} flows each, interleaved, against a real pty (held by script and sleep) ` +
-      `and a real tmux server; ${processes} processes in /proc. The gate reads every /proc/<pid>/fd ` +
-      "of ours (and of threads with their own table) and runs `tmux display-message ; list-keys`; " +
-      "it starts when the request arrives, beside the kernel and pairing checks. Hardened mode adds " +
-      "one `sudo -n … --terminal-holders` (about one sudo -n, like row p's root check)",
+    what: "pairing checks + keyboard gate (ADR 0005, 0007): sudo → prompter with vs without",
+    ours: dist(checkedTimes),
+    baseline: `${dist(plainTimes)}: the same session without both`,
+    extra: `+${ms(added)}; alone: scan ${ms(median(scans), 2)}${lagNote}`,
+    target: `≤ ${TARGETS.verifyMs} ms extra${QUICK ? "" : `; lag ≤ ${TARGETS.lagMs} ms`}`,
+    met: atMost(added, TARGETS.verifyMs) && (QUICK || atMost(lag, TARGETS.lagMs)),
+    note: `${SUDO_RUNS} flows per session, interleaved, against a real pty (held by script and ` +
+      `sleep); ${processes} processes in /proc. The gate reads every /proc/<pid>/fd of ours (and ` +
+      "of threads with their own table); the pairing checks stat every /proc/<pid> and read the " +
+      "fd links of our processes (row p). Both start when the request arrives, beside the kernel " +
+      "checks. Hardened mode adds one `sudo -n … --terminal-holders` and one `--verify-pairing` " +
+      "(each about one sudo -n, row p)",
     why: () =>
-      `the tmux client's start (${
-        ms(median(tmuxRuns), 2)
-      }) is longer than the checks it runs beside; the scan alone is ${ms(median(scans), 2)}`,
+      `the scan alone takes ${ms(median(scans), 2)} and the pairing pass ${
+        ms(facts.pairingMs, 2)
+      } (row p); both are CPU work on pi's one JavaScript thread, so they add up on the ` +
+      "request's path even though they start together",
+  });
+  rows.push({
+    id: "k2",
+    what: "the same inside tmux (the gate also asks tmux for its key tables)",
+    ours: dist(tmuxTimes),
+    baseline: `${dist(plainTimes)}: without both; a bare tmux client: ${ms(floor, 2)}`,
+    extra: `+${ms(addedInTmux)}; alone: tmux check ${ms(median(tmuxRuns), 2)}`,
+    target: `≤ ${TARGETS.verifyMs} ms extra beyond one bare tmux client`,
+    met: atMost(addedInTmux - floor, TARGETS.verifyMs),
+    note: "tmux is asked through its own client (`tmux display-message ; list-clients ; " +
+      "list-keys`, one process): a bare `tmux display-message -p x` against the same server is " +
+      `the floor of any question to tmux (${ms(floor, 2)} here); the rest runs beside it`,
+    why: () =>
+      `alone, the tmux check takes ${ms(median(tmuxRuns), 2)} and a bare client ${
+        ms(floor, 2)
+      }; inside a flow, the tmux client and server compete for ${os.availableParallelism()} ` +
+      `cores with sudo, the helper's Deno and pi, so the same check adds ${
+        ms(addedInTmux - added)
+      } more than row k's checks without tmux`,
   });
 }
 
@@ -703,6 +980,7 @@ function timeSpawn(
   file: string,
   args: string[],
   env: Record<string, string>,
+  limitMs = spawnDeadline(),
 ): Promise<{ ms: number; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
@@ -712,8 +990,8 @@ function timeSpawn(
     child.stdout.on("data", () => {});
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${file} did not exit within 10 s`));
-    }, 10_000);
+      reject(new Error(`${file} did not exit within ${limitMs} ms`));
+    }, limitMs);
     child.on("error", (e) => {
       clearTimeout(timer);
       reject(e);
@@ -726,7 +1004,7 @@ function timeSpawn(
 }
 
 async function helperStartup(tmp: string): Promise<void> {
-  log("d: Deno helper vs Node helper, start to self-check exit");
+  log("d: Deno helper vs an empty Deno program vs the Node helper, start to self-check exit");
   const denoPath = await resolveDenoBinary();
   if (!denoPath) throw new Error("deno binary not found");
   const helperPath = await realpath(join(REPO_ROOT, "askpass", "helper.ts"));
@@ -743,13 +1021,21 @@ async function helperStartup(tmp: string): Promise<void> {
     const eq = entry.indexOf("=");
     env[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
+  // Without the socket variable, both helpers stop right after their
+  // self-check ("no session socket configured"), before any connect.
+  delete env[HELPER_ENV.SOCKET];
   const prompt = "[sudo] password for bench: ";
-  const argv = [...helperArgvPrefix(denoPath, helperPath, socketPath), prompt];
+  const argvPrefix = helperArgvPrefix(denoPath, helperPath, socketPath);
+  const argv = [...argvPrefix, prompt];
+  // The floor: a one-line program under the very same flags and environment.
+  const oneLine = join(tmp, "one_line.ts");
+  await writeFile(oneLine, "Deno.exit(1);\n");
+  const oneLineArgv = [...argvPrefix.slice(0, -1), oneLine, prompt];
 
   // The Node helper as it would ship: plain JS, its modules stripped of types
   // once beforehand (Deno's counterpart is the warm DENO_DIR).
   const nodeDir = join(tmp, "node-helper");
-  await mkdir(nodeDir);
+  await mkdir(nodeDir, { recursive: true });
   const nodeHelperTs = fileURLToPath(new URL("./node_helper.mjs", import.meta.url));
   for (const name of ["protocol", "helper_permissions"]) {
     const source = await readFile(join(REPO_ROOT, "askpass", `${name}.ts`), "utf8");
@@ -763,8 +1049,8 @@ async function helperStartup(tmp: string): Promise<void> {
       `"./$1.mjs"`,
     ),
   );
-  // Floors: an empty program in each runtime, and what the helper's two
-  // node: imports cost Deno by themselves.
+  // For the notes: each runtime's empty program, and what the node: imports
+  // the helper used to have cost Deno by themselves.
   const emptyJs = join(tmp, "empty.mjs");
   const nodeImports = join(tmp, "node_imports.mjs");
   await writeFile(emptyJs, "");
@@ -774,6 +1060,7 @@ async function helperStartup(tmp: string): Promise<void> {
 
   const series = {
     deno: () => timeSpawn(argv[0], argv.slice(1), env),
+    oneLine: () => timeSpawn(oneLineArgv[0], oneLineArgv.slice(1), env),
     node: () => timeSpawn(process.execPath, [nodeHelperJs, prompt], env),
     nodeTs: () => timeSpawn(process.execPath, [nodeHelperTs, prompt], env),
     denoEmpty: () => denoRun(emptyJs),
@@ -784,47 +1071,62 @@ async function helperStartup(tmp: string): Promise<void> {
   const helpers: ReadonlySet<Name> = new Set(["deno", "node", "nodeTs"]);
   const times = new Map<Name, number[]>();
   const names = Object.keys(series) as Name[];
-  // Two warm-up rounds (DENO_DIR transpile cache, page cache), then the runs.
+  // Two warm-up rounds (DENO_DIR transpile and code cache, page cache), then the runs.
   for (let round = -2; round < STARTUP_RUNS; round++) {
     for (const name of names) {
       const r = await series[name]();
-      if (helpers.has(name) && (r.code !== 1 || !r.stderr.includes("not sudo's private pipe"))) {
-        throw new Error(`${name} helper did not stop at its self-check: ${r.code} ${r.stderr}`);
+      if (helpers.has(name) && (r.code !== 1 || !r.stderr.includes("no session socket"))) {
+        throw new Error(`${name} helper did not stop after its self-check: ${r.code} ${r.stderr}`);
       }
-      if (!helpers.has(name) && r.code !== 0) throw new Error(`${name}: exit ${r.code}`);
+      const expected = name === "oneLine" ? 1 : 0;
+      if (!helpers.has(name) && r.code !== expected) {
+        throw new Error(`${name}: exit ${r.code} ${r.stderr}`);
+      }
       if (round >= 0) times.set(name, [...times.get(name) ?? [], r.ms]);
     }
   }
   const t = (name: Name) => times.get(name) ?? [];
-  const ratio = median(t("node")) / median(t("deno"));
-  const importCost = median(t("denoNodeImports")) - median(t("denoEmpty"));
+  const overFloor = median(t("deno")) / median(t("oneLine"));
+  const nodeOverDeno = median(t("node")) / median(t("deno"));
   facts.denoStartMs = median(t("deno"));
-  facts.denoNodeImportsMs = importCost;
+  facts.denoEmptyMs = median(t("denoEmpty"));
+  facts.denoOneLineMs = median(t("oneLine"));
+  quickRatios.set("helperOverFloor", overFloor);
+  quickRatios.set("nodeOverDeno", nodeOverDeno);
   rows.push({
     id: "d",
-    what: "helper start → self-check exit (Deno vs Node 22)",
-    ours: `Deno ${dist(t("deno"))}`,
-    baseline: `Node ${dist(t("node"))}`,
-    extra: `Node/Deno ${ratio.toFixed(2)}×`,
-    target: `Deno ≥ ${TARGETS.startupRatio}× faster`,
-    met: atMost(TARGETS.startupRatio, ratio, 2),
-    note:
-      `${STARTUP_RUNS} runs each, spawned from Node, same argv/env as the launcher, warm DENO_DIR; ` +
-      `the Node helper makes the same checks on the same modules, pre-stripped to JS (loading the ` +
-      `.ts files directly with Node's type stripping: ${ms(median(t("nodeTs")))}). ` +
-      `Empty program: Deno ${ms(median(t("denoEmpty")))}, Node ${ms(median(t("nodeEmpty")))}; ` +
-      `an empty Deno program that only imports node:fs and node:process: ${
+    what: "Deno helper start → exit after its self-check, vs a one-line program",
+    ours: dist(t("deno")),
+    baseline: `${dist(t("oneLine"))}: \`Deno.exit(1)\`, same flags and environment`,
+    extra: `${overFloor.toFixed(2)}×`,
+    target: `≤ ${TARGETS.helperOverFloor}×`,
+    met: atMost(overFloor, TARGETS.helperOverFloor, 2),
+    note: `${STARTUP_RUNS} runs each, interleaved, spawned from Node, warm DENO_DIR; the helper ` +
+      "stops right after its self-check (no socket configured). It imports no `node:` module: " +
+      `an empty Deno program that only imports node:fs and node:process takes ${
         ms(median(t("denoNodeImports")))
-      }`,
+      } against ${ms(median(t("denoEmpty")))} for an empty one, which the helper used to pay`,
     why: () =>
-      `Deno's own floor here is ${ms(median(t("denoEmpty")))} against Node's ${
+      `the helper's own work (parsing its modules, the self-check) is ${
+        ms(median(t("deno")) - median(t("oneLine")))
+      } over Deno's floor of ${ms(median(t("oneLine")))}`,
+  });
+  rows.push({
+    id: "d2",
+    what: "Node helper vs Deno helper, start → exit after the self-check",
+    ours: `Deno ${dist(t("deno"))}`,
+    baseline: `Node 22 ${dist(t("node"))}`,
+    extra: `Node/Deno ${nodeOverDeno.toFixed(2)}×`,
+    target: `Node ≥ ${TARGETS.nodeOverDeno}× slower`,
+    met: atMost(TARGETS.nodeOverDeno, nodeOverDeno, 2),
+    note: "the Node helper (tests/bench/node_helper.mjs) makes the same checks on the same " +
+      "modules, pre-stripped to JS (loading the .ts files directly with Node's type stripping: " +
+      `${ms(median(t("nodeTs")))}). Empty program: Deno ${ms(median(t("denoEmpty")))}, ` +
+      `Node ${ms(median(t("nodeEmpty")))}`,
+    why: () =>
+      `an empty program takes Deno ${ms(median(t("denoEmpty")))} and Node ${
         ms(median(t("nodeEmpty")))
-      } (${(median(t("nodeEmpty")) / median(t("denoEmpty"))).toFixed(2)}×), and the helper's ` +
-      `\`node:fs\`/\`node:process\` imports add ~${
-        ms(importCost, 0)
-      } of Node-compat start-up on top (the rest of the helper costs ${
-        ms(median(t("deno")) - median(t("denoNodeImports")))
-      })`,
+      } here (${(median(t("nodeEmpty")) / median(t("denoEmpty"))).toFixed(2)}×)`,
   });
 }
 
@@ -846,7 +1148,7 @@ async function eventLoopLag(
   let t0 = performance.now();
   for (let i = 0; i < LAG_FLOWS; i++) {
     prompter.reset();
-    const r = await runToolCommand(session, SUDO_COMMAND, FLOW_DEADLINE_MS);
+    const r = await runToolCommand(session, SUDO_COMMAND, flowDeadline());
     if (r.code !== 0) {
       beat.stop();
       throw new Error(`sudo flow ${i} failed with code ${r.code}`);
@@ -906,8 +1208,8 @@ function timeFlood(script: string, socketPath: string): Promise<FloodSummary> {
     child.stderr.on("data", (d) => stderr += d);
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error("flood client did not finish within 20 s"));
-    }, 20_000);
+      reject(new Error(`flood client did not finish within ${20 * loadFactor} s`));
+    }, Math.round(20_000 * loadFactor));
     child.on("error", (e) => {
       clearTimeout(timer);
       reject(e);
@@ -948,7 +1250,7 @@ async function memoryGrowth(
       prompt: "[sudo] password for bench: ",
       pid: process.pid,
     });
-    const r = await rawExchange(session.socketPath, frame, 3000);
+    const r = await rawExchange(session.socketPath, frame, Math.round(3000 * loadFactor));
     if (r.ended !== "closed") throw new Error("a forged request was not answered in time");
   };
   const send = async (n: number) => {
@@ -1027,7 +1329,7 @@ async function bashOverhead(): Promise<void> {
   await deadline(
     "extension session_start",
     Promise.resolve(handlers.get("session_start")?.({ type: "session_start" }, startCtx)),
-    10_000,
+    spawnDeadline(),
   );
   if (!ours) throw new Error("the extension registered no tool");
   // The bench has no terminal (stdin is not a tty): that notice alone is expected.
@@ -1051,7 +1353,7 @@ async function bashOverhead(): Promise<void> {
       const result = await deadline(
         "bash tool call",
         tool.execute(`bench-${n++}`, { command: "true" }, undefined, undefined, ctx),
-        10_000,
+        spawnDeadline(),
       );
       const took = performance.now() - t0;
       if ((result as { isError?: boolean }).isError) throw new Error("`true` failed in the tool");
@@ -1062,7 +1364,7 @@ async function bashOverhead(): Promise<void> {
       const r = await deadline(
         "bash tool call",
         tool.execute("bench-check", { command: "type -t sudo" }, undefined, undefined, ctx),
-        10_000,
+        spawnDeadline(),
       ) as { content: { type: string; text?: string }[] };
       return r.content.map((c) => c.text ?? "").join("").trim();
     };
@@ -1086,6 +1388,8 @@ async function bashOverhead(): Promise<void> {
       }
     }
     const percent = (median(b) / median(a) - 1) * 100;
+    const fixed = median(b) - median(a);
+    quickRatios.set("bashOverBuiltin", median(b) / median(a));
     // The part of the difference the extension's own code costs, without bash.
     const settingsCost: number[] = [];
     for (let i = 0; i < BASH_RUNS; i++) {
@@ -1115,9 +1419,9 @@ async function bashOverhead(): Promise<void> {
       what: "bash tool on `true`: ours (extension) vs pi's built-in",
       ours: dist(b, 2),
       baseline: `${dist(a, 2)}: built-in`,
-      extra: `${sign(percent, 1)} % (${sign(median(b) - median(a), 2)} ms)`,
-      target: `≤ ${TARGETS.bashPercent} % per call`,
-      met: atMost(percent, TARGETS.bashPercent),
+      extra: `${sign(fixed, 2)} ms per call (${sign(percent, 1)} %, information only)`,
+      target: `≤ ${TARGETS.bashFixedMs} ms fixed extra per call`,
+      met: atMost(fixed, TARGETS.bashFixedMs, 2),
       note: `${BASH_RUNS} interleaved calls each, in process, through the tool's execute(); ` +
         `ours is the tool extension/index.ts registers (checked: \`sudo\` is its prelude's ` +
         `function), which rebuilds settings and the definition per call (${
@@ -1127,7 +1431,8 @@ async function bashOverhead(): Promise<void> {
         }, with the ${prelude.length}-byte prelude: ${
           ms(median(preludeBash), 2)
         }); spread between p50 and p90 ` +
-        `of the built-in alone: ${ms(p90(a) - median(a), 2)}`,
+        `of the built-in alone: ${ms(p90(a) - median(a), 2)}, which is why the % figure is ` +
+        "information only",
       why: () =>
         `the difference (${
           ms(median(b) - median(a), 2)
@@ -1142,7 +1447,7 @@ async function bashOverhead(): Promise<void> {
     await deadline(
       "extension session_shutdown",
       Promise.resolve(handlers.get("session_shutdown")?.({ type: "session_shutdown" }, startCtx)),
-      10_000,
+      spawnDeadline(),
     );
   }
 }
@@ -1207,6 +1512,7 @@ function render(m: Machine): string {
     "",
     ...rows.map((r) => `- **${r.id}**: ${r.note}.`),
     ...surprises.map((s) => `- ${s}`),
+    ...retries.map((r) => `- Retried: ${r}.`),
     "",
     ...(missed.length === 0 ? ["All targets met."] : [
       "Missed targets:",
@@ -1218,19 +1524,24 @@ function render(m: Machine): string {
   return lines.join("\n");
 }
 
-const watchdog = setTimeout(() => {
-  process.stderr.write(`bench: gave up after ${WATCHDOG_MS / 1000} s\n`);
-  process.exit(1);
-}, WATCHDOG_MS);
-watchdog.unref();
+let watchdog: ReturnType<typeof setTimeout> | undefined;
+/** Ends the whole run if it ever takes longer than its scaled budget. */
+function armWatchdog(): void {
+  const limit = Math.round(BASE.watchdogMs * loadFactor);
+  watchdog = setTimeout(() => {
+    process.stderr.write(`bench: gave up after ${(limit / 1000).toFixed(0)} s\n`);
+    process.exit(1);
+  }, limit);
+  watchdog.unref();
+}
 
 main().then(
   () => {
     clearTimeout(watchdog);
-    process.exit(0);
+    process.exit(process.exitCode ?? 0);
   },
   (error: unknown) => {
-    process.stderr.write(`bench: FAILED: ${error instanceof Error ? error.stack : error}\n`);
+    process.stderr.write(`bench: FAILED: ${error instanceof Error ? error.message : error}\n`);
     process.exit(1);
   },
 );

@@ -1,6 +1,7 @@
 #!/bin/sh
 # `deno task bench`: runs tests/bench/bench.ts against real sudo and writes
-# the table to docs/benchmarks.md.
+# the table to docs/benchmarks.md. `deno task bench --quick`: a few iterations,
+# ratios checked against regression limits, no table written (npm test runs it).
 #
 # sudo only asks a non-root user for a password, so, like tests/run.sh, this
 # runs as root: it creates a throwaway user with a random password and a
@@ -28,14 +29,23 @@ cleanup() {
 trap cleanup EXIT INT TERM
 test_user_setup "$repo" || exit 1
 
+quick=no
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=yes ;;
+    *) echo "tests/bench/run.sh: unknown argument '$arg' (only --quick)" >&2; exit 2 ;;
+  esac
+done
+
 set +e
-as_user node_modules/.bin/node --expose-gc tests/bench/bench.ts
+as_user node_modules/.bin/node --expose-gc tests/bench/bench.ts "$@"
 rc=$?
 set -e
 if [ "$rc" != 0 ]; then
   echo "tests/bench/run.sh: the bench failed (exit $rc)" >&2
   exit "$rc"
 fi
+[ "$quick" = no ] || exit 0
 if [ ! -s "$logs/benchmarks.md" ]; then
   echo "tests/bench/run.sh: the bench wrote no table" >&2
   exit 1
