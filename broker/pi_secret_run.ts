@@ -18,6 +18,10 @@ import { BROKER_LAUNCHER, BROKER_VERSION_FILE } from "./paths.ts";
 const USAGE = "usage: pi-secret-run [--label TEXT] -- PROGRAM [ARGS...]";
 const encoder = new TextEncoder();
 
+/** Error name Deno gives a call that its permission flags do not allow (Deno 2). */
+const MISSING_PERMISSION = "NotCapable";
+const MAX_CAUSE_CHARS = 300;
+
 function refuse(reason: string): never {
   Deno.stderr.writeSync(encoder.encode(`pi-secret-run: ${reason}\n`));
   Deno.exit(BROKER_REFUSAL_EXIT);
@@ -44,6 +48,31 @@ export function parseCommandLine(
   return { label, argv: args.slice(i + 1) };
 }
 
+/** Whether `error` is Deno refusing a call its permission flags do not allow. */
+function isMissingPermission(error: unknown): boolean {
+  return error instanceof Error && error.name === MISSING_PERMISSION;
+}
+
+/**
+ * One line naming why the client stopped on an unexpected error, for its
+ * refusal: a missing Deno permission (the client started with `deno run`
+ * but without its pinned flags) says which one and how to start it instead;
+ * anything else gives the error's name and first line. Control characters
+ * are replaced, so the line cannot drive the terminal.
+ */
+export function failureCause(error: unknown): string {
+  const raw = error instanceof Error ? error.message : String(error);
+  // deno-lint-ignore no-control-regex -- replacing control characters is the point
+  const first = raw.split("\n")[0].replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")
+    .slice(0, MAX_CAUSE_CHARS);
+  if (isMissingPermission(error)) {
+    return `started without its pinned Deno permissions: ${first}. Run it as pi-secret-run in ` +
+      "pi's bash tool (the session's launcher passes the flags, docs/permissions.md)";
+  }
+  const name = error instanceof Error ? error.name : typeof error;
+  return `internal error: ${name}: ${first}`;
+}
+
 /** PROGRAM as an absolute path: as given when it has a slash, else found on PATH. */
 async function resolveOnPath(program: string, cwd: string): Promise<string> {
   if (program.includes("/")) return program.startsWith("/") ? program : `${cwd}/${program}`;
@@ -52,7 +81,8 @@ async function resolveOnPath(program: string, cwd: string): Promise<string> {
     try {
       const st = await Deno.stat(`${dir}/${program}`);
       if (st.isFile && ((st.mode ?? 0) & 0o111) !== 0) return `${dir}/${program}`;
-    } catch {
+    } catch (e) {
+      if (isMissingPermission(e)) throw e; // not "command not found"
       // not here
     }
   }
@@ -69,7 +99,8 @@ async function checkBroker(): Promise<void> {
   try {
     await Deno.stat(BROKER_LAUNCHER);
     version = await Deno.readTextFile(BROKER_VERSION_FILE);
-  } catch {
+  } catch (e) {
+    if (isMissingPermission(e)) throw e; // not "not installed"
     refuse(
       `the broker is not installed: run /sudo-prompt install-broker in pi, or: sudo sh ${installerPath()}`,
     );
@@ -119,4 +150,4 @@ async function main(): Promise<void> {
   Deno.exit(status.signal ? 128 + 15 : status.code);
 }
 
-if (import.meta.main) main().catch(() => refuse("internal error"));
+if (import.meta.main) main().catch((e) => refuse(failureCause(e)));

@@ -3,7 +3,9 @@
  *
  * - `deno task audit verify [path]`: verifies the hash chain of the log
  *   (default {@link defaultAuditPath}), its rotated files and its head file.
- *   Exit 0 when intact, 1 when broken or unreadable, 2 on a usage error.
+ *   Exit 0 when intact, or when there is no log yet (nothing at the path,
+ *   no rotated file, no head file: "no audit log yet"); 1 when broken or
+ *   unreadable; 2 on a usage error.
  * - `deno task audit tail [n] [path]`: the last `n` lines (default 20), one
  *   per line, as JSON with every control and bidi character escaped so argv
  *   cannot drive the terminal.
@@ -13,8 +15,9 @@
  *
  * @module
  */
+import { lstat } from "node:fs/promises";
 import process from "node:process";
-import { defaultAuditPath, readAuditTail, verifyAuditChain } from "./audit_log.ts";
+import { defaultAuditPath, HEAD_SUFFIX, readAuditTail, verifyAuditChain } from "./audit_log.ts";
 
 const USAGE = "usage: deno task audit verify [path] | deno task audit tail [n] [path]";
 
@@ -30,9 +33,32 @@ function escapeForTerminal(text: string): string {
   return text.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/**
+ * True when pi has never written a log at `path`: neither the file, nor its
+ * first rotated file, nor its head file exists. Anything else there (a
+ * dangling symlink, an unreadable file) is for {@link verifyAuditChain}.
+ */
+async function noLogYet(path: string): Promise<boolean> {
+  for (const p of [path, `${path}.1`, path + HEAD_SUFFIX]) {
+    try {
+      await lstat(p);
+      return false;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") return false;
+    }
+  }
+  return true;
+}
+
 async function verify(args: string[]): Promise<number> {
   if (args.length > 1) return usage();
   const path = args[0] ?? defaultAuditPath();
+  if (await noLogYet(path)) {
+    say(
+      `audit: no audit log yet (looked for ${path}); pi creates it when an interactive session starts with this extension`,
+    );
+    return 0;
+  }
   const r = await verifyAuditChain(path);
   if (!r.ok) {
     const where = r.line > 0 ? `${r.file} line ${r.line}` : r.file;

@@ -37,6 +37,7 @@ import { type CallHandle, CallTracker, removeCachedCredentials } from "./call_cr
 import { startTerminalGuard, terminalGuardStatus } from "./terminal_guard.ts";
 import { terminalGate } from "./terminal_gate.ts";
 import { currentUid } from "./peer_verification.ts";
+import { packageInstall, startFailureNotice } from "./start_notice.ts";
 
 /** How often at most a refused request is reported with a notice. */
 const NOTICE_INTERVAL_MS = 5000;
@@ -137,10 +138,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       onEvent,
     });
     if (!started.ok) {
-      ctx.ui.notify(
-        `pi-sudo-prompt: disabled (${started.reason}); sudo will not prompt`,
-        "warning",
-      );
+      ctx.ui.notify(startFailureNotice(started.reason, packageInstall()), "warning");
       return;
     }
     session = started.session;

@@ -88,6 +88,7 @@ import { type PairingGuard, pairingGuardFor, type PairingLayers } from "./pairin
 import { pairingNotice, type PairingRefusal } from "./sudo_pairing.ts";
 import { PAIRING_CHECK } from "./root_pairing.ts";
 import { warmDenoCache, type WarmupResult, type WarmupRun } from "./deno_warmup.ts";
+import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
 
 /** Default time the human has to answer one request (SPEC §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -320,9 +321,14 @@ export async function startSession(
     flag: "wx",
   });
   const clientEntry = fileURLToPath(new URL("../broker/pi_secret_run.ts", import.meta.url));
+  // `deno task compile`'s binary when it is there and current (docs/compile.md).
+  const compiled = await compiledPiSecretRun(fileURLToPath(new URL("..", import.meta.url)));
   await writeFile(
     join(binDir, "pi-secret-run"),
-    piSecretRunScript(userDenoDir, piSecretRunArgv(denoPath, clientEntry)),
+    piSecretRunScript(
+      userDenoDir,
+      compiled.ok ? [compiled.path] : piSecretRunArgv(denoPath, clientEntry),
+    ),
     { mode: 0o700, flag: "wx" },
   );
   if (realSudo) {
@@ -368,7 +374,9 @@ export async function startSession(
   // Off the event loop: child processes fill the cache while pi starts up.
   const warmRuns: WarmupRun[] = [
     ...(root ? [] : [{ argv: argvPrefix, expectedCode: 1 }]),
-    { argv: piSecretRunArgv(denoPath, clientEntry), expectedCode: BROKER_REFUSAL_EXIT },
+    ...(compiled.ok
+      ? []
+      : [{ argv: piSecretRunArgv(denoPath, clientEntry), expectedCode: BROKER_REFUSAL_EXIT }]),
   ];
   const warming = warmDenoCache(warmRuns, userDenoDir);
 

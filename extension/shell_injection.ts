@@ -163,7 +163,8 @@ export function launcherScript(spec: LauncherSpec): string {
 
 /**
  * The session's `pi-secret-run` command (first on the tool's PATH): the Deno
- * client with its pinned flags and the session's deno cache.
+ * client with its pinned flags and the session's deno cache, or the binary
+ * `deno task compile` built (`argv` is then just its path).
  */
 export function piSecretRunScript(denoDir: string, argv: readonly string[]): string {
   return [

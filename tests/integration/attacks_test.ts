@@ -108,7 +108,7 @@ async function editedLauncher(f: Fixture, name: string, edit: (text: string) => 
 
 /** The launcher's text without its stdout check (the helper layer's first check). */
 function withoutStdoutCheck(text: string): string {
-  const check = /^if \[ ! -p \/proc\/self\/fd\/1 \][^\n]*\n[^\n]*\n  exit 1\nfi\n/m;
+  const check = /^if \[ ! -p \/proc\/self\/fd\/1 \][^\n]*\n[^\n]*\n {2}exit 1\nfi\n/m;
   assert.match(text, check, "the launcher has its stdout check");
   return text.replace(check, "");
 }

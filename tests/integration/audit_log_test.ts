@@ -870,10 +870,15 @@ describe("audit log", () => {
         assert.equal(bad.stderr.trim().split("\n").length, 1);
         assert.match(bad.stderr, /^audit: broken_chain at .*audit\.jsonl line 5: /);
 
-        const missing = await runCli(["verify", join(dir, "nope.jsonl")]);
-        assert.equal(missing.code, 1);
-        assert.match(missing.stderr, /^audit: unreadable at /);
-        assert.doesNotMatch(missing.stderr, /\n\s+at /);
+        // Nothing there yet is not an error (tests/unit/messages_test.ts has the text).
+        const none = await runCli(["verify", join(dir, "nope.jsonl")]);
+        assert.equal(none.code, 0, none.stderr);
+        assert.match(none.stdout, /^audit: no audit log yet \(looked for /);
+        await symlink(join(dir, "nope.jsonl"), join(dir, "dangling.jsonl"));
+        const unreadable = await runCli(["verify", join(dir, "dangling.jsonl")]);
+        assert.equal(unreadable.code, 1);
+        assert.match(unreadable.stderr, /^audit: unreadable at /);
+        assert.doesNotMatch(unreadable.stderr, /\n\s+at /);
 
         const usage = await runCli(["frobnicate"]);
         assert.equal(usage.code, 2);

@@ -10,7 +10,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { WARMUP_FAILURES, warmDenoCache } from "../../extension/deno_warmup.ts";
+import { warmDenoCache, WARMUP_FAILURES } from "../../extension/deno_warmup.ts";
 import { startSession } from "../../extension/session_server.ts";
 import { ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { startHeartbeat } from "../helpers/heartbeat.ts";

@@ -2,7 +2,8 @@
  * `deno task demo`: the whole flow in the real pi TUI with no API key. pi
  * starts with this extension and a scripted model whose first step runs
  * `sudo -k id -u` through the bash tool; the modal appears; type your sudo
- * password (or press Escape) and watch the result.
+ * password (or press Escape) and watch the result. Which password to type is
+ * shown inside pi, above the editor (`demo_hint.ts`), once the TUI has started.
  *
  * Run it as a regular user who may use sudo with a password: root's sudo
  * never asks. Uses a throwaway agent directory, so your pi settings and
@@ -46,6 +47,8 @@ const child = spawn(
     "faux-1",
     "-e",
     FAUX_EXTENSION,
+    "-e",
+    join(REPO_ROOT, "tests/pi/demo_hint.ts"),
     "-e",
     join(REPO_ROOT, "extension/index.ts"),
     "Please run `sudo -k id -u`.",

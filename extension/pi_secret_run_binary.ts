@@ -1,0 +1,81 @@
+/**
+ * The compiled `pi-secret-run` (`deno task compile`, `broker/compile.sh`):
+ * when `dist/pi-secret-run` is there, a regular executable file, and not
+ * older than any source compiled into it, a session's `bin/pi-secret-run`
+ * runs it instead of `deno run` with the pinned flags (same client, same
+ * permissions, baked in at compile time). A binary older than its sources
+ * (a `git pull` after the build) is stale and not used.
+ *
+ * The client is not trusted either way: the broker and pi verify through the
+ * kernel, never through what runs `sudo -n` (docs/permissions.md).
+ *
+ * @module
+ */
+import { constants } from "node:fs";
+import { access, lstat } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Where `deno task compile` writes the binary, relative to the package root. */
+export const COMPILED_PI_SECRET_RUN = "dist/pi-secret-run";
+
+/**
+ * The local modules compiled into the binary (`broker/pi_secret_run.ts` and
+ * its imports), relative to the package root; a unit test compares this list
+ * with `deno info`.
+ */
+export const PI_SECRET_RUN_SOURCES: readonly string[] = [
+  "askpass/helper_permissions.ts",
+  "askpass/protocol.ts",
+  "broker/broker_permissions.ts",
+  "broker/paths.ts",
+  "broker/pi_secret_run.ts",
+];
+
+/** Why the compiled binary is not used. */
+export const COMPILED_BINARY_REFUSALS = {
+  /** Nothing at {@link COMPILED_PI_SECRET_RUN} (never compiled, or the build was skipped). */
+  ABSENT: "absent",
+  /** A symlink, a directory or anything else that is not a regular file. */
+  NOT_REGULAR_FILE: "not_regular_file",
+  NOT_EXECUTABLE: "not_executable",
+  /** Older than one of {@link PI_SECRET_RUN_SOURCES}. */
+  STALE: "stale",
+} as const;
+
+/** One of the values of {@link COMPILED_BINARY_REFUSALS}. */
+export type CompiledBinaryRefusal =
+  typeof COMPILED_BINARY_REFUSALS[keyof typeof COMPILED_BINARY_REFUSALS];
+
+/** The compiled binary to run, or why there is none. */
+export type CompiledBinaryResult =
+  | { readonly ok: true; readonly path: string }
+  | { readonly ok: false; readonly reason: CompiledBinaryRefusal };
+
+/**
+ * The compiled `pi-secret-run` of the package at `packageRoot` (absolute),
+ * if it exists, is a regular file (not a symlink) this user may execute, and
+ * is not older than its sources; else why not. A missing source does not
+ * count against it.
+ */
+export async function compiledPiSecretRun(packageRoot: string): Promise<CompiledBinaryResult> {
+  const path = join(packageRoot, COMPILED_PI_SECRET_RUN);
+  const refuse = (reason: CompiledBinaryRefusal) => ({ ok: false, reason }) as const;
+  let mtimeMs: number;
+  try {
+    const st = await lstat(path);
+    if (!st.isFile()) return refuse(COMPILED_BINARY_REFUSALS.NOT_REGULAR_FILE);
+    mtimeMs = st.mtimeMs;
+  } catch {
+    return refuse(COMPILED_BINARY_REFUSALS.ABSENT);
+  }
+  try {
+    await access(path, constants.X_OK);
+  } catch {
+    return refuse(COMPILED_BINARY_REFUSALS.NOT_EXECUTABLE);
+  }
+  for (const source of PI_SECRET_RUN_SOURCES) {
+    const st = await lstat(join(packageRoot, source)).catch(() => undefined);
+    if (st && st.mtimeMs > mtimeMs) return refuse(COMPILED_BINARY_REFUSALS.STALE);
+  }
+  return { ok: true, path };
+}
