@@ -1,17 +1,17 @@
 /**
- * `deno task audit`: checks and shows the audit log.
+ * `pi-sudo-prompt audit` (`deno task audit` in a checkout): checks and shows the audit log.
  *
- * - `deno task audit verify [path]`: verifies the hash chain of the log
+ * - `audit verify [path]`: verifies the hash chain of the log
  *   (default {@link defaultAuditPath}), its rotated files and its head file.
  *   Exit 0 when intact, or when there is no log yet (nothing at the path,
  *   no rotated file, no head file: "no audit log yet"); 1 when broken or
  *   unreadable; 2 on a usage error.
- * - `deno task audit tail [n] [path]`: the last `n` lines (default 20), one
+ * - `audit tail [n] [path]`: the last `n` lines (default 20), one
  *   per line, as JSON with every control and bidi character escaped so argv
  *   cannot drive the terminal.
  *
- * Errors are one line on stderr, never a stack trace. Runs under Node 22
- * (`node_modules/.bin/node`).
+ * Errors are one line on stderr, never a stack trace. Runs under Node ≥ 22.19,
+ * through `bin/pi-sudo-prompt.mjs`.
  *
  * @module
  */
@@ -19,7 +19,7 @@ import { lstat } from "node:fs/promises";
 import process from "node:process";
 import { defaultAuditPath, HEAD_SUFFIX, readAuditTail, verifyAuditChain } from "./audit_log.ts";
 
-const USAGE = "usage: deno task audit verify [path] | deno task audit tail [n] [path]";
+const USAGE = "usage: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit tail [n] [path]";
 
 // C0/C1 controls, DEL, bidi controls and line/paragraph separators.
 // deno-lint-ignore no-control-regex -- escaping control characters is the point

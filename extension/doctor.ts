@@ -58,6 +58,7 @@ import {
   peerCredentialsAvailable,
 } from "./peer_credentials.ts";
 import { readProcText } from "./proc_reader.ts";
+import { registeredSources, rootOwnedInstallFix } from "./pi_sources.ts";
 import { displayCheck, dumpableCheck, multiplexerCheck, terminalCheck } from "./doctor_keyboard.ts";
 import { socketDiagAvailable, unixPeerInode } from "./socket_peer.ts";
 
@@ -1046,9 +1047,9 @@ async function hardenedCheck(ctx: Context): Promise<Finding> {
     : "";
   const fixes: string[] = [];
   if (items.some((i) => i.label !== CACHE_LABEL)) {
+    const sources = await registeredSources(ctx.packageRoot, process.cwd(), process.env);
     fixes.push(
-      "install root-owned: sudo npm install -g pi-sudo-prompt && pi install " +
-        '"$(npm root -g)/pi-sudo-prompt"',
+      `install root-owned: ${rootOwnedInstallFix(ctx.packageRoot, PACKAGE_VERSION, sources)}`,
     );
   }
   if (items.some((i) => i.label === CACHE_LABEL)) {

@@ -1,11 +1,11 @@
 /**
- * `deno task doctor`: the checks of `/sudo-prompt doctor`, outside pi.
+ * `pi-sudo-prompt doctor` (`deno task doctor` in a checkout): the checks of `/sudo-prompt doctor`, outside pi.
  *
  * Prints one screen of checks (see `doctor.ts`) and exits 0, or 1 when any
  * check failed. `--json` prints the checks as a JSON array instead. A bad
  * argument prints the usage and exits 2.
  *
- * Runs under Node 22 (`node_modules/.bin/node extension/doctor_cli.ts`), the
+ * Runs under Node ≥ 22.19 (through `bin/pi-sudo-prompt.mjs`), the
  * runtime pi itself uses, so the FFI check loads koffi exactly as pi would.
  *
  * @module
@@ -23,7 +23,9 @@ try {
     strict: true,
   }).values.json === true;
 } catch (e) {
-  console.error(`doctor: ${e instanceof Error ? e.message : e}\nusage: deno task doctor [--json]`);
+  console.error(
+    `doctor: ${e instanceof Error ? e.message : e}\nusage: pi-sudo-prompt doctor [--json]`,
+  );
   process.exit(2);
 }
 

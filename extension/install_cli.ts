@@ -1,5 +1,5 @@
 /**
- * `deno task install`: makes this checkout usable by pi, and says what it did.
+ * `pi-sudo-prompt install` (`deno task install` in a checkout): makes this copy usable by pi, and says what it did.
  * Idempotent: run it again after `git pull` or `npm ci`.
  *
  * 1. Finds the pinned deno binary the askpass launcher will exec.
@@ -7,12 +7,15 @@
  *    every password request would be refused.
  * 3. Finds sudo.
  * 4. Registers the checkout with pi (`pi install <path>`) when a `pi` command
- *    is on PATH; otherwise prints the command to run.
+ *    is on PATH, or with the checkout's own pi (a dev dependency, started with
+ *    `npx pi`); otherwise prints how to get pi and the command to run. A
+ *    `node` on PATH older than pi needs is named, with its fix, in one line.
  *
  * Per-session files (socket, launcher, `sudo` wrapper) are created by the
  * extension when a pi session starts, not here.
  *
- * Runs under Node 22 (`node_modules/.bin/node`), the runtime pi itself needs.
+ * Runs under Node ≥ 22.19, the runtime pi itself needs, through
+ * `bin/pi-sudo-prompt.mjs` (`pi-sudo-prompt install`, `deno task install`).
  *
  * @module
  */
@@ -23,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import process from "node:process";
 import { firstExecutable, resolveDenoBinary } from "./deno_binary.ts";
 import { peerCredentialsAvailable } from "./peer_credentials.ts";
+import { MIN_NODE, nodeVersionProblem } from "../bin/node_version.mjs";
 
 const repo = await realpath(fileURLToPath(new URL("..", import.meta.url)));
 let problems = 0;
@@ -67,15 +71,50 @@ else problem("sudo not installed (apt-get install sudo)");
 
 const pathDirs = (process.env.PATH ?? "").split(delimiter).filter((d) => d.startsWith("/"));
 const pi = await firstExecutable(pathDirs.map((d) => join(d, "pi")));
-if (!pi) {
-  say("  - pi not on PATH: after installing pi, run:");
-  say(`      pi install ${repo}`);
-} else {
+// A checkout has pi as a dev dependency: `npx pi` runs it with the checkout's
+// own Node 22 (node_modules/.bin comes first on npx's PATH).
+const localPi = pi ? undefined : await firstExecutable([join(repo, "node_modules", ".bin", "pi")]);
+const pathNode = await firstExecutable(pathDirs.map((d) => join(d, "node")));
+const pathNodeVersion = pathNode ? (await run(pathNode, ["--version"], 10_000)).out : undefined;
+const oldNode = pathNodeVersion ? oldNodeLine(pathNodeVersion) : undefined;
+
+if (pi) {
+  if (oldNode) problem(oldNode);
   const r = await run(pi, ["install", repo], 120_000);
   if (r.code === 0) say(`  ✓ pi install ${repo}`);
   else problem(`pi install ${repo} failed (exit ${r.code}): ${r.out.split("\n").at(-1)}`);
+} else if (localPi) {
+  say(
+    `  - pi is not on PATH; it is installed only in ${
+      join(repo, "node_modules")
+    }: start it with \`npx pi\` in ${repo}`,
+  );
+  if (oldNode) say(`  - ${oldNode} (\`npx pi\` here uses the checkout's own Node)`);
+  const r = await run(process.execPath, [localPi, "install", repo], 120_000);
+  if (r.code === 0) say(`  ✓ npx pi install ${repo}`);
+  else problem(`npx pi install ${repo} failed (exit ${r.code}): ${r.out.split("\n").at(-1)}`);
+} else {
+  if (oldNode) say(`  - ${oldNode}`);
+  say(
+    "  - pi not on PATH: get it with `npm install -g @earendil-works/pi-coding-agent`, then run:",
+  );
+  say(`      pi install ${repo}`);
 }
 
-if (problems === 0) say("pi-sudo-prompt: ready. Start `pi` and run a command that uses sudo.");
+const start = pi
+  ? "Start `pi`"
+  : localPi
+  ? `Start \`npx pi\` in ${repo}`
+  : "Get pi (above), start it";
+if (problems === 0) say(`pi-sudo-prompt: ready. ${start} and run a command that uses sudo.`);
 else say(`pi-sudo-prompt: ${problems} problem(s) above.`);
 process.exitCode = problems === 0 ? 0 : 1;
+
+/** One line when `version` (the output of `node --version`) is too old for pi, with the fix. */
+function oldNodeLine(version: string): string | undefined {
+  return nodeVersionProblem(version) === undefined
+    ? undefined
+    : `node on PATH is ${version}, pi needs Node >= ${
+      MIN_NODE.join(".")
+    }: \`npm install -g node@22\``;
+}

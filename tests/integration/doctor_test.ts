@@ -590,7 +590,9 @@ describe("doctor: checks that fail or warn on purpose", () => {
     assert.match(c.detail, /the askpass helper \(/);
     assert.match(c.detail, /the deno binary \(/);
     assert.match(c.detail, /the helper's Deno cache \(a per-session deno-cache/);
-    assert.match(c.fix!, /sudo npm install -g pi-sudo-prompt/);
+    // Not an npm install: the fix packs this copy (pi_sources_test.ts covers each kind).
+    assert.match(c.fix!, /npm pack \S+ && sudo npm install -g \.\/pi-sudo-prompt-[0-9.]+\.tgz/);
+    assert.match(c.fix!, /pi install "\$\(sudo npm root -g\)\/pi-sudo-prompt"/);
     assert.match(c.fix!, /install-broker/);
     assert.doesNotMatch(c.detail, /root-owned helper copy exists/);
 

@@ -7,8 +7,8 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -22,6 +22,7 @@ import {
   startFailureNotice,
 } from "../../extension/start_notice.ts";
 import { demoHint } from "../pi/demo_hint.ts";
+import { nodeVersionProblem } from "../../bin/node_version.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const NODE = `${ROOT}/node_modules/.bin/node`;
@@ -217,5 +218,80 @@ describe("messages", () => {
       "demo: when the modal opens, type the sudo password of alice (your login password), " +
         "or press Escape to cancel. Quit with Ctrl+D.",
     );
+  });
+  describe("pi-sudo-prompt, the command of an npm install", () => {
+    const BIN = `${ROOT}/bin/pi-sudo-prompt.mjs`;
+    const SYSTEM_NODE = "/usr/bin/node";
+    const systemNodeVersion = (() => {
+      try {
+        return execFileSync(SYSTEM_NODE, ["--version"], { encoding: "utf8" }).trim();
+      } catch {
+        return undefined;
+      }
+    })();
+
+    it("under a Node older than pi needs: one line with the fix, exit 1", {
+      skip: systemNodeVersion && nodeVersionProblem(systemNodeVersion)
+        ? false
+        : `no Node older than 22.19 at ${SYSTEM_NODE} (found ${systemNodeVersion ?? "none"})`,
+    }, async () => {
+      const r = await run(SYSTEM_NODE, [BIN, "doctor"], baseEnv());
+      assert.equal(r.code, 1);
+      assert.equal(r.stdout, "");
+      assert.equal(
+        r.stderr,
+        `pi-sudo-prompt needs Node >= 22.19.0 (the version pi needs), this is ${systemNodeVersion}: ` +
+          "install it with `npm install -g node@22`, then run the command again\n",
+      );
+    });
+
+    it("no command or an unknown one: the usage, exit 2", async () => {
+      const usage = "usage: pi-sudo-prompt doctor [--json] | audit verify [path] | " +
+        "audit tail [n] [path] | install | uninstall\n";
+      const none = await run(NODE, [BIN], baseEnv());
+      assert.equal(none.code, 2);
+      assert.equal(none.stderr, usage);
+      const bogus = await run(NODE, [BIN, "bogus"], baseEnv());
+      assert.equal(bogus.code, 2);
+      assert.equal(bogus.stderr, `pi-sudo-prompt: unknown command 'bogus'\n${usage}`);
+    });
+
+    it("install with pi only in node_modules: says so and names npx pi", async () => {
+      await withTmp(async (dir) => {
+        // A node on PATH that reports an old version, and no pi on PATH.
+        await mkdir(join(dir, "bin"));
+        await writeFile(join(dir, "bin", "node"), "#!/bin/sh\necho v20.20.2\n", { mode: 0o755 });
+        const r = await run("sh", [`${ROOT}/bin/pi-sudo-prompt`, "install"], {
+          ...baseEnv(),
+          PATH: `${join(dir, "bin")}:/usr/bin:/bin`,
+          HOME: dir,
+          PI_CODING_AGENT_DIR: join(dir, "agent"),
+        });
+        const lines = r.stdout.split("\n");
+        assert.ok(
+          lines.includes(
+            `  - pi is not on PATH; it is installed only in ${ROOT}/node_modules: ` +
+              `start it with \`npx pi\` in ${ROOT}`,
+          ),
+          r.stdout,
+        );
+        assert.ok(
+          lines.includes(
+            "  - node on PATH is v20.20.2, pi needs Node >= 22.19.0: `npm install -g node@22` " +
+              "(`npx pi` here uses the checkout's own Node)",
+          ),
+          r.stdout,
+        );
+        assert.ok(lines.includes(`  ✓ npx pi install ${ROOT}`), r.stdout);
+        assert.equal(r.code, 0, r.stdout + r.stderr);
+        assert.equal(
+          lines.at(-2),
+          `pi-sudo-prompt: ready. Start \`npx pi\` in ${ROOT} and run a command that uses sudo.`,
+        );
+        // The checkout's own pi registered it, where `npx pi` will look.
+        const settings = JSON.parse(await readFile(join(dir, "agent", "settings.json"), "utf8"));
+        assert.equal(settings.packages.length, 1);
+      });
+    });
   });
 });

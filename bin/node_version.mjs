@@ -1,0 +1,34 @@
+/**
+ * The Node version pi needs, checked before anything else loads: by
+ * `bin/pi-sudo-prompt.mjs` for itself, and by `pi-sudo-prompt install` for
+ * the `node` on PATH that will run pi. Plain JavaScript so that an old Node
+ * can load it and say what is wrong in one line.
+ *
+ * @module
+ */
+
+/** The oldest Node that runs pi, and so these tools. */
+export const MIN_NODE = [22, 19, 0];
+
+/**
+ * `undefined` when `version` (like `v22.19.0`) is at least {@link MIN_NODE},
+ * else the one line that says so and how to fix it.
+ *
+ * @param {string} version
+ * @returns {string | undefined}
+ */
+export function nodeVersionProblem(version) {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (m) {
+    const [major, minor, patch] = m.slice(1).map(Number);
+    const [wantMajor, wantMinor, wantPatch] = MIN_NODE;
+    const recent = major !== wantMajor
+      ? major > wantMajor
+      : minor !== wantMinor
+      ? minor > wantMinor
+      : patch >= wantPatch;
+    if (recent) return undefined;
+  }
+  return `pi-sudo-prompt needs Node >= ${MIN_NODE.join(".")} (the version pi needs), ` +
+    `this is ${version}: install it with \`npm install -g node@22\`, then run the command again`;
+}

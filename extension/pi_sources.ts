@@ -1,0 +1,180 @@
+/**
+ * How pi knows this copy of the package: the `packages` entries of pi's
+ * settings that point at it (`npm:pi-sudo-prompt`, `git:<host>/<path>`, or a
+ * local path), and the commands that fit the way it was installed. Used by
+ * `pi-sudo-prompt uninstall` (which runs `pi remove <source>`) and by the
+ * doctor's hardened-mode fix (which must name a command that works for this
+ * copy, not for a package that may not be on the registry).
+ *
+ * The matching is pure; {@link registeredSources} is the one function that
+ * reads files.
+ *
+ * @module
+ */
+import { readFile, realpath } from "node:fs/promises";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve, sep } from "node:path";
+
+/** The npm name of this package, as in `package.json`. */
+export const PACKAGE_NAME = "pi-sudo-prompt";
+
+/** One `packages` entry of pi's settings that loads this copy. */
+export interface PiSource {
+  /** The entry as written in settings, which `pi remove` accepts. */
+  readonly source: string;
+  /** `user`: `~/.pi/agent/settings.json`; `project`: `<cwd>/.pi/settings.json` (`pi remove -l`). */
+  readonly scope: "user" | "project";
+}
+
+/** pi's agent directory: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent` (pi's `getAgentDir`). */
+export function piAgentDir(env: Readonly<Record<string, string | undefined>>): string {
+  const dir = env.PI_CODING_AGENT_DIR;
+  if (dir) {
+    return dir === "~" ? homedir() : dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir;
+  }
+  return join(homedir(), ".pi", "agent");
+}
+
+/** Where a settings entry points, as pi resolves it. */
+export type SourceTarget =
+  | { readonly kind: "npm"; readonly name: string }
+  | { readonly kind: "git"; readonly path: string }
+  | { readonly kind: "local"; readonly path: string };
+
+/**
+ * Where the settings entry `source` points. Local paths are relative to
+ * `baseDir` (the directory of the settings file), git sources live under
+ * `<agentDir>/git/<host>/<path>`. `undefined` for shapes pi would not load
+ * as a package directory (an `https:` URL, a malformed entry).
+ */
+export function sourceTarget(
+  source: string,
+  baseDir: string,
+  agentDir: string,
+): SourceTarget | undefined {
+  if (source.startsWith("npm:")) {
+    const spec = source.slice(4).trim();
+    // "@scope/name@1.2.3" or "name@1.2.3": the version is after the last "@" past index 0.
+    const at = spec.lastIndexOf("@");
+    return { kind: "npm", name: at > 0 ? spec.slice(0, at) : spec };
+  }
+  if (source.startsWith("git:")) {
+    const rest = source.slice(4).replace(/@[^/@]*$/, "").replace(/\.git$/, "");
+    if (!rest || rest.includes("..")) return undefined;
+    return { kind: "git", path: join(agentDir, "git", ...rest.split("/")) };
+  }
+  if (/^[a-z][a-z0-9+.-]*:/i.test(source)) return undefined;
+  const expanded = source === "~"
+    ? homedir()
+    : source.startsWith("~/")
+    ? join(homedir(), source.slice(2))
+    : source;
+  return { kind: "local", path: isAbsolute(expanded) ? expanded : resolve(baseDir, expanded) };
+}
+
+/**
+ * The entries of `packages` (a settings file's `packages` value, any shape)
+ * that load the package at `root` (a real path). `realRoot` maps a local or
+ * git path to its real path (identity in tests).
+ */
+export function matchingSources(
+  packages: unknown,
+  scope: PiSource["scope"],
+  baseDir: string,
+  agentDir: string,
+  root: string,
+  realPaths: ReadonlyMap<string, string>,
+): PiSource[] {
+  if (!Array.isArray(packages)) return [];
+  const found: PiSource[] = [];
+  for (const entry of packages) {
+    const source = typeof entry === "string"
+      ? entry
+      : typeof entry?.source === "string"
+      ? entry.source as string
+      : undefined;
+    if (source === undefined) continue;
+    const target = sourceTarget(source, baseDir, agentDir);
+    if (!target) continue;
+    const hit = target.kind === "npm"
+      ? target.name === PACKAGE_NAME && root.split(sep).includes("node_modules")
+      : (realPaths.get(target.path) ?? target.path) === root;
+    if (hit) found.push({ source, scope });
+  }
+  return found;
+}
+
+/** `settings.packages` of the JSON file at `path`, or `undefined` when absent or unreadable. */
+async function settingsPackages(path: string): Promise<unknown> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(path, "utf8"));
+    return parsed && typeof parsed === "object"
+      ? (parsed as { packages?: unknown }).packages
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The settings entries, user and project (`<cwd>/.pi/settings.json`), that
+ * load the package at `root`. Reads only those two files.
+ */
+export async function registeredSources(
+  root: string,
+  cwd: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<PiSource[]> {
+  const agentDir = piAgentDir(env);
+  const realRoot = await realpath(root).catch(() => root);
+  const found: PiSource[] = [];
+  for (const [scope, dir] of [["user", agentDir], ["project", join(cwd, ".pi")]] as const) {
+    const packages = await settingsPackages(join(dir, "settings.json"));
+    const realPaths = new Map<string, string>();
+    for (const entry of Array.isArray(packages) ? packages : []) {
+      const source = typeof entry === "string" ? entry : entry?.source;
+      if (typeof source !== "string") continue;
+      const target = sourceTarget(source, dir, agentDir);
+      if (target && target.kind !== "npm") {
+        realPaths.set(target.path, await realpath(target.path).catch(() => target.path));
+      }
+    }
+    found.push(...matchingSources(packages, scope, dir, agentDir, realRoot, realPaths));
+  }
+  return found;
+}
+
+/** `pi remove` for `source`, shell-quoted when needed. */
+export function piRemoveCommand(source: PiSource): string {
+  return `pi remove ${source.scope === "project" ? "-l " : ""}${shellWord(source.source)}`;
+}
+
+/**
+ * The command that installs this package root-owned and points pi at that
+ * copy, for the way this copy was installed:
+ * - from the npm registry (`npm:pi-sudo-prompt`): the same version from the
+ *   registry, so the root-owned copy is the published code, not this
+ *   user-writable one;
+ * - anything else (a checkout, a `git:` clone, a local path, a tarball):
+ *   pack this copy and install that tarball. The copy is yours (and so the
+ *   agent's) to write, so the fix says to check it first.
+ */
+export function rootOwnedInstallFix(
+  root: string,
+  version: string,
+  sources: readonly PiSource[],
+): string {
+  const removes = sources.map(piRemoveCommand);
+  const fromNpm = sources.some((s) => s.source.startsWith("npm:"));
+  if (removes.length === 0) removes.push(`pi remove ${shellWord(root)}`);
+  const repoint = `${removes.join(" && ")} && pi install "$(sudo npm root -g)/${PACKAGE_NAME}"`;
+  if (fromNpm) return `sudo npm install -g ${PACKAGE_NAME}@${version} && ${repoint}`;
+  return `check that ${shellWord(root)} holds only changes you made (git status), then: ` +
+    `cd "$(mktemp -d)" && npm pack ${shellWord(root)} && ` +
+    `sudo npm install -g ./${PACKAGE_NAME}-${version}.tgz && ${repoint}`;
+}
+
+/** `word` as one POSIX shell word: bare when it is plainly safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,120 @@
+/**
+ * `pi-sudo-prompt uninstall` (`deno task uninstall` in a checkout): undoes
+ * what `install` and `/sudo-prompt install-broker` did, and says what it did.
+ *
+ * 1. The root broker, when installed: `sudo sh <package>/broker/install.sh
+ *    --uninstall` (sudo asks for your password as usual; inside pi, through
+ *    the modal). As root it only prints the command, which then needs
+ *    `--user NAME`.
+ * 2. Every pi settings entry (user and project scope) that loads this copy:
+ *    `pi remove <source>`. For an `npm:` source pi also removes the npm
+ *    package, this one included; that runs last.
+ * 3. What is left to you: the audit log (kept, it is your record) and, for a
+ *    copy installed with npm into a prefix, the `npm uninstall` line.
+ *
+ * Exit 0 when every step succeeded or had nothing to do, 1 otherwise.
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { realpath } from "node:fs/promises";
+import { delimiter, dirname, join, sep } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { BROKER_ROOT, SUDOERS_FILE } from "../broker/paths.ts";
+import { defaultAuditPath } from "./audit_log.ts";
+import { firstExecutable } from "./deno_binary.ts";
+import { PACKAGE_NAME, piRemoveCommand, registeredSources, shellWord } from "./pi_sources.ts";
+
+/** How long one step (sudo with a password typed, or `pi remove` running npm) may take. */
+const STEP_DEADLINE_MS = 180_000;
+
+const root = await realpath(fileURLToPath(new URL("..", import.meta.url)));
+let problems = 0;
+const say = (line: string) => console.log(line);
+const problem = (line: string) => {
+  problems++;
+  console.log(`  ✗ ${line}`);
+};
+
+/** Runs `cmd args` with the terminal passed through; its exit code, or -1 at the deadline. */
+function runInteractive(cmd: string, args: readonly string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: "inherit" });
+    const timer = setTimeout(() => child.kill("SIGKILL"), STEP_DEADLINE_MS);
+    child.once("error", () => {
+      clearTimeout(timer);
+      resolve(-1);
+    });
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve(code ?? -1);
+    });
+  });
+}
+
+say(`pi-sudo-prompt: uninstalling ${root}`);
+
+// 1. The root broker.
+const installer = join(root, "broker", "install.sh");
+if (!existsSync(BROKER_ROOT) && !existsSync(SUDOERS_FILE)) {
+  say("  - root broker not installed");
+} else if (process.getuid?.() === 0) {
+  say(
+    `  - root broker installed: remove it with  sh ${shellWord(installer)} --uninstall --user NAME`,
+  );
+} else {
+  say(`  - removing the root broker: sudo sh ${installer} --uninstall`);
+  const code = await runInteractive("sudo", ["sh", installer, "--uninstall"]);
+  if (code === 0) say("  ✓ root broker removed");
+  else {problem(
+      `sudo sh ${shellWord(installer)} --uninstall failed (exit ${code}): run it yourself`,
+    );}
+}
+
+// 2. pi's settings entries for this copy.
+const pathDirs = (process.env.PATH ?? "").split(delimiter).filter((d) => d.startsWith("/"));
+const pi = await firstExecutable(pathDirs.map((d) => join(d, "pi")));
+const localPi = pi ? undefined : await firstExecutable([join(root, "node_modules", ".bin", "pi")]);
+const sources = await registeredSources(root, process.cwd(), process.env);
+if (sources.length === 0) say("  - pi has no settings entry for this copy");
+// npm: sources last: pi then uninstalls the package these files belong to.
+sources.sort((a, b) => Number(a.source.startsWith("npm:")) - Number(b.source.startsWith("npm:")));
+for (const source of sources) {
+  const command = piRemoveCommand(source);
+  const args = [...(source.scope === "project" ? ["remove", "-l"] : ["remove"]), source.source];
+  if (!pi && !localPi) {
+    problem(`pi not found: run  ${command}`);
+    continue;
+  }
+  const code = pi
+    ? await runInteractive(pi, args)
+    : await runInteractive(process.execPath, [localPi!, ...args]);
+  if (code === 0) say(`  ✓ ${command}`);
+  else problem(`${command} failed (exit ${code})`);
+}
+
+// 3. What stays.
+say(`  - kept the audit log ${defaultAuditPath()} (your record; delete it by hand if you want)`);
+const parts = root.split(sep);
+const nm = parts.lastIndexOf("node_modules");
+if (nm > 0 && parts[nm + 1] === PACKAGE_NAME && !sources.some((s) => s.source.startsWith("npm:"))) {
+  // <prefix>/lib/node_modules/pi-sudo-prompt: npm's global layout.
+  const lib = parts.slice(0, nm).join(sep);
+  const prefix = lib.endsWith(`${sep}lib`) ? dirname(lib) : undefined;
+  say(
+    prefix
+      ? `  - the package files stay: npm uninstall -g --prefix ${shellWord(prefix)} ${PACKAGE_NAME}`
+      : `  - the package files stay: npm uninstall ${PACKAGE_NAME} in ${
+        shellWord(parts.slice(0, nm).join(sep))
+      }`,
+  );
+} else if (nm < 0) {
+  say(`  - the files of ${root} are yours to delete`);
+}
+
+say(
+  problems === 0 ? "pi-sudo-prompt: uninstalled." : `pi-sudo-prompt: ${problems} problem(s) above.`,
+);
+process.exitCode = problems === 0 ? 0 : 1;
