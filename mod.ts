@@ -8,7 +8,8 @@
  * - The named reasons for which a requester is refused.
  * - sudo argument scanning and the sanitising of untrusted prompt text.
  *
- * The pi extension itself is `extension/index.ts`; it is loaded by pi, not
+ * The pi extension itself is `extension/` (entry `index.ts` at the package
+ * root, so pi lists it by the package's name); it is loaded by pi, not
  * imported from here.
  *
  * @module

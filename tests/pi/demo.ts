@@ -50,7 +50,7 @@ const child = spawn(
     "-e",
     join(REPO_ROOT, "tests/pi/demo_hint.ts"),
     "-e",
-    join(REPO_ROOT, "extension/index.ts"),
+    join(REPO_ROOT, "index.ts"),
     "Please run `sudo -k id -u`.",
   ],
   {

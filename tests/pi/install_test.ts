@@ -24,7 +24,7 @@ async function localImports(entry: string, seen = new Set<string>()): Promise<Se
   if (seen.has(rel)) return seen;
   seen.add(rel);
   const text = await readFile(entry, "utf8");
-  for (const m of text.matchAll(/from\s+"(\.{1,2}\/[^"]+\.ts)"/g)) {
+  for (const m of text.matchAll(/from\s+"(\.{1,2}\/[^"]+\.m?[jt]s)"/g)) {
     await localImports(join(dirname(entry), m[1]), seen);
   }
   return seen;
@@ -80,7 +80,11 @@ describe("installation", () => {
     const pkg = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8"));
     const shipped: string[] = pkg.files;
     const needed = new Set<string>();
-    await localImports(join(REPO_ROOT, "extension/index.ts"), needed);
+    await localImports(join(REPO_ROOT, "index.ts"), needed);
+    await localImports(join(REPO_ROOT, "bin/pi-sudo-prompt.mjs"), needed);
+    for (const cli of ["doctor", "audit", "install", "uninstall"]) {
+      await localImports(join(REPO_ROOT, `extension/${cli}_cli.ts`), needed);
+    }
     await localImports(join(REPO_ROOT, "askpass/helper.ts"), needed);
     assert.ok(needed.has("askpass/protocol.ts"));
     for (const file of needed) {
@@ -89,9 +93,14 @@ describe("installation", () => {
         `${file} not in package.json files`,
       );
     }
-    assert.deepEqual(pkg.pi, { extensions: ["./extension/index.ts"] });
+    // pi names an extension after its entry file's folder: the package root.
+    assert.deepEqual(pkg.pi, { extensions: ["./index.ts"] });
+    assert.deepEqual(pkg.bin, { "pi-sudo-prompt": "bin/pi-sudo-prompt" });
+    assert.equal(pkg.engines.node, ">=22.19.0");
     assert.ok(pkg.keywords.includes("pi-package"));
     assert.equal(pkg.peerDependencies["@earendil-works/pi-coding-agent"], "*");
+    // Optional: npm must not install a second pi into the package (pi aliases its own).
+    assert.equal(pkg.peerDependenciesMeta["@earendil-works/pi-coding-agent"].optional, true);
     assert.ok(pkg.dependencies.deno && pkg.dependencies.koffi);
   });
 });

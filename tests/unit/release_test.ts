@@ -51,7 +51,12 @@ describe("release", () => {
         "LICENSE",
         "CHANGELOG.md",
         "mod.ts",
+        "index.ts",
         "extension/index.ts",
+        "bin/pi-sudo-prompt",
+        "bin/pi-sudo-prompt.mjs",
+        "bin/node_version.mjs",
+        "extension/uninstall_cli.ts",
         "askpass/helper.ts",
         "askpass/protocol.ts",
         "broker/install.sh",
@@ -68,6 +73,20 @@ describe("release", () => {
     for (const f of files) {
       const limit = /\.(png|jpe?g|gif)$/.test(f.path) ? 300_000 : 100_000;
       assert.ok(f.size <= limit, `${f.path} is ${f.size} bytes (limit ${limit})`);
+    }
+  });
+
+  it("every task of the shipped deno.json names only files the package ships", async () => {
+    const paths = new Set((await npmPackFiles()).map((f) => f.path));
+    const tasks: Record<string, string> = json("deno.json").tasks;
+    assert.ok(Object.keys(tasks).length > 0);
+    for (const [name, command] of Object.entries(tasks)) {
+      // Every word with a slash is a path in the package (there are no absolute ones).
+      const files = command.split(/\s+/).filter((w) => w.includes("/"));
+      assert.ok(files.length > 0, `task ${name}: ${command}`);
+      for (const file of files) {
+        assert.ok(paths.has(file), `task ${name} runs ${file}, which the package does not ship`);
+      }
     }
   });
 });
