@@ -6,7 +6,7 @@
  * the root-owned `allowlist-append` (which never follows a symlink and never
  * creates a missing allowlist).
  *
- * Runtime limit (documented in the README): another extension can dispatch
+ * Runtime limit (documented in docs/pi-secret-run.md): another extension can dispatch
  * registered commands through `sendUserMessage(…, { expandPromptTemplates:
  * true })`, so opening this command is not proof of a human; the
  * confirmation dialog is the real barrier.
