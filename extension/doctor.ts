@@ -1010,7 +1010,9 @@ async function hardenedCheck(ctx: Context): Promise<Finding> {
   const pkg: string[] = [];
   const pkgDirProblem = await rootOwnedProblem(ctx.packageRoot, "dir", true, ctx.uid);
   if (pkgDirProblem) pkg.push(pkgDirProblem);
-  for (const name of ["package.json", "index.ts", "mod.ts", "bin", "extension", "askpass", "broker"]) {
+  for (
+    const name of ["package.json", "index.ts", "mod.ts", "bin", "extension", "askpass", "broker"]
+  ) {
     const p = join(ctx.packageRoot, name);
     if (await exists(p)) pkg.push(...await treeProblems(p, ctx.uid));
   }

@@ -20,7 +20,12 @@ export const PACKAGE_NAME = "pi-sudo-prompt";
 
 /** One `packages` entry of pi's settings that loads this copy. */
 export interface PiSource {
-  /** The entry as written in settings, which `pi remove` accepts. */
+  /**
+   * What `pi remove` takes for the entry: the entry itself for `npm:` and
+   * `git:`, the absolute path for a local one (settings hold it relative to
+   * the settings file, but `pi remove` resolves a relative path from the
+   * current directory).
+   */
   readonly source: string;
   /** `user`: `~/.pi/agent/settings.json`; `project`: `<cwd>/.pi/settings.json` (`pi remove -l`). */
   readonly scope: "user" | "project";
@@ -99,7 +104,7 @@ export function matchingSources(
     const hit = target.kind === "npm"
       ? target.name === PACKAGE_NAME && root.split(sep).includes("node_modules")
       : (realPaths.get(target.path) ?? target.path) === root;
-    if (hit) found.push({ source, scope });
+    if (hit) found.push({ source: target.kind === "local" ? target.path : source, scope });
   }
   return found;
 }

@@ -49,7 +49,8 @@ describe("pi sources", () => {
       { source: 7 },
     ];
     assert.deepEqual(matchingSources(packages, "user", AGENT, AGENT, root, NONE), [
-      { source: "../../src/pi-sudo-prompt", scope: "user" },
+      // pi remove resolves a relative path from the current directory: give it the absolute one.
+      { source: "/home/u/src/pi-sudo-prompt", scope: "user" },
       { source: "/home/u/src/pi-sudo-prompt", scope: "user" },
     ]);
     // npm:pi-sudo-prompt is this copy only when it lives in a node_modules.
@@ -92,7 +93,7 @@ describe("pi sources", () => {
       }]),
       "check that /home/u/src/pi-sudo-prompt holds only changes you made (git status), then: " +
         'cd "$(mktemp -d)" && npm pack /home/u/src/pi-sudo-prompt && ' +
-        "sudo npm install -g ./pi-sudo-prompt-0.1.0.tgz && pi remove ../../src/pi-sudo-prompt && " +
+        "sudo npm install -g ./pi-sudo-prompt-0.1.0.tgz && pi remove /home/u/src/pi-sudo-prompt && " +
         'pi install "$(sudo npm root -g)/pi-sudo-prompt"',
     );
     const git = `${AGENT}/git/github.com/u/pi-sudo-prompt`;
