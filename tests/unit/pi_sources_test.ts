@@ -87,10 +87,7 @@ describe("pi sources", () => {
     );
     const checkout = "/home/u/src/pi-sudo-prompt";
     assert.equal(
-      rootOwnedInstallFix(checkout, "0.1.0", [{
-        source: "../../src/pi-sudo-prompt",
-        scope: "user",
-      }]),
+      rootOwnedInstallFix(checkout, "0.1.0", [{ source: checkout, scope: "user" }]),
       "check that /home/u/src/pi-sudo-prompt holds only changes you made (git status), then: " +
         'cd "$(mktemp -d)" && npm pack /home/u/src/pi-sudo-prompt && ' +
         "sudo npm install -g ./pi-sudo-prompt-0.1.0.tgz && pi remove /home/u/src/pi-sudo-prompt && " +
