@@ -102,6 +102,20 @@ fi
 node_tests ${only:-tests/unit/*_test.ts tests/integration/*_test.ts tests/pi/*_test.ts}
 
 
+# --- the newcomer's walk: the README on a clean copy, as a fresh user --------
+newcomer() {
+  set +e
+  sh "$repo/tests/newcomer/run.sh" >"$logs/newcomer.log" 2>&1
+  set -e
+  grep -E '^(ok|FAIL) ' "$logs/newcomer.log" | sed 's/^ok   /ok   newcomer: /; s/^FAIL /FAIL newcomer: /'
+  grep -E '^     ' "$logs/newcomer.log" | head -n 40 || true
+  summary=$(tail -n 1 "$logs/newcomer.log")
+  p=$(echo "$summary" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p')
+  f=$(echo "$summary" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p')
+  if [ -n "$p" ] && [ -n "$f" ]; then count "$p" "$f"; else tail -n 20 "$logs/newcomer.log"; count 0 1; fi
+}
+[ -n "$only" ] || newcomer
+
 # --- the canary must not have leaked into any log ---------------------------
 if grep -rqF -f "$work/secret/password" "$logs" 2>/dev/null; then
   echo "FAIL the test password appears in a test log"; count 0 1
