@@ -579,7 +579,7 @@ async function ffiCheck(ctx: Context): Promise<Finding> {
     return {
       status: "info",
       detail: "not checked under Deno: the extension reads peer credentials in pi's Node",
-      fix: "run deno task doctor (it uses node_modules/.bin/node) or /sudo-prompt doctor in pi",
+      fix: "run pi-sudo-prompt doctor (it runs under Node) or /sudo-prompt doctor in pi",
     };
   }
   if (!peerCredentialsAvailable()) {
