@@ -1,5 +1,6 @@
 /**
- * `pi-sudo-prompt install` (`deno task install` in a checkout): makes this copy usable by pi, and says what it did.
+ * `pi-sudo-prompt install` (`deno task install` in a checkout): makes this copy
+ * usable by pi, and says what it did.
  * Idempotent: run it again after `git pull` or `npm ci`.
  *
  * 1. Finds the pinned deno binary the askpass launcher will exec.

@@ -4,8 +4,8 @@
  *
  * 1. The root broker, when installed: `sudo sh <package>/broker/install.sh
  *    --uninstall` (sudo asks for your password as usual; inside pi, through
- *    the modal). As root it only prints the command, which then needs
- *    `--user NAME`.
+ *    the modal). As root, or without a terminal or askpass to ask with, it
+ *    prints the command instead.
  * 2. Every pi settings entry (user and project scope) that loads this copy:
  *    `pi remove <source>`. For an `npm:` source pi also removes the npm
  *    package, this one included; that runs last.
@@ -64,8 +64,15 @@ if (!existsSync(BROKER_ROOT) && !existsSync(SUDOERS_FILE)) {
   say(
     `  - root broker installed: remove it with  sh ${shellWord(installer)} --uninstall --user NAME`,
   );
+} else if (!process.stdin.isTTY && !process.env.SUDO_ASKPASS) {
+  // No terminal and no askpass (outside pi): sudo could not ask for the password.
+  problem(
+    `root broker installed: remove it in a terminal with  sudo sh ${
+      shellWord(installer)
+    } --uninstall`,
+  );
 } else {
-  say(`  - removing the root broker: sudo sh ${installer} --uninstall`);
+  say(`  - removing the root broker: sudo sh ${shellWord(installer)} --uninstall`);
   const code = await runInteractive("sudo", ["sh", installer, "--uninstall"]);
   if (code === 0) say("  ✓ root broker removed");
   else {problem(

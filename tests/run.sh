@@ -76,6 +76,22 @@ fi
 }
 [ -n "$only" ] || bench_quick
 
+# --- the newcomer's walk: the README on a clean copy, as a fresh user --------
+# Here, like the bench, while any broker is moved aside and before the root
+# phase installs one: a newcomer's machine has none.
+newcomer() {
+  set +e
+  sh "$repo/tests/newcomer/run.sh" >"$logs/newcomer.log" 2>&1
+  set -e
+  grep -E '^(ok|FAIL) ' "$logs/newcomer.log" | sed 's/^ok   /ok   newcomer: /; s/^FAIL /FAIL newcomer: /'
+  grep -E '^     ' "$logs/newcomer.log" | head -n 40 || true
+  summary=$(tail -n 1 "$logs/newcomer.log")
+  p=$(echo "$summary" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p')
+  f=$(echo "$summary" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p')
+  if [ -n "$p" ] && [ -n "$f" ]; then count "$p" "$f"; else tail -n 20 "$logs/newcomer.log"; count 0 1; fi
+}
+[ -n "$only" ] || newcomer
+
 set +e
 (cd "$work/repo" && PI_SUDO_PROMPT_TEST_USER="$user" node_modules/.bin/node --test \
   --test-concurrency=1 --test-timeout=180000 --test-reporter=spec tests/root/*_test.ts) \
@@ -102,19 +118,6 @@ fi
 node_tests ${only:-tests/unit/*_test.ts tests/integration/*_test.ts tests/pi/*_test.ts}
 
 
-# --- the newcomer's walk: the README on a clean copy, as a fresh user --------
-newcomer() {
-  set +e
-  sh "$repo/tests/newcomer/run.sh" >"$logs/newcomer.log" 2>&1
-  set -e
-  grep -E '^(ok|FAIL) ' "$logs/newcomer.log" | sed 's/^ok   /ok   newcomer: /; s/^FAIL /FAIL newcomer: /'
-  grep -E '^     ' "$logs/newcomer.log" | head -n 40 || true
-  summary=$(tail -n 1 "$logs/newcomer.log")
-  p=$(echo "$summary" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p')
-  f=$(echo "$summary" | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p')
-  if [ -n "$p" ] && [ -n "$f" ]; then count "$p" "$f"; else tail -n 20 "$logs/newcomer.log"; count 0 1; fi
-}
-[ -n "$only" ] || newcomer
 
 # --- the canary must not have leaked into any log ---------------------------
 if grep -rqF -f "$work/secret/password" "$logs" 2>/dev/null; then

@@ -613,7 +613,8 @@ describe("doctor: checks that fail or warn on purpose", () => {
   it("hardened: root-owned helper, deno, extension and cache are ok", async () => {
     const c = await checkHardened({
       uid: isRoot ? NOBODY : uid,
-      packageRoot: "/",
+      // A root-owned directory with none of the package's entries (/ has a /bin symlink).
+      packageRoot: "/etc",
       helperPath: "/etc/passwd",
       denoPath: await realpath("/bin/sh"),
       koffiDir: "/etc/passwd",
