@@ -16,7 +16,7 @@
  */
 import { Buffer } from "node:buffer";
 import { type ChildProcess, spawn } from "node:child_process";
-import { constants, fstatSync, type Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import {
   access,
   lstat,
@@ -58,6 +58,7 @@ import {
   peerCredentialsAvailable,
 } from "./peer_credentials.ts";
 import { readProcText } from "./proc_reader.ts";
+import { fdStatSync, socketFd } from "./socket_fd.ts";
 import { registeredSources, rootOwnedInstallFix } from "./pi_sources.ts";
 import { displayCheck, dumpableCheck, multiplexerCheck, terminalCheck } from "./doctor_keyboard.ts";
 import { socketDiagAvailable, unixPeerInode } from "./socket_peer.ts";
@@ -574,14 +575,6 @@ async function runtimeDirCheck(ctx: Context): Promise<Finding> {
 }
 
 async function ffiCheck(ctx: Context): Promise<Finding> {
-  if ("Deno" in globalThis) {
-    // node:net under Deno has no kernel descriptor behind `_handle.fd`.
-    return {
-      status: "info",
-      detail: "not checked under Deno: the extension reads peer credentials in pi's Node",
-      fix: "run pi-sudo-prompt doctor (it runs under Node) or /sudo-prompt doctor in pi",
-    };
-  }
   if (!peerCredentialsAvailable()) {
     return {
       status: "fail",
@@ -1312,19 +1305,8 @@ function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, expired]).finally(() => clearTimeout(timer));
 }
 
-/** The file descriptor behind a Node socket (`_handle.fd`, internal but stable for Unix sockets). */
-function socketFd(socket: Socket): number | undefined {
-  // deno-lint-ignore no-explicit-any -- reaching into Node's internal handle on purpose
-  const fd = (socket as any)._handle?.fd;
-  return typeof fd === "number" && fd >= 0 ? fd : undefined;
-}
-
 function inodeOf(fd: number): number | undefined {
-  try {
-    return fstatSync(fd).ino;
-  } catch {
-    return undefined;
-  }
+  return fdStatSync(fd)?.ino;
 }
 
 function envObject(entries: readonly string[]): Record<string, string> {

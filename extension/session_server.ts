@@ -12,7 +12,6 @@
  * @module
  */
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
-import { fstatSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { realpath } from "node:fs/promises";
 import { join } from "node:path";
@@ -89,6 +88,7 @@ import { pairingNotice, type PairingRefusal } from "./sudo_pairing.ts";
 import { PAIRING_CHECK } from "./root_pairing.ts";
 import { warmDenoCache, type WarmupResult, type WarmupRun } from "./deno_warmup.ts";
 import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
+import { fdStatSync, socketFd } from "./socket_fd.ts";
 
 /** Default time the human has to answer one request (SPEC §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -965,20 +965,6 @@ export function withoutPrelude(
  * touches no disk and cannot block, so it is done synchronously at accept.
  */
 function socketInode(fd: number): number | undefined {
-  try {
-    const st = fstatSync(fd);
-    return st.isSocket() && st.ino > 0 ? st.ino : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The file descriptor behind a Node socket. `_handle.fd` is internal to
- * Node but stable for Unix-domain sockets; without it we fail closed.
- */
-function socketFd(socket: Socket): number | undefined {
-  // deno-lint-ignore no-explicit-any -- reaching into Node's internal handle on purpose
-  const fd = (socket as any)._handle?.fd;
-  return typeof fd === "number" && fd >= 0 ? fd : undefined;
+  const st = fdStatSync(fd);
+  return st?.isSocket() && st.ino > 0 ? st.ino : undefined;
 }

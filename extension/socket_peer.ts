@@ -30,10 +30,10 @@
  *
  * @module
  */
-import { fstat, type Stats } from "node:fs";
 import { opendir, readlink } from "node:fs/promises";
 import { loadLibc as loadSharedLibc } from "./libc.ts";
 import { readProcText } from "./proc_reader.ts";
+import { fdStat } from "./socket_fd.ts";
 
 /** Named reasons a check in this module fails. */
 export const SOCKET_PEER_ERRORS = {
@@ -290,16 +290,6 @@ function peerFromDiagMessage(
 
 const align4 = (n: number): number => (n + 3) & ~3;
 
-function fstatAsync(fd: number): Promise<Stats | undefined> {
-  return new Promise((resolve) => {
-    try {
-      fstat(fd, (err, st) => resolve(err ? undefined : st));
-    } catch {
-      resolve(undefined);
-    }
-  });
-}
-
 /**
  * Inode of our connected AF_UNIX stream socket `acceptedFd` (by `fstat`) and
  * of the socket at its other end (by `NETLINK_SOCK_DIAG`). For a socket
@@ -312,7 +302,7 @@ export async function unixPeerInode(
   if (!Number.isSafeInteger(acceptedFd) || acceptedFd < 0) {
     return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
   }
-  const st = await fstatAsync(acceptedFd);
+  const st = await fdStat(acceptedFd);
   if (!st || !st.isSocket() || !isPositiveInt(st.ino)) {
     return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
   }
@@ -407,7 +397,7 @@ export async function peerOwnsThisConnection(
   if (!Number.isSafeInteger(acceptedFd) || acceptedFd < 0) {
     return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
   }
-  const st = await fstatAsync(acceptedFd);
+  const st = await fdStat(acceptedFd);
   if (!st || !st.isSocket() || !isPositiveInt(st.ino)) {
     return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
   }

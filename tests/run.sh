@@ -113,9 +113,24 @@ fi
 
 [ -n "$only" ] || deno_unit
 
-# --- unit + integration + real pi suites under Node 22 ----------------------
-# shellcheck disable=SC2086 # $only is a list of paths
-node_tests ${only:-tests/unit/*_test.ts tests/integration/*_test.ts tests/pi/*_test.ts}
+# --- the real-sudo integration suites under deno test -----------------------
+# The session server runs in the test process, under Deno: the same modules
+# pi loads in Node (koffi loads in Deno as a Node-API addon; -A includes
+# --allow-ffi). The real-pi suites below run the server in pi's Node.
+if [ -n "$only" ]; then
+  integ="" rest=""
+  for f in $only; do
+    case "$f" in tests/integration/*) integ="$integ $f" ;; *) rest="$rest $f" ;; esac
+  done
+  # shellcheck disable=SC2086 # lists of paths
+  [ -z "$integ" ] || deno_tests integration $integ
+  # shellcheck disable=SC2086
+  [ -z "$rest" ] || node_tests $rest
+else
+  deno_tests integration tests/integration/
+  # --- unit + real pi suites under Node 22 ----------------------------------
+  node_tests tests/unit/*_test.ts tests/pi/*_test.ts
+fi
 
 
 

@@ -41,29 +41,47 @@ static_checks() {
   fi
 }
 
-# --- unit tests under Deno (the shared modules are runtime-neutral) ---------
-deno_unit() {
+# --- test files under deno test: deno_tests NAME PATH... --------------------
+# NAME names the log ($logs/deno-NAME.log). node:test files run as they are:
+# each describe is a Deno test and each it a step, so steps are counted when
+# there are any; ignored (skipped) steps are counted as skipped. The whole run
+# has a deadline (deno test has no per-test default): past it, it fails.
+deno_tests() {
+  name=$1
+  shift
+  log="$logs/deno-$name.log"
   set +e
-  $as_tester env NO_COLOR=1 node_modules/.bin/deno test -A --no-check tests/unit/ >"$logs/deno-unit.log" 2>&1
+  $as_tester env NO_COLOR=1 timeout -k 10 1500 node_modules/.bin/deno test -A --no-check "$@" >"$log" 2>&1
   deno_rc=$?
   set -e
-  summary=$(grep -E '^(ok|FAILED) \| ' "$logs/deno-unit.log" | tail -n 1)
-  tail -n 3 "$logs/deno-unit.log"
+  summary=$(grep -E '^(ok|FAILED) \| ' "$log" | tail -n 1)
+  tail -n 3 "$log"
   if [ -n "$summary" ]; then
-    p=$(echo "$summary" | sed -nE 's/.*\| ([0-9]+) passed( \(([0-9]+) steps\))?.*/\1 \3/p')
-    f=$(echo "$summary" | sed -nE 's/.*\| ([0-9]+) failed( \(([0-9]+) steps\))?.*/\1 \3/p')
-    # node:test "it" blocks are Deno steps: count steps when present.
+    p=$(echo "$summary" | sed -nE 's/.*\| ([0-9]+) passed( \(([0-9]+) steps?\))?.*/\1 \3/p')
+    f=$(echo "$summary" | sed -nE 's/.*\| ([0-9]+) failed( \(([0-9]+) steps?\))?.*/\1 \3/p')
+    i=$(echo "$summary" | sed -nE 's/.*\| ([0-9]+) ignored( \(([0-9]+) steps?\))?.*/\1 \3/p')
     # shellcheck disable=SC2086 # split "N M" into $1 $2
     set -- $p; pn=${2:-$1}
     # shellcheck disable=SC2086
     set -- $f; fn=${2:-$1}
+    # shellcheck disable=SC2086
+    set -- $i; ig=${2:-${1:-0}}
+    skipped=$((skipped + ig))
+    if [ "$fn" != 0 ]; then
+      # Deno's own list of failures, with their errors.
+      sed -n '/^ ERRORS /,$p' "$log" | grep -v '^\s*at ' | head -n 200
+    fi
     count "$pn" "$fn"
     [ "$deno_rc" = 0 ] || [ "$fn" != 0 ] || count 0 1
   else
-    grep -v '^\s*[0-9]*: ' "$logs/deno-unit.log" | tail -n 30
+    grep -v '^\s*[0-9]*: ' "$log" | tail -n 30
+    [ "$deno_rc" != 124 ] || echo "deno test $name: past its deadline (1500 s)"
     count 0 1
   fi
 }
+
+# --- unit tests under Deno (the shared modules are runtime-neutral) ---------
+deno_unit() { deno_tests unit tests/unit/; }
 
 # --- test files under Node 22: node_tests FILE... ---------------------------
 node_tests() {

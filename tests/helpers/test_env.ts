@@ -23,3 +23,12 @@ export function testPassword(): string {
 
 /** Absolute path of the repository root. */
 export const REPO_ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+
+/**
+ * A Node binary for child processes that need Node itself (`--require`,
+ * `--input-type`, running a `.ts` CLI). Under `deno test`, `process.execPath`
+ * is Deno, which would drop those flags; the checkout's Node 22 is used then.
+ */
+export const NODE_BINARY: string = "Deno" in globalThis
+  ? `${REPO_ROOT}/node_modules/.bin/node`
+  : process.execPath;

@@ -29,7 +29,7 @@ import { runShell, runToolCommand } from "../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../helpers/heartbeat.ts";
 import { pidsWithCmdline, waitFor } from "../helpers/processes.ts";
 import { rawExchange } from "../helpers/raw_client.ts";
-import { REPO_ROOT, testPassword } from "../helpers/test_env.ts";
+import { NODE_BINARY, REPO_ROOT, testPassword } from "../helpers/test_env.ts";
 
 const PASSWORD = testPassword();
 const ROGUE = join(REPO_ROOT, "tests/helpers/rogue_helper.ts");
@@ -429,7 +429,7 @@ describe("attacks", () => {
         const summary = await new Promise<{ stillOpen: number; connectErrors: number }>(
           (resolve, reject) => {
             execFile(
-              process.execPath,
+              NODE_BINARY,
               [flooder, f.session.socketPath, "1000", "8000"],
               {
                 timeout: 20_000,

@@ -27,6 +27,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
+import { NODE_BINARY } from "../helpers/test_env.ts";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   AUDIT_ENTRY_FIELDS,
@@ -114,7 +115,7 @@ function ev(fields: Record<string, unknown>): SessionEvent {
 
 function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(NODE_BINARY, [CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -544,7 +545,7 @@ describe("audit log", () => {
         const run = (tag: string) =>
           new Promise<void>((resolve, reject) => {
             execFile(
-              process.execPath,
+              NODE_BINARY,
               ["--input-type=module", "-e", code, "--", path, tag, String(perProcess)],
               { timeout: 60_000 },
               (err, _out, stderr) => err ? reject(new Error(`${tag}: ${stderr}`)) : resolve(),

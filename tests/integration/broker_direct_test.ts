@@ -21,7 +21,7 @@ import {
 } from "../helpers/fake_pi.ts";
 import { BROKER_REFUSALS as R, MAX_BROKERS_PER_UID } from "../../broker/broker_permissions.ts";
 import { PROOF_DIR } from "../../broker/paths.ts";
-import { testPassword } from "../helpers/test_env.ts";
+import { NODE_BINARY, testPassword } from "../helpers/test_env.ts";
 import { waitFor } from "../helpers/processes.ts";
 
 const CONSUMER = "/usr/local/libexec/pi-sudo-prompt-test/consumer";
@@ -201,7 +201,7 @@ describe("the broker called directly (hostile review)", () => {
 
   it("R3: a socket the caller owns but another process serves (not this pi, or root) gets not one byte", async () => {
     // Not an ancestor of the broker: a pi of another session of the same user.
-    const other = spawn(process.execPath, [
+    const other = spawn(NODE_BINARY, [
       "-e",
       `const n=require("node:net");let b=0;n.createServer(c=>c.on("data",d=>{b+=d.length;console.log("bytes",b)})).listen(process.argv[1],()=>console.log("ready"));setTimeout(()=>process.exit(0),20000)`,
       join(scratch, "other.sock"),

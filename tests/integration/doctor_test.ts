@@ -29,6 +29,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { NODE_BINARY } from "../helpers/test_env.ts";
 import { after, before, describe, it } from "node:test";
 import {
   checkAllowlist,
@@ -54,7 +55,7 @@ import {
 import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const NODE = process.execPath;
+const NODE = NODE_BINARY;
 const uid = process.getuid!();
 const isRoot = uid === 0;
 const NOBODY = 65534;

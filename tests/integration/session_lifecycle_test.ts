@@ -10,6 +10,7 @@ import { lstat, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { NODE_BINARY } from "../helpers/test_env.ts";
 import { startSession } from "../../extension/session_server.ts";
 import {
   chooseRuntimeBase,
@@ -118,7 +119,7 @@ describe("session directory and lifecycle", () => {
 
 describe("fail closed", () => {
   it("without FFI (no kernel peer credentials) every request is refused before any prompt", async () => {
-    const node = process.execPath;
+    const node = NODE_BINARY;
     const child = spawn(node, [
       "--require",
       new URL("../helpers/no_koffi.cjs", import.meta.url).pathname,
