@@ -12,10 +12,37 @@
  * root, so pi lists it by the package's name); it is loaded by pi, not
  * imported from here.
  *
+ * @example A signed password request, as the helper sends it and the session reads it
+ * ```ts
+ * import {
+ *   decodeRequest,
+ *   encodeRequest,
+ *   FrameReader,
+ *   importSessionKey,
+ *   newRequestId,
+ *   newSessionKeyHex,
+ * } from "./mod.ts";
+ *
+ * const imported = await importSessionKey(newSessionKeyHex());
+ * if (!imported.ok) throw new Error(imported.reason);
+ * const frame = await encodeRequest(imported.key, {
+ *   id: newRequestId(),
+ *   prompt: "[sudo] password for alice: ",
+ *   pid: 4242,
+ * });
+ * // The session reads the length-prefixed frame, then checks it and its signature.
+ * const read = new FrameReader().push(frame);
+ * if (read.ok && read.body) {
+ *   const decoded = await decodeRequest(imported.key, read.body);
+ *   if (decoded.ok) console.log(decoded.message.prompt); // "[sudo] password for alice: "
+ * }
+ * ```
+ *
  * @module
  */
 export {
   type Decoded,
+  decodeIncoming,
   decodeReply,
   decodeRequest,
   DENY_REASONS,
@@ -23,11 +50,15 @@ export {
   encodeDenied,
   encodeRequest,
   encodeResponse,
+  encodeSecretRequest,
   FrameReader,
   importSessionKey,
+  type IncomingRequest,
   MAX_FRAME_BYTES,
+  MAX_LABEL_BYTES,
   MAX_PASSWORD_BYTES,
   MAX_PROMPT_BYTES,
+  MAX_SECRET_ARGS,
   newRequestId,
   newSessionKeyHex,
   type PasswordDenied,
@@ -38,6 +69,7 @@ export {
   type ProtocolError,
   type Reply,
   REQUEST_ID_HEX_LENGTH,
+  type SecretRequest,
   SESSION_KEY_BYTES,
 } from "./askpass/protocol.ts";
 export {
@@ -54,7 +86,13 @@ export {
   type VerifiedRequester,
   VERIFY_REFUSALS,
   type VerifyRefusal,
+  verifyRequester,
 } from "./extension/peer_verification.ts";
 export { sudoNeedsAskpass } from "./extension/sudo_args.ts";
 export { sanitizePrompt, sanitizeUntrusted } from "./extension/prompt_text.ts";
-export type { Prompter, PromptOutcome, PromptRequest } from "./extension/prompter.ts";
+export type {
+  Prompter,
+  PromptOutcome,
+  PromptRequest,
+  SecretPromptRequest,
+} from "./extension/prompter.ts";

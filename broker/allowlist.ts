@@ -1,5 +1,5 @@
 /**
- * The allowlist of argument shapes (SPEC §5): its grammar, the matcher the
+ * The allowlist of argument shapes (docs/design.md §5): its grammar, the matcher the
  * root broker applies to the real argv, the helpers of the
  * `/sudo-prompt allow` flow, and the one function that reads the file.
  *

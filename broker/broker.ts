@@ -1,5 +1,5 @@
 /**
- * The root broker behind `pi-secret-run` (SPEC §5, ADR 0002). Run by `sudo -n`
+ * The root broker behind `pi-secret-run` (docs/design.md §5, ADR 0002). Run by `sudo -n`
  * through the root-owned launcher, from root-owned files only. It trusts
  * nothing from its caller but `SUDO_UID`/`SUDO_GID` and what the kernel says
  * (`/proc`, `SO_PEERCRED`); every argument is checked. It:
@@ -177,9 +177,8 @@ async function claimSlot(uid: number, id: string): Promise<void> {
       file.close();
     }
     if (mine >= MAX_BROKERS_PER_UID) refuse(R.TOO_MANY);
-    const name = Array.from(crypto.getRandomValues(new Uint8Array(16)))
-      .map((b) => b.toString(16).padStart(2, "0")).join("");
-    proofPath = `${PROOF_DIR}/${name}`;
+    // A fresh random 128-bit name, the same shape as a request id.
+    proofPath = `${PROOF_DIR}/${newRequestId()}`;
     const text = `id=${id}\npid=${Deno.pid}\nuid=${uid}\n`;
     await Deno.writeTextFile(proofPath, text, { createNew: true, mode: 0o644 });
     // Held until exit (the fd is O_CLOEXEC, so the consumer does not inherit it).

@@ -111,9 +111,11 @@ stage=$(mktemp -d "$ROOT.new.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 install -d -m 0755 -o root -g root "$stage/src/askpass" "$stage/src/broker" "$stage/deno-cache"
 install -m 0755 -o root -g root "$deno" "$stage/deno"
-for f in askpass/protocol.ts askpass/version.ts askpass/helper.ts askpass/helper_permissions.ts \
-  broker/broker.ts broker/broker_permissions.ts broker/paths.ts broker/allowlist.ts \
-  broker/allowlist_policy.ts broker/allowlist_append.ts; do
+# The list is written once, in broker/root_files.ts (the session server reads it too).
+sources=$(sed -n '/^export const ROOT_SOURCE_FILES = \[$/,/^\] as const;$/s/^  "\([a-z_/]*\.ts\)",$/\1/p' \
+  "$pkg/broker/root_files.ts")
+[ -n "$sources" ] || die "cannot read the list of sources in $pkg/broker/root_files.ts"
+for f in $sources; do
   install -m 0644 -o root -g root "$pkg/$f" "$stage/src/$f"
 done
 install -m 0755 -o root -g root "$pkg/broker/pi-secret-broker.sh" "$stage/pi-secret-broker"

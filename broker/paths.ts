@@ -1,5 +1,5 @@
 /**
- * Where the root-owned parts live once installed (SPEC §5), in one place for
+ * Where the root-owned parts live once installed (docs/design.md §5), in one place for
  * the installer, the broker, `pi-secret-run`, the extension and `doctor`.
  *
  * @module

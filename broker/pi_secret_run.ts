@@ -14,6 +14,7 @@
 import { PROTOCOL_VERSION } from "../askpass/protocol.ts";
 import { BROKER_REFUSAL_EXIT, brokerArgs, PI_SECRET_RUN_SUDO } from "./broker_permissions.ts";
 import { BROKER_LAUNCHER, BROKER_VERSION_FILE } from "./paths.ts";
+import { parseBrokerVersion } from "./broker_version.ts";
 
 const USAGE = "usage: pi-secret-run [--label TEXT] -- PROGRAM [ARGS...]";
 const encoder = new TextEncoder();
@@ -105,8 +106,8 @@ async function checkBroker(): Promise<void> {
       `the broker is not installed: run /sudo-prompt install-broker in pi, or: sudo sh ${installerPath()}`,
     );
   }
-  const protocol = /^protocol=(\d+)$/m.exec(version)?.[1];
-  if (Number(protocol) !== PROTOCOL_VERSION) {
+  const protocol = parseBrokerVersion(version).protocol;
+  if (protocol !== PROTOCOL_VERSION) {
     refuse(
       `the installed broker speaks protocol ${
         protocol ?? "?"

@@ -1,5 +1,5 @@
 /**
- * `/sudo-prompt allow` (SPEC §5): turn the last argv shown with the red
+ * `/sudo-prompt allow` (docs/design.md §5): turn the last argv shown with the red
  * warning in this session into an allowlist entry. The human edits the
  * suggested shape, the edited shape must still match that argv, an explicit
  * confirmation follows, and only then is one line appended through sudo by

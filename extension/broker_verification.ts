@@ -1,6 +1,6 @@
 /**
  * Decides whether a `secret_request` comes from the real root broker started
- * by `sudo` for a `pi-secret-run` of this pi session (SPEC §5). Like the
+ * by `sudo` for a `pi-secret-run` of this pi session (docs/design.md §5). Like the
  * askpass checks, it trusts the kernel and root-owned files, not the
  * request: the peer must be uid 0 (SO_PEERCRED), its argv exactly the
  * root-owned launcher's for our socket (label, cwd and arguments included), its parent a setuid sudo descending
@@ -17,6 +17,7 @@ import type { PeerCredentials } from "./peer_credentials.ts";
 import {
   type ProcessRef,
   readStat,
+  setuidSudoParent,
   stillRunning,
   VERIFY_REFUSALS,
   type VerifyRefusal,
@@ -70,15 +71,9 @@ export async function verifyBroker(
     return refuse(VERIFY_REFUSALS.BROKER_CMDLINE_MISMATCH);
   }
 
-  const sudoStat = await readStat(stat.ppid);
-  if (!sudoStat || sudoStat.comm !== "sudo") return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
-  const sudoIds = parseStatusIds(await readProcText(`/proc/${stat.ppid}/status`) ?? "");
-  if (
-    !sudoIds || sudoIds.uid[0] !== expected.uid || sudoIds.uid[1] !== 0 ||
-    sudoIds.uid[2] !== 0 || sudoIds.uid[3] !== 0
-  ) {
-    return refuse(VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT);
-  }
+  const parent = await setuidSudoParent(stat.ppid, expected.uid);
+  if (!parent.ok) return refuse(parent.reason);
+  const sudoStat = parent.stat;
   if (!(await walkToOwner(sudoStat.ppid, expected.ownerPid)).ok) {
     return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
   }

@@ -2,7 +2,7 @@
  * Whether a password request may be answered, judged by what sudo would do
  * with the password afterwards: keep a cached credential (a "ticket") or not.
  *
- * SPEC §2 invariant 3: by default an approval ends with the tool call or `!`
+ * docs/design.md §2 invariant 3: by default an approval ends with the tool call or `!`
  * command that asked for it. sudo keys a ticket to the parent process of the
  * sudo (with no tty), so a ticket created inside a tool call lets any later
  * `sudo -n` of that parent (a background shell that outlives the call) run

@@ -2,7 +2,7 @@
  * Decides whether the process at the other end of an askpass connection is
  * the real helper that sudo started for a command of this pi session. It
  * trusts the kernel, never the request: the pid comes from `SO_PEERCRED`,
- * and everything else from `/proc` (SPEC §4.5).
+ * and everything else from `/proc` (docs/design.md §4.5).
  *
  * The checks, in order: kernel credentials and uid; the claimed pid equals
  * the kernel's; all four uids are ours; `exe` is the pinned deno binary;
@@ -18,12 +18,12 @@
  *
  * @module
  */
-import process from "node:process";
 import type { PasswordRequest } from "../askpass/protocol.ts";
 import type { PeerCredentials } from "./peer_credentials.ts";
 import { parseNulList, parseStat, parseStatusIds, type ProcStat, sameList } from "./proc.ts";
 import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
 import { peerOwnsConnection, SOCKET_PEER_ERRORS } from "./socket_peer.ts";
+import { ownUid } from "../shared/own_uid.ts";
 
 /** Named reasons a requester is refused. */
 export const VERIFY_REFUSALS = {
@@ -135,16 +135,9 @@ export async function verifyRequester(
     return refuse(VERIFY_REFUSALS.PEER_STDOUT_NOT_SUDO_PIPE);
   }
 
-  const sudoStat = await readStat(stat.ppid);
-  if (!sudoStat || sudoStat.comm !== "sudo") return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
-  const sudoIds = parseStatusIds(await readProcText(`/proc/${stat.ppid}/status`) ?? "");
-  // A setuid-root front end run by us: real uid ours, effective/saved/fs 0.
-  if (
-    !sudoIds || sudoIds.uid[0] !== expected.uid || sudoIds.uid[1] !== 0 ||
-    sudoIds.uid[2] !== 0 || sudoIds.uid[3] !== 0
-  ) {
-    return refuse(VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT);
-  }
+  const parent = await setuidSudoParent(stat.ppid, expected.uid);
+  if (!parent.ok) return refuse(parent.reason);
+  const sudoStat = parent.stat;
   const sudoArgv = parseNulList(
     await readProcFile(`/proc/${stat.ppid}/cmdline`) ?? new Uint8Array(),
   );
@@ -242,7 +235,31 @@ export async function walkToOwner(
   return { ok: false };
 }
 
-/** Our own uid (a function so the module stays importable where getuid is absent). */
-export function currentUid(): number {
-  return process.getuid?.() ?? -1;
+/**
+ * The process `ppid` if it is a setuid sudo front end that we ran: `comm`
+ * `sudo`, real uid `uid`, effective, saved and filesystem uids 0. Shared by
+ * the helper's and the broker's verification.
+ */
+export async function setuidSudoParent(
+  ppid: number,
+  uid: number,
+): Promise<
+  | { ok: true; stat: ProcStat }
+  | {
+    ok: false;
+    reason: typeof VERIFY_REFUSALS.PARENT_NOT_SUDO | typeof VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT;
+  }
+> {
+  const sudoStat = await readStat(ppid);
+  if (!sudoStat || sudoStat.comm !== "sudo") {
+    return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SUDO };
+  }
+  const ids = parseStatusIds(await readProcText(`/proc/${ppid}/status`) ?? "");
+  if (!ids || ids.uid[0] !== uid || ids.uid[1] !== 0 || ids.uid[2] !== 0 || ids.uid[3] !== 0) {
+    return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT };
+  }
+  return { ok: true, stat: sudoStat };
 }
+
+/** Our own uid ({@link ownUid}, kept under this name for the verifier's callers). */
+export const currentUid: () => number = ownUid;

@@ -12,6 +12,7 @@ import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { join } from "node:path";
 import { parseStat } from "./proc.ts";
 import { readProcText } from "./proc_reader.ts";
+import { ownUid } from "../shared/own_uid.ts";
 
 /** Prefix of every session directory name. */
 export const SESSION_DIR_PREFIX = "pi-sudo-prompt-";
@@ -50,10 +51,16 @@ export async function createSessionDir(
     return { ok: false, reason: SESSION_DIR_ERRORS.UNSAFE };
   }
   const start = await ownStartTime();
-  await writeFile(join(dir, OWNER_FILE), `${process.pid} ${start ?? "?"}\n`, {
-    mode: 0o600,
-    flag: "wx",
-  });
+  try {
+    await writeFile(join(dir, OWNER_FILE), `${process.pid} ${start ?? "?"}\n`, {
+      mode: 0o600,
+      flag: "wx",
+    });
+  } catch {
+    // A full disk, a quota: leave nothing behind.
+    await rm(dir, { recursive: true, force: true }).catch(() => {});
+    return { ok: false, reason: SESSION_DIR_ERRORS.CREATE_FAILED };
+  }
   return { ok: true, dir };
 }
 
@@ -98,7 +105,7 @@ export async function removeSessionDir(dir: string): Promise<void> {
 async function isPrivateDir(path: string, forbiddenMode: number): Promise<boolean> {
   try {
     const st = await lstat(path);
-    return st.isDirectory() && st.uid === process.getuid!() && (st.mode & forbiddenMode) === 0;
+    return st.isDirectory() && st.uid === ownUid() && (st.mode & forbiddenMode) === 0;
   } catch {
     return false;
   }

@@ -4,7 +4,7 @@
  * per-session launcher and `sudo` wrapper, and it answers helpers' requests
  * one at a time through a {@link Prompter}.
  *
- * Rules it keeps (SPEC §4, §7): every connection is identified through the
+ * Rules it keeps (docs/design.md §4, §7): every connection is identified through the
  * kernel before anything is shown; every wait has a deadline; the queue and
  * every buffer are bounded; nothing blocks the event loop; teardown denies
  * whatever is pending and removes every file.
@@ -34,6 +34,8 @@ import {
 } from "../askpass/protocol.ts";
 import { argvIsAllowlisted, isProtectedPath } from "../broker/allowlist_policy.ts";
 import { BROKER_ROOT, BROKER_VERSION_FILE, ROOT_DENO, ROOT_SOURCES } from "../broker/paths.ts";
+import { HARDENED_HELPER_FILES } from "../broker/root_files.ts";
+import { parseBrokerVersion } from "../broker/broker_version.ts";
 import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
 import {
   helperArgvPrefix,
@@ -90,7 +92,7 @@ import { warmDenoCache, type WarmupResult, type WarmupRun } from "./deno_warmup.
 import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
 import { fdStatSync, socketFd } from "./socket_fd.ts";
 
-/** Default time the human has to answer one request (SPEC §4.6). */
+/** Default time the human has to answer one request (docs/design.md §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** The helper's own deadline exceeds the modal's by this margin. */
 export const HELPER_DEADLINE_MARGIN_MS = 15_000;
@@ -102,6 +104,8 @@ export const SESSION_START_ERRORS = {
   UNSAFE_PATH: "unsafe_path",
   SESSION_DIR: "session_dir",
   LISTEN_FAILED: "listen_failed",
+  /** The session's files could not be written (a full disk, a quota): nothing is left behind. */
+  SESSION_FILES: "session_files",
 } as const;
 
 /** One of the values of {@link SESSION_START_ERRORS}. */
@@ -182,7 +186,7 @@ export interface SessionOptions {
    */
   readonly hardened?: "auto" | false;
   /**
-   * sudo's credential cache (SPEC §2 invariant 3, ADR 0006). `"none"`
+   * sudo's credential cache (docs/design.md §2 invariant 3, ADR 0006). `"none"`
    * (default): the wrapper adds `-k` and a request from a sudo without `-k`
    * is refused (`would_cache_credentials`). `"call"`: the wrapper leaves the
    * options alone and such a request is accepted while `callInProgress()`
@@ -269,7 +273,7 @@ export async function startSession(
   options: SessionOptions,
 ): Promise<{ ok: true; session: AskpassSession } | { ok: false; reason: SessionStartError }> {
   // Hardened mode: a root-owned helper, deno and cache installed by the
-  // broker installer, which the agent cannot rewrite (SPEC §8.2).
+  // broker installer, which the agent cannot rewrite (docs/design.md §8.2).
   const root = options.denoPath || options.helperPath || options.hardened === false
     ? undefined
     : await rootOwnedHelper();
@@ -301,14 +305,15 @@ export async function startSession(
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const keyHex = newSessionKeyHex();
   const imported = await importSessionKey(keyHex);
-  if (!imported.ok) throw new Error("generated session key rejected"); // cannot happen
+  if (!imported.ok) { // a fresh key is always well-formed; fail closed all the same
+    await removeSessionDir(dir);
+    return { ok: false, reason: SESSION_START_ERRORS.SESSION_FILES };
+  }
   const key = imported.key;
   const userDenoDir = join(dir, "deno-cache");
   const denoDir = root?.denoDir ?? userDenoDir;
   const binDir = join(dir, "bin");
   const launcherPath = join(dir, "pi-askpass");
-  await mkdir(userDenoDir, { mode: 0o700 });
-  await mkdir(binDir, { mode: 0o700 });
   const environment = helperEnvironment({
     denoDir,
     socketPath,
@@ -316,30 +321,30 @@ export async function startSession(
     deadlineMs: timeoutMs + HELPER_DEADLINE_MARGIN_MS,
   });
   const argvPrefix = helperArgvPrefix(denoPath, helperPath, socketPath);
-  await writeFile(launcherPath, launcherScript({ envPath, environment, argvPrefix }), {
-    mode: 0o700,
-    flag: "wx",
-  });
   const clientEntry = fileURLToPath(new URL("../broker/pi_secret_run.ts", import.meta.url));
   // `deno task compile`'s binary when it is there and current (docs/compile.md).
   const compiled = await compiledPiSecretRun(fileURLToPath(new URL("..", import.meta.url)));
-  await writeFile(
-    join(binDir, "pi-secret-run"),
-    piSecretRunScript(
-      userDenoDir,
-      compiled.ok ? [compiled.path] : piSecretRunArgv(denoPath, clientEntry),
-    ),
-    { mode: 0o700, flag: "wx" },
-  );
-  if (realSudo) {
-    await writeFile(
-      join(binDir, "sudo"),
-      sudoWrapperScript(realSudo, options.credentialCache ?? "none"),
-      {
-        mode: 0o700,
-        flag: "wx",
-      },
-    );
+  const written = await writeSessionFiles([
+    { path: userDenoDir },
+    { path: binDir },
+    { path: launcherPath, text: launcherScript({ envPath, environment, argvPrefix }) },
+    {
+      path: join(binDir, "pi-secret-run"),
+      text: piSecretRunScript(
+        userDenoDir,
+        compiled.ok ? [compiled.path] : piSecretRunArgv(denoPath, clientEntry),
+      ),
+    },
+    ...(realSudo
+      ? [{
+        path: join(binDir, "sudo"),
+        text: sudoWrapperScript(realSudo, options.credentialCache ?? "none"),
+      }]
+      : []),
+  ]);
+  if (!written) {
+    await removeSessionDir(dir);
+    return { ok: false, reason: SESSION_START_ERRORS.SESSION_FILES };
   }
   const expected: ExpectedHelper = {
     uid: currentUid(),
@@ -365,12 +370,13 @@ export async function startSession(
     "drop",
     () => options.onEvent?.({ kind: "refused", reason: CONNECTION_ERRORS.TOO_MANY_CONNECTIONS }),
   );
-  const listening = await listen(server, socketPath);
+  const listening = await listen(server, socketPath) &&
+    await chmod(socketPath, 0o600).then(() => true, () => false);
   if (!listening) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
     await removeSessionDir(dir);
     return { ok: false, reason: SESSION_START_ERRORS.LISTEN_FAILED };
   }
-  await chmod(socketPath, 0o600);
   // Off the event loop: child processes fill the cache while pi starts up.
   const warmRuns: WarmupRun[] = [
     ...(root ? [] : [{ argv: argvPrefix, expectedCode: 1 }]),
@@ -428,14 +434,12 @@ async function rootOwnedHelper(): Promise<
   const helperPath = `${ROOT_SOURCES}/askpass/helper.ts`;
   const files = [
     ROOT_DENO,
-    helperPath,
-    `${ROOT_SOURCES}/askpass/protocol.ts`,
-    `${ROOT_SOURCES}/askpass/helper_permissions.ts`,
+    ...HARDENED_HELPER_FILES.map((f) => `${ROOT_SOURCES}/${f}`),
     PAIRING_CHECK, // root confirms the helper's pipe is its sudo's (ADR 0005)
   ];
   for (const f of files) if (!await isProtectedPath(f)) return undefined;
-  const version = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => "");
-  if (Number(/^protocol=(\d+)$/m.exec(version)?.[1]) !== PROTOCOL_VERSION) return undefined;
+  const version = parseBrokerVersion(await readFile(BROKER_VERSION_FILE, "utf8").catch(() => ""));
+  if (version.protocol !== PROTOCOL_VERSION) return undefined;
   return { denoPath: ROOT_DENO, helperPath, denoDir: `${BROKER_ROOT}/deno-cache` };
 }
 
@@ -686,7 +690,7 @@ class ServerState {
       attempt: 1,
       watched: [verified.broker, verified.sudo],
       ask: (signal: AbortSignal) => {
-        // Remembered once shown, even if then cancelled (SPEC §5, /sudo-prompt allow).
+        // Remembered once shown, even if then cancelled (docs/design.md §5, /sudo-prompt allow).
         if (!allowlisted) this.#lastUnverifiedArgv = [...request.argv];
         return this.#options.prompter.promptSecret!({
           requestId: request.id,
@@ -958,6 +962,29 @@ export function withoutPrelude(
   const text = argv[2];
   if (!text.startsWith(prelude + "\n")) return argv;
   return [argv[0], "-c", text.slice(prelude.length + 1), ...argv.slice(3)];
+}
+
+/** One file (with `text`) or directory (without) of a new session directory. */
+interface SessionFile {
+  readonly path: string;
+  readonly text?: string;
+}
+
+/**
+ * Creates the session's directories and scripts (0700, files never
+ * overwritten). False when any of them cannot be written, a full disk for
+ * example; the caller then removes the whole session directory.
+ */
+async function writeSessionFiles(files: readonly SessionFile[]): Promise<boolean> {
+  try {
+    for (const f of files) {
+      if (f.text === undefined) await mkdir(f.path, { mode: 0o700 });
+      else await writeFile(f.path, f.text, { mode: 0o700, flag: "wx" });
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

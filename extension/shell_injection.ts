@@ -83,7 +83,7 @@ export function sudoScannerFunction(): string {
  * `-A` unless the options name a password source, and, with `cache` `"none"`
  * (the default), `-k` unless sudo would already ignore cached credentials,
  * so that a password typed into the modal creates no credential that could
- * outlive the call (SPEC §2 invariant 3, ADR 0006). `sudo -A -k CMD` is the
+ * outlive the call (docs/design.md §2 invariant 3, ADR 0006). `sudo -A -k CMD` is the
  * resulting argv, the same the modal shows for a hand-written `sudo -k CMD`.
  * With `"call"` the options pass unchanged (the opt-in cache per call).
  */

@@ -34,6 +34,7 @@ import { opendir, readlink } from "node:fs/promises";
 import { loadLibc as loadSharedLibc } from "./libc.ts";
 import { readProcText } from "./proc_reader.ts";
 import { fdStat } from "./socket_fd.ts";
+import { errnoCode } from "../shared/errno.ts";
 
 /** Named reasons a check in this module fails. */
 export const SOCKET_PEER_ERRORS = {
@@ -51,7 +52,6 @@ export const SOCKET_PEER_ERRORS = {
   PEER_FDS_UNREADABLE: "peer_fds_unreadable",
   /** The peer holds more descriptors than the cap; refused rather than scanned. */
   PEER_FD_TABLE_TOO_LARGE: "peer_fd_table_too_large",
-  /** Strict rule: the peer holds a socket besides the client end of this connection. */
   /** The peer's fd table does not contain the client end of this connection. */
   PEER_DOES_NOT_HOLD_CONNECTION: "peer_does_not_hold_connection",
   /** The client end sits on more than one descriptor of the peer (a `dup`). */
@@ -341,7 +341,7 @@ export async function socketInodesOf(
     }
   } catch (e) {
     return fail(
-      errnoOf(e) === "ENOENT"
+      errnoCode(e) === "ENOENT"
         ? SOCKET_PEER_ERRORS.PEER_GONE
         : SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE,
     );
@@ -365,12 +365,8 @@ async function readFdLink(path: string): Promise<string> {
   try {
     return await readlink(path);
   } catch (e) {
-    return errnoOf(e) === "ENOENT" ? "closed" : "unreadable";
+    return errnoCode(e) === "ENOENT" ? "closed" : "unreadable";
   }
-}
-
-function errnoOf(e: unknown): string | undefined {
-  return typeof e === "object" && e !== null && "code" in e ? String(e.code) : undefined;
 }
 
 /**

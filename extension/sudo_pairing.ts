@@ -1,5 +1,5 @@
 /**
- * The password reaches only the sudo the modal shows (SPEC §2 invariant 2,
+ * The password reaches only the sudo the modal shows (docs/design.md §2 invariant 2,
  * ADR 0005): pure decisions over a snapshot of the user's setuid-root front
  * ends and of who holds the helper's stdout pipe. The snapshot is gathered
  * by `pairing_snapshot.ts`; the root-confirmed check of hardened mode is run

@@ -15,6 +15,7 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { parseStat, parseStatusIds } from "./proc.ts";
 import { readProcText, statProcPath } from "./proc_reader.ts";
 import { sharesFileTable } from "./terminal_control.ts";
+import { errnoCode } from "../shared/errno.ts";
 
 /** Named reasons a modal is not opened (or is closed) because of the terminal. */
 export const TERMINAL_REFUSALS = {
@@ -149,7 +150,7 @@ function walkTables(
     try {
       readlinkSync(`/proc/${pid}/exe`);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EACCES") return undefined;
+      if (errnoCode(e) !== "EACCES") return undefined;
     }
     let status = "";
     try {
@@ -172,7 +173,7 @@ function walkTables(
       if (fds.length > MAX_FDS_PER_PROCESS) return "too_many";
       tables.push({ dir, fds });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "EACCES") unreadable = true;
+      if (errnoCode(e) === "EACCES") unreadable = true;
     }
   };
   if (read(`/proc/${pid}/fd`) === "too_many") return "too_many";

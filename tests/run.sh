@@ -38,6 +38,7 @@ only=${PI_TEST_ONLY:-}
 . "$repo/tests/suite_lib.sh"
 cleanup() {
   status=$?
+  for fs in full one-page; do umount "$work/fs-$fs" 2>/dev/null || true; done
   broker_state_restore
   test_user_cleanup
   exit "$status"
@@ -47,6 +48,21 @@ if ! test_user_setup "$repo"; then
   echo "0 passed, 1 failed"
   exit 1
 fi
+
+# Two tiny filesystems for the session's full-disk tests
+# (tests/integration/session_lifecycle_test.ts): one full, one with a single
+# free page. Root-owned filler; world-writable like /tmp.
+for fs in full one-page; do
+  mkdir "$work/fs-$fs"
+  if mount -t tmpfs -o size=16k,mode=1777 tmpfs "$work/fs-$fs" 2>/dev/null; then
+    pages=4; [ "$fs" = full ] || pages=3
+    dd if=/dev/zero of="$work/fs-$fs/filler" bs=4k count="$pages" 2>/dev/null || true
+    if [ "$fs" = full ]; then export PI_SUDO_PROMPT_TEST_FULL_FS="$work/fs-$fs"
+    else export PI_SUDO_PROMPT_TEST_ONE_PAGE_FS="$work/fs-$fs"; fi
+  else
+    echo "note: cannot mount a tmpfs here: the full-disk tests are skipped" >&2
+  fi
+done
 
 # For tests/suite_lib.sh: static checks as root on the copy, tests as the user.
 check_dir="$work/repo"

@@ -56,6 +56,8 @@ as_user() {
     PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TERM=xterm-256color \
     PI_SUDO_PROMPT_TEST_PASSWORD_FILE="$work/secret/password" \
     PI_SUDO_PROMPT_TEST_LOG_DIR="$logs" \
+    ${PI_SUDO_PROMPT_TEST_FULL_FS:+PI_SUDO_PROMPT_TEST_FULL_FS="$PI_SUDO_PROMPT_TEST_FULL_FS"} \
+    ${PI_SUDO_PROMPT_TEST_ONE_PAGE_FS:+PI_SUDO_PROMPT_TEST_ONE_PAGE_FS="$PI_SUDO_PROMPT_TEST_ONE_PAGE_FS"} \
     sh -c 'cd "$1" && shift && exec "$@"' sh "$work/repo" "$@"
 }
 

@@ -1,7 +1,7 @@
 /**
  * `deno task bench`: measures the askpass channel on this machine, each
  * figure beside a baseline taken in the same run, against the targets of
- * SPEC §10. Run by tests/bench/run.sh as the throwaway sudo user (real sudo
+ * docs/design.md §10. Run by tests/bench/run.sh as the throwaway sudo user (real sudo
  * only asks a non-root user); it prints a markdown table and writes it to
  * `$PI_SUDO_PROMPT_TEST_LOG_DIR/benchmarks.md`, which run.sh copies to
  * `docs/benchmarks.md`.

@@ -1,6 +1,6 @@
 /**
  * Property-based fuzzing (fast-check) of the allowlist parser and matcher
- * (SPEC §9). Each exported property takes `{ numRuns, seed }` and throws
+ * (docs/design.md §9). Each exported property takes `{ numRuns, seed }` and throws
  * (through `fc.assert`) with a shrunk counterexample when it fails.
  *
  * Run alone: `node_modules/.bin/node tests/fuzz/allowlist_properties.ts [numRuns] [seed]`.

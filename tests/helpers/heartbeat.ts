@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 
-/** Largest gap a test tolerates (SPEC §7, issue: 50 ms). */
+/** Largest gap a test tolerates (docs/design.md §7, issue: 50 ms). */
 export const MAX_LOOP_GAP_MS = 50;
 const TICK_MS = 5;
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { NODE_BINARY } from "../helpers/test_env.ts";
-import { startSession } from "../../extension/session_server.ts";
+import { SESSION_START_ERRORS, startSession } from "../../extension/session_server.ts";
 import {
   chooseRuntimeBase,
   createSessionDir,
@@ -96,6 +96,29 @@ describe("session directory and lifecycle", () => {
       await rm(base, { recursive: true, force: true });
     }
   });
+
+  // tests/run.sh mounts two tiny tmpfs for the test user: one full, one with
+  // a single free page (room for the owner file, not for the launcher).
+  for (
+    const [variable, what, reason] of [
+      ["PI_SUDO_PROMPT_TEST_FULL_FS", "a full disk", SESSION_START_ERRORS.SESSION_DIR],
+      [
+        "PI_SUDO_PROMPT_TEST_ONE_PAGE_FS",
+        "a disk with one free page",
+        SESSION_START_ERRORS.SESSION_FILES,
+      ],
+    ] as const
+  ) {
+    const base = process.env[variable];
+    it(`on ${what}: a typed failure (${reason}) and nothing left behind`, {
+      skip: base ? false : `${variable} is not set (tests/run.sh mounts it as root)`,
+    }, async () => {
+      const before = (await readdir(base!)).sort();
+      const started = await startSession({ prompter: new ScriptedPrompter([]), runtimeBase: base });
+      assert.deepEqual(started, { ok: false, reason });
+      assert.deepEqual((await readdir(base!)).sort(), before);
+    });
+  }
 
   it("close() with a request pending denies it and leaves nothing behind", async () => {
     const base = await scratch();

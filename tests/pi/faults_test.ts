@@ -39,7 +39,7 @@ import {
 
 const PASSWORD = testPassword();
 const RELOAD_TRIGGER = join(ATTACK_SCRIPTS, "reload_trigger.ts");
-/** The modal must close within this time after its request died (SPEC §4.7). */
+/** The modal must close within this time after its request died (docs/design.md §4.7). */
 const CLOSE_WITHIN_MS = 1_000;
 
 /**

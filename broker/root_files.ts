@@ -1,0 +1,30 @@
+/**
+ * The sources the broker installer copies, root-owned, under
+ * `/usr/local/libexec/pi-sudo-prompt/src/` (same relative paths), written
+ * once for both readers: `broker/install.sh` reads the list below with `sed`
+ * (so keep one quoted path per line), and the session server pins the
+ * helper's part of it in hardened mode (ADR 0003).
+ *
+ * @module
+ */
+
+/** Every source file the installer copies. */
+export const ROOT_SOURCE_FILES = [
+  "askpass/protocol.ts",
+  "askpass/version.ts",
+  "askpass/helper.ts",
+  "askpass/helper_permissions.ts",
+  "broker/broker.ts",
+  "broker/broker_permissions.ts",
+  "broker/paths.ts",
+  "broker/allowlist.ts",
+  "broker/allowlist_policy.ts",
+  "broker/allowlist_append.ts",
+] as const;
+
+/** The askpass helper and every module it imports: hardened mode runs these root-owned copies. */
+export const HARDENED_HELPER_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [
+  "askpass/helper.ts",
+  "askpass/protocol.ts",
+  "askpass/helper_permissions.ts",
+];
