@@ -28,6 +28,7 @@ export const PI_SECRET_RUN_SOURCES: readonly string[] = [
   "askpass/protocol.ts",
   "broker/broker_permissions.ts",
   "broker/paths.ts",
+  "broker/broker_version.ts",
   "broker/pi_secret_run.ts",
 ];
 
