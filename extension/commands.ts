@@ -14,7 +14,7 @@ import { showInfoPanel } from "./info_panel.ts";
 import type { AskpassSession } from "./session_server.ts";
 import { allowFlow } from "./allow_flow.ts";
 import { statusLines } from "./status.ts";
-import { renderDoctor, runDoctor } from "./doctor.ts";
+import { renderDoctor, runDoctor } from "../ops/doctor/runner.ts";
 
 /** Subcommands, for completion and help. */
 export const SUBCOMMANDS = ["install-broker", "uninstall-broker", "allow", "status", "doctor"];

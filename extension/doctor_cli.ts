@@ -1,7 +1,7 @@
 /**
  * `pi-sudo-prompt doctor` (`deno task doctor` in a checkout): the checks of `/sudo-prompt doctor`, outside pi.
  *
- * Prints one screen of checks (see `doctor.ts`) and exits 0, or 1 when any
+ * Prints one screen of checks (see `ops/doctor/runner.ts`) and exits 0, or 1 when any
  * check failed. `--json` prints the checks as a JSON array instead. A bad
  * argument prints the usage and exits 2.
  *
@@ -12,7 +12,7 @@
  */
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { doctorExitCode, renderDoctor, runDoctor } from "./doctor.ts";
+import { doctorExitCode, renderDoctor, runDoctor } from "../ops/doctor/runner.ts";
 import { PACKAGE_VERSION } from "../askpass/version.ts";
 
 let json = false;

@@ -20,7 +20,6 @@
  *
  * @module
  */
-import { execFile } from "node:child_process";
 import { realpath } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +27,7 @@ import process from "node:process";
 import { firstExecutable, resolveDenoBinary } from "./deno_binary.ts";
 import { peerCredentialsAvailable } from "./peer_credentials.ts";
 import { MIN_NODE, nodeVersionProblem } from "../bin/node_version.mjs";
+import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
 
 const repo = await realpath(fileURLToPath(new URL("..", import.meta.url)));
 let problems = 0;
@@ -37,17 +37,21 @@ const problem = (line: string) => {
   console.log(`  ✗ ${line}`);
 };
 
-function run(
+/** Output kept of each stream of a step (what `execFile`'s default buffer held). */
+const RUN_OUTPUT_CAP = 1024 * 1024;
+
+/** Runs `cmd args` in the checkout; exit code 1 when it was killed at the deadline or never ran. */
+async function run(
   cmd: string,
   args: string[],
   timeoutMs: number,
 ): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: timeoutMs, cwd: repo }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-      resolve({ code, out: `${stdout}${stderr}`.trim() });
-    });
+  const r = await spawnWithDeadline(cmd, args, {
+    cwd: repo,
+    deadlineMs: timeoutMs,
+    outputCap: RUN_OUTPUT_CAP,
   });
+  return { code: r.code ?? 1, out: `${r.stdout}${r.stderr}`.trim() };
 }
 
 say(`pi-sudo-prompt: setting up ${repo}`);

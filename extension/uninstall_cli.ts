@@ -16,7 +16,6 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { delimiter, dirname, join, sep } from "node:path";
@@ -26,6 +25,7 @@ import { BROKER_ROOT, SUDOERS_FILE } from "../broker/paths.ts";
 import { defaultAuditPath } from "./audit_log.ts";
 import { firstExecutable } from "./deno_binary.ts";
 import { PACKAGE_NAME, piRemoveCommand, registeredSources, shellWord } from "./pi_sources.ts";
+import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
 
 /** How long one step (sudo with a password typed, or `pi remove` running npm) may take. */
 const STEP_DEADLINE_MS = 180_000;
@@ -39,19 +39,9 @@ const problem = (line: string) => {
 };
 
 /** Runs `cmd args` with the terminal passed through; its exit code, or -1 at the deadline. */
-function runInteractive(cmd: string, args: readonly string[]): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: "inherit" });
-    const timer = setTimeout(() => child.kill("SIGKILL"), STEP_DEADLINE_MS);
-    child.once("error", () => {
-      clearTimeout(timer);
-      resolve(-1);
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve(code ?? -1);
-    });
-  });
+async function runInteractive(cmd: string, args: readonly string[]): Promise<number> {
+  const r = await spawnWithDeadline(cmd, args, { stdio: "inherit", deadlineMs: STEP_DEADLINE_MS });
+  return r.code ?? -1;
 }
 
 say(`pi-sudo-prompt: uninstalling ${root}`);

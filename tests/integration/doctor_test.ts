@@ -1,8 +1,9 @@
 /**
- * Tests of `extension/doctor.ts` and `deno task doctor`: the checks that
- * pass on this machine run for real (platform, FFI round trip, the helper
- * under the pinned deno flags, sudo), and every other verdict is provoked on
- * purpose with real files and fake binaries in a temp directory: a fake
+ * Tests of `ops/doctor/` (each check run by id through `runCheck`) and
+ * `pi-sudo-prompt doctor`: the checks that pass on this machine run for real
+ * (platform, FFI round trip, the helper under the pinned deno flags, sudo),
+ * and every other verdict is provoked on purpose with real files and fake
+ * binaries in a temp directory: a fake
  * `/proc` tree, world-writable runtime directories, fake `sudo` and `doas`
  * scripts, broker VERSION files, unsafe allowlists, user-owned installs.
  *
@@ -32,27 +33,20 @@ import process from "node:process";
 import { NODE_BINARY } from "../helpers/test_env.ts";
 import { after, before, describe, it } from "node:test";
 import {
-  checkAllowlist,
-  checkBroker,
-  checkDeno,
-  checkFfi,
-  checkHardened,
-  checkLegacyTiocsti,
-  checkPlatform,
-  checkPtraceScope,
-  checkRuntimeDir,
-  checkSudo,
-  compareVersions,
   DOCTOR_CHECK_IDS,
   type DoctorCheck,
   doctorExitCode,
-  parseSudoVersion,
   renderDoctor,
   runCheck,
   runDoctor,
+} from "../../ops/doctor/runner.ts";
+import {
+  compareVersions,
+  parseSudoVersion,
   SUDO_RS_ASKPASS_SINCE,
-} from "../../extension/doctor.ts";
+} from "../../ops/doctor/checks/sudo.ts";
 import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
+import { DEFAULT_OUTPUT_CAP, spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const NODE = NODE_BINARY;
@@ -140,27 +134,27 @@ after(async () => {
 
 describe("doctor: checks that pass on this machine", () => {
   it("platform: Linux with /proc", async () => {
-    const c = await checkPlatform();
+    const c = await runCheck("platform");
     assert.equal(c.status, "ok", c.detail);
     assert.match(c.detail, /^Linux /);
   });
 
   it("ffi: koffi loads, a real SO_PEERCRED round trip and SOCK_DIAG lookup work", async () => {
-    const c = await checkFfi();
+    const c = await runCheck("ffi");
     assert.equal(c.status, "ok", c.detail);
     assert.match(c.detail, /SO_PEERCRED round trip gave our pid and uid/);
     assert.match(c.detail, /SOCK_DIAG named the peer socket/);
   });
 
   it("deno: the real helper under the pinned flags refuses a plain stdout pipe", async () => {
-    const c = await checkDeno();
+    const c = await runCheck("deno");
     assert.equal(c.status, "ok", c.detail);
     assert.match(c.detail, /^deno 2\.\d+\.\d+ at \//);
     assert.match(c.detail, /pinned flags/);
   });
 
   it("sudo: the installed sudo is recognised and setuid root", async () => {
-    const c = await checkSudo();
+    const c = await runCheck("sudo");
     assert.equal(c.status, "ok", `${c.detail} / ${c.fix}`);
     assert.match(c.detail, /^(Sudo version 1\.9|sudo-rs )/);
   });
@@ -175,6 +169,19 @@ describe("doctor: checks that pass on this machine", () => {
       if (c.status === "warn" || c.status === "fail") assert.ok(c.fix, `${c.id} has no fix`);
     }
     assert.equal(doctorExitCode(checks), checks.some((c) => c.status === "fail") ? 1 : 0);
+  });
+
+  it("runCheck: each id gives the check runDoctor lists under that id and title", async () => {
+    // Everything that could change between the two runs is pinned; ffi and deno details
+    // (a pidfd note, a version) are the machine's and checked elsewhere.
+    const options = { env: {}, procRoot: await fakeProc({}) };
+    const all = await runDoctor(options);
+    for (const [i, id] of DOCTOR_CHECK_IDS.entries()) {
+      const one = await runCheck(id, options);
+      assert.equal(one.id, id);
+      assert.equal(one.title, all[i].title, id);
+      if (id !== "ffi" && id !== "deno") assert.equal(one.detail, all[i].detail, id);
+    }
   });
 
   it("deno task doctor (--json) prints the same checks and exits by the verdicts", async () => {
@@ -235,13 +242,13 @@ describe("doctor: rendering", () => {
 
 describe("doctor: checks that fail or warn on purpose", () => {
   it("platform: not Linux, unsupported architecture, /proc not mounted", async () => {
-    const mac = await checkPlatform({ platform: "darwin" });
+    const mac = await runCheck("platform", { platform: "darwin" });
     assert.equal(mac.status, "fail");
     assert.match(mac.detail, /needs Linux/);
-    const s390 = await checkPlatform({ arch: "s390x" });
+    const s390 = await runCheck("platform", { arch: "s390x" });
     assert.equal(s390.status, "fail");
     assert.match(s390.detail, /s390x is not supported/);
-    const noProc = await checkPlatform({ procRoot: await fakeProc({}) });
+    const noProc = await runCheck("platform", { procRoot: await fakeProc({}) });
     assert.equal(noProc.status, "fail");
     assert.match(noProc.detail, /not mounted/);
     assert.ok(noProc.fix);
@@ -249,59 +256,61 @@ describe("doctor: checks that fail or warn on purpose", () => {
 
   it("ptrace_scope: 0 and missing warn; 1, 2 and 3 are fine", async () => {
     const key = "sys/kernel/yama/ptrace_scope";
-    const zero = await checkPtraceScope({ procRoot: await fakeProc({ [key]: "0\n" }) });
+    const zero = await runCheck("ptrace_scope", { procRoot: await fakeProc({ [key]: "0\n" }) });
     assert.equal(zero.status, "warn");
     assert.match(zero.detail, /ptrace_scope=0: any process of yours/);
     assert.match(zero.fix!, /sysctl kernel\.yama\.ptrace_scope=1/);
-    const missing = await checkPtraceScope({ procRoot: await fakeProc({}) });
+    const missing = await runCheck("ptrace_scope", { procRoot: await fakeProc({}) });
     assert.equal(missing.status, "warn");
     assert.match(missing.detail, /no Yama LSM/);
     assert.match(missing.fix!, /Yama/);
-    const one = await checkPtraceScope({ procRoot: await fakeProc({ [key]: "1\n" }) });
+    const one = await runCheck("ptrace_scope", { procRoot: await fakeProc({ [key]: "1\n" }) });
     assert.equal(one.status, "ok");
     assert.match(one.detail, /ancestor of the helper/);
     for (const v of ["2", "3"]) {
-      const c = await checkPtraceScope({ procRoot: await fakeProc({ [key]: `${v}\n` }) });
+      const c = await runCheck("ptrace_scope", { procRoot: await fakeProc({ [key]: `${v}\n` }) });
       assert.equal(c.status, "ok", v);
     }
-    const odd = await checkPtraceScope({ procRoot: await fakeProc({ [key]: "\u001b[31m7\n" }) });
+    const odd = await runCheck("ptrace_scope", {
+      procRoot: await fakeProc({ [key]: "\u001b[31m7\n" }),
+    });
     assert.equal(odd.status, "warn");
     assertNoControlChars(odd);
   });
 
   it("legacy_tiocsti: 1 warns, 0 is fine, missing is info (kernel < 6.2)", async () => {
     const key = "sys/dev/tty/legacy_tiocsti";
-    const on = await checkLegacyTiocsti({ procRoot: await fakeProc({ [key]: "1\n" }) });
+    const on = await runCheck("legacy_tiocsti", { procRoot: await fakeProc({ [key]: "1\n" }) });
     assert.equal(on.status, "warn");
     assert.match(on.fix!, /sysctl dev\.tty\.legacy_tiocsti=0/);
-    const off = await checkLegacyTiocsti({ procRoot: await fakeProc({ [key]: "0\n" }) });
+    const off = await runCheck("legacy_tiocsti", { procRoot: await fakeProc({ [key]: "0\n" }) });
     assert.equal(off.status, "ok");
-    const missing = await checkLegacyTiocsti({ procRoot: await fakeProc({}) });
+    const missing = await runCheck("legacy_tiocsti", { procRoot: await fakeProc({}) });
     assert.equal(missing.status, "info");
     assert.match(missing.detail, /kernel < 6\.2/);
   });
 
   it("XDG_RUNTIME_DIR: private dir ok; unset, relative, open, symlink, foreign warn", async () => {
     const good = await freshDir(0o700);
-    const ok = await checkRuntimeDir({ env: { XDG_RUNTIME_DIR: good } });
+    const ok = await runCheck("runtime_dir", { env: { XDG_RUNTIME_DIR: good } });
     assert.equal(ok.status, "ok", ok.detail);
 
-    const unset = await checkRuntimeDir({ env: {} });
+    const unset = await runCheck("runtime_dir", { env: {} });
     assert.equal(unset.status, "warn");
     assert.match(unset.detail, /not set: falling back to .*\/tmp/);
 
-    const relative = await checkRuntimeDir({ env: { XDG_RUNTIME_DIR: "run/user/1000" } });
+    const relative = await runCheck("runtime_dir", { env: { XDG_RUNTIME_DIR: "run/user/1000" } });
     assert.equal(relative.status, "warn");
     assert.match(relative.detail, /not an absolute path/);
 
     const open = await freshDir(0o777);
-    const worldWritable = await checkRuntimeDir({ env: { XDG_RUNTIME_DIR: open } });
+    const worldWritable = await runCheck("runtime_dir", { env: { XDG_RUNTIME_DIR: open } });
     assert.equal(worldWritable.status, "warn");
     assert.match(worldWritable.detail, /mode 0777: group or others have access/);
 
     const link = join(tmp, `link${++counter}`);
     await symlink(good, link);
-    const linked = await checkRuntimeDir({ env: { XDG_RUNTIME_DIR: link } });
+    const linked = await runCheck("runtime_dir", { env: { XDG_RUNTIME_DIR: link } });
     assert.equal(linked.status, "warn");
     assert.match(linked.detail, /is a symlink/);
 
@@ -311,7 +320,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
       foreign = await freshDir(0o700);
       await chown(foreign, NOBODY, NOBODY);
     }
-    const notOurs = await checkRuntimeDir({ env: { XDG_RUNTIME_DIR: foreign } });
+    const notOurs = await runCheck("runtime_dir", { env: { XDG_RUNTIME_DIR: foreign } });
     assert.equal(notOurs.status, "warn");
     assert.match(notOurs.detail, /owned by uid \d+, not by you/);
   });
@@ -319,7 +328,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
   it("XDG_RUNTIME_DIR: a path the launcher refuses or too long for a socket fails", async () => {
     const comma = join(tmp, `a,b${++counter}`);
     await mkdir(comma, { mode: 0o700 });
-    const bad = await checkRuntimeDir({ env: { XDG_RUNTIME_DIR: comma } });
+    const bad = await runCheck("runtime_dir", { env: { XDG_RUNTIME_DIR: comma } });
     assert.equal(bad.status, "fail");
     assert.match(bad.detail, /characters the launcher refuses/);
 
@@ -328,7 +337,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
       deep = join(deep, "abcdefghij");
       await mkdir(deep, { mode: 0o700 });
     }
-    const long = await checkRuntimeDir({ env: { XDG_RUNTIME_DIR: deep } });
+    const long = await runCheck("runtime_dir", { env: { XDG_RUNTIME_DIR: deep } });
     assert.equal(long.status, "fail");
     assert.match(long.detail, /longer than a Unix socket path may be/);
   });
@@ -357,14 +366,14 @@ describe("doctor: checks that fail or warn on purpose", () => {
   }
 
   it("sudo: sudo-rs before 0.2.11 has no askpass and fails", async () => {
-    const c = await checkSudo({ sudoCandidates: [await fakeSudo("sudo-rs 0.2.3")] });
+    const c = await runCheck("sudo", { sudoCandidates: [await fakeSudo("sudo-rs 0.2.3")] });
     assert.equal(c.status, "fail");
     assert.match(c.detail, /sudo-rs 0\.2\.3: no -A\/askpass before sudo-rs 0\.2\.11/);
     assert.match(c.fix!, /upgrade sudo-rs/);
   });
 
   it("sudo: a recent sudo-rs passes when setuid root, and a non-setuid sudo fails", async () => {
-    const c = await checkSudo({ sudoCandidates: [await fakeSudo("sudo-rs 0.2.13")] });
+    const c = await runCheck("sudo", { sudoCandidates: [await fakeSudo("sudo-rs 0.2.13")] });
     assert.match(c.detail, /sudo-rs 0\.2\.13 \(askpass since 0\.2\.11/);
     if (isRoot) assert.equal(c.status, "ok", c.detail);
     else {
@@ -373,17 +382,17 @@ describe("doctor: checks that fail or warn on purpose", () => {
     }
     const dir = await freshDir(0o755);
     const plain = await script(join(dir, "sudo"), "echo 'Sudo version 1.9.16'");
-    const notSetuid = await checkSudo({ sudoCandidates: [plain] });
+    const notSetuid = await runCheck("sudo", { sudoCandidates: [plain] });
     assert.equal(notSetuid.status, "fail");
     assert.match(notSetuid.detail, /Sudo version 1\.9\.16; .* is not setuid root/);
     assert.match(notSetuid.fix!, /chmod 4755/);
   });
 
   it("sudo: older than 1.9 and unrecognised output warn; escapes are neutralised", async () => {
-    const old = await checkSudo({ sudoCandidates: [await fakeSudo("Sudo version 1.8.31")] });
+    const old = await runCheck("sudo", { sudoCandidates: [await fakeSudo("Sudo version 1.8.31")] });
     assert.match(old.detail, /older than 1\.9/);
     assert.equal(old.status, isRoot ? "warn" : "fail");
-    const weird = await checkSudo({
+    const weird = await runCheck("sudo", {
       sudoCandidates: [await fakeSudo("\u001b[2J\u001b]0;owned\u0007Totally sudo")],
     });
     assert.match(weird.detail, /unrecognised/);
@@ -394,11 +403,17 @@ describe("doctor: checks that fail or warn on purpose", () => {
   it("sudo: doas only fails (OpenDoas has no askpass); nothing at all fails", async () => {
     const dir = await freshDir(0o755);
     const doas = await script(join(dir, "doas"), "exit 1");
-    const c = await checkSudo({ sudoCandidates: [join(dir, "sudo")], doasCandidates: [doas] });
+    const c = await runCheck("sudo", {
+      sudoCandidates: [join(dir, "sudo")],
+      doasCandidates: [doas],
+    });
     assert.equal(c.status, "fail");
     assert.match(c.detail, /only doas found .*OpenDoas has no askpass/);
     assert.match(c.fix!, /install sudo/);
-    const none = await checkSudo({ sudoCandidates: [join(dir, "sudo")], doasCandidates: [] });
+    const none = await runCheck("sudo", {
+      sudoCandidates: [join(dir, "sudo")],
+      doasCandidates: [],
+    });
     assert.equal(none.status, "fail");
     assert.match(none.detail, /sudo not found/);
   });
@@ -408,7 +423,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
     const pidFile = join(dir, "pid");
     const hang = await script(join(dir, "sudo"), `echo $$ > ${pidFile}\nexec sleep 60`);
     const started = Date.now();
-    const c = await checkSudo({ sudoCandidates: [hang], commandTimeoutMs: 500 });
+    const c = await runCheck("sudo", { sudoCandidates: [hang], commandTimeoutMs: 500 });
     assert.ok(Date.now() - started < 5_000, "returned promptly");
     assert.equal(c.status, "fail");
     assert.match(c.detail, /did not answer in time/);
@@ -422,7 +437,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
       join(dir, "deno"),
       'if [ "$1" = --version ]; then echo "deno 2.9.6 (fake)"; exit 0; fi\nexit 0',
     );
-    const c = await checkDeno({ denoPath: fake });
+    const c = await runCheck("deno", { denoPath: fake });
     assert.equal(c.status, "fail");
     assert.match(c.detail, /did not refuse a code-loading variable \(NODE_OPTIONS\): it exited 0$/);
     const leaky = await script(
@@ -430,7 +445,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
       'if [ "$1" = --version ]; then echo "deno 2.9.6"; exit 0; fi\n' +
         'echo password; echo "pi-askpass: refusing to run with NODE_OPTIONS set" >&2; exit 1',
     );
-    const wrote = await checkDeno({ denoPath: leaky });
+    const wrote = await runCheck("deno", { denoPath: leaky });
     assert.equal(wrote.status, "fail");
     assert.match(wrote.detail, /exited 1: pi-askpass: .* and wrote to stdout$/);
   });
@@ -444,7 +459,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
         "exec sleep 60",
     );
     const started = Date.now();
-    const c = await checkDeno({ denoPath: fake, commandTimeoutMs: 400 });
+    const c = await runCheck("deno", { denoPath: fake, commandTimeoutMs: 400 });
     assert.ok(Date.now() - started < 5_000, "returned promptly");
     assert.equal(c.status, "fail");
     assert.match(c.detail, /before its deadline and was killed/);
@@ -453,10 +468,10 @@ describe("doctor: checks that fail or warn on purpose", () => {
   });
 
   it("deno: a missing binary or helper fails", async () => {
-    const missing = await checkDeno({ denoPath: join(tmp, "no-such-deno") });
+    const missing = await runCheck("deno", { denoPath: join(tmp, "no-such-deno") });
     assert.equal(missing.status, "fail");
     assert.match(missing.detail, /is not executable/);
-    const noHelper = await checkDeno({ helperPath: join(tmp, "no-such-helper.ts") });
+    const noHelper = await runCheck("deno", { helperPath: join(tmp, "no-such-helper.ts") });
     assert.equal(noHelper.status, "fail");
     assert.match(noHelper.detail, /helper .* is missing/);
   });
@@ -472,7 +487,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
 
   it("broker: a different protocol version fails with 'reinstall'", async () => {
     const other = PROTOCOL_VERSION + 1;
-    const c = await checkBroker(await broker(`version=9.9.9\nprotocol=${other}\n`));
+    const c = await runCheck("broker", await broker(`version=9.9.9\nprotocol=${other}\n`));
     assert.equal(c.status, "fail");
     assert.match(c.detail, new RegExp(`protocol ${other}; this extension speaks protocol`));
     assert.match(c.fix!, /reinstall the broker: \/sudo-prompt install-broker/);
@@ -480,14 +495,15 @@ describe("doctor: checks that fail or warn on purpose", () => {
   });
 
   it("broker: not installed is info; broken or incomplete installs fail", async () => {
-    const missing = await checkBroker(await broker(undefined, false));
+    const missing = await runCheck("broker", await broker(undefined, false));
     assert.equal(missing.status, "info");
     assert.match(missing.detail, /not installed \(only needed for pi-secret-run\)/);
     assert.match(missing.fix!, /install-broker/);
-    const noProtocol = await checkBroker(await broker("version=0.1.0\n"));
+    const noProtocol = await runCheck("broker", await broker("version=0.1.0\n"));
     assert.equal(noProtocol.status, "fail");
     assert.match(noProtocol.detail, /no protocol= line/);
-    const noLauncher = await checkBroker(
+    const noLauncher = await runCheck(
+      "broker",
       await broker(`version=0.1.0\nprotocol=${PROTOCOL_VERSION}\n`, false),
     );
     assert.equal(noLauncher.status, "fail");
@@ -495,7 +511,10 @@ describe("doctor: checks that fail or warn on purpose", () => {
   });
 
   it("broker: a matching install is ok only when root-owned", async () => {
-    const c = await checkBroker(await broker(`version=0.1.0\nprotocol=${PROTOCOL_VERSION}\n`));
+    const c = await runCheck(
+      "broker",
+      await broker(`version=0.1.0\nprotocol=${PROTOCOL_VERSION}\n`),
+    );
     assert.match(c.detail, new RegExp(`protocol ${PROTOCOL_VERSION}`));
     if (isRoot) assert.equal(c.status, "ok", c.detail);
     else {
@@ -505,16 +524,16 @@ describe("doctor: checks that fail or warn on purpose", () => {
   });
 
   it("allowlist: missing is info; a root-owned file in root-owned directories is ok", async () => {
-    const missing = await checkAllowlist({ allowlistPath: join(tmp, "no-such-allowlist") });
+    const missing = await runCheck("allowlist", { allowlistPath: join(tmp, "no-such-allowlist") });
     assert.equal(missing.status, "info");
     assert.match(missing.detail, /absent/);
     // /etc/shells is root-owned 0644 in root's /etc, and its lines (absolute program paths,
     // comments) happen to be valid allowlist entries: the safe case without needing root.
-    const shells = await checkAllowlist({ allowlistPath: "/etc/shells" });
+    const shells = await runCheck("allowlist", { allowlistPath: "/etc/shells" });
     assert.equal(shells.status, "ok", shells.detail);
     assert.match(shells.detail, /root-owned, not writable by others, \d+ entr(y|ies)$/);
     // /etc/passwd is just as safe, but its lines are not entries: one bad line voids the file.
-    const passwd = await checkAllowlist({ allowlistPath: "/etc/passwd" });
+    const passwd = await runCheck("allowlist", { allowlistPath: "/etc/passwd" });
     assert.equal(passwd.status, "warn");
     assert.match(passwd.detail, /line 1 is malformed .*counts as empty/);
   });
@@ -523,7 +542,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
     const dir = await freshDir(0o755);
     const file = await agentFile(join(dir, "allowlist"), "/usr/bin/true\n", 0o664);
     if (isRoot) await chown(file, 0, 0); // root-owned, so only the mode is wrong
-    const c = await checkAllowlist({ allowlistPath: file });
+    const c = await runCheck("allowlist", { allowlistPath: file });
     assert.equal(c.status, "warn");
     assert.match(c.detail, /counts as empty/);
     // Non-root cannot make a root-owned file: its own file fails on the owner first.
@@ -534,7 +553,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
     const dir = await freshDir(0o755);
     const link = join(dir, "allowlist");
     await symlink("/etc/passwd", link);
-    const c = await checkAllowlist({ allowlistPath: link });
+    const c = await runCheck("allowlist", { allowlistPath: link });
     assert.equal(c.status, "warn");
     assert.match(c.detail, /is a symlink \(never followed\); the allowlist counts as empty/);
     assert.match(c.fix!, /replace the symlink/);
@@ -543,7 +562,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
   it("allowlist: owned by a non-root user counts as empty", async () => {
     const dir = await freshDir(0o755);
     const file = await agentFile(join(dir, "allowlist"), "/usr/bin/true\n");
-    const c = await checkAllowlist({ allowlistPath: file, uid: agentUid });
+    const c = await runCheck("allowlist", { allowlistPath: file, uid: agentUid });
     assert.equal(c.status, "warn");
     assert.match(c.detail, new RegExp(`owned by uid ${agentUid} \\(you\\), not root`));
     assert.match(c.fix!, /chown root:root/);
@@ -553,14 +572,14 @@ describe("doctor: checks that fail or warn on purpose", () => {
     const dir = await freshDir(0o777);
     const file = await agentFile(join(dir, "allowlist"), "/usr/bin/true\n");
     if (isRoot) await chown(file, 0, 0);
-    const c = await checkAllowlist({ allowlistPath: file });
+    const c = await runCheck("allowlist", { allowlistPath: file });
     assert.equal(c.status, "warn");
     // As non-root the file's owner is reported first.
     assert.match(c.detail, isRoot ? new RegExp(`its directory ${dir} `) : /not root/);
   });
 
   it("hardened: running as root is info", async () => {
-    const c = await checkHardened({ uid: 0 });
+    const c = await runCheck("hardened", { uid: 0 });
     assert.equal(c.status, "info");
   });
 
@@ -584,7 +603,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
       rootHelperPath: join(tmp, "no-root-helper.ts"),
       rootDenoPath: join(tmp, "no-root-deno"),
     };
-    const c = await checkHardened(options);
+    const c = await runCheck("hardened", options);
     assert.equal(c.status, "warn");
     assert.match(c.detail, /^not hardened: the agent could modify the extension \(/);
     assert.match(c.detail, /\(you\), not root/);
@@ -598,7 +617,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
     assert.doesNotMatch(c.detail, /root-owned helper copy exists/);
 
     // With the broker's root-owned copy installed but not in use, the doctor says so.
-    const withCopy = await checkHardened({
+    const withCopy = await runCheck("hardened", {
       ...options,
       rootHelperPath: "/etc/passwd",
       rootDenoPath: await realpath("/bin/sh"),
@@ -612,7 +631,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
   });
 
   it("hardened: root-owned helper, deno, extension and cache are ok", async () => {
-    const c = await checkHardened({
+    const c = await runCheck("hardened", {
       uid: isRoot ? NOBODY : uid,
       // A root-owned directory with none of the package's entries (/ has a /bin symlink).
       packageRoot: "/etc",
@@ -628,7 +647,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
 
 describe("doctor: never throws, always ends", () => {
   it("an exception inside a check becomes a fail with a one-line detail", async () => {
-    const c = await checkSudo({
+    const c = await runCheck("sudo", {
       runCommand: () => {
         throw new Error("boom\nsecond line");
       },
@@ -654,5 +673,68 @@ describe("doctor: never throws, always ends", () => {
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /^✗ FFI peer creds +koffi FFI does not load here/m);
     assert.match(r.stdout, /^\d+ checks: .* [1-9]\d* failed/m);
+  });
+});
+
+describe("shared spawnWithDeadline (the doctor's command runner)", () => {
+  it("captures both streams, exit code and signal; never rejects on a missing program", async () => {
+    const r = await spawnWithDeadline("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"], {
+      deadlineMs: 5_000,
+    });
+    assert.deepEqual(
+      { code: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr, to: r.timedOut },
+      { code: 3, signal: null, stdout: "out\n", stderr: "err\n", to: false },
+    );
+    const missing = await spawnWithDeadline(join(tmp, "no-such-program"), [], {
+      deadlineMs: 5_000,
+    });
+    assert.equal(missing.code, null);
+    assert.equal(missing.spawnError, "ENOENT");
+  });
+
+  it("keeps at most the cap of each stream; mergeStderr keeps arrival order", async () => {
+    const flood = await spawnWithDeadline(
+      "/bin/sh",
+      ["-c", `head -c ${DEFAULT_OUTPUT_CAP * 4} /dev/zero | tr '\\0' x`],
+      { deadlineMs: 10_000 },
+    );
+    assert.equal(flood.code, 0);
+    assert.equal(flood.stdout.length, DEFAULT_OUTPUT_CAP);
+    const small = await spawnWithDeadline("/bin/sh", ["-c", "echo 0123456789"], {
+      deadlineMs: 5_000,
+      outputCap: 4,
+    });
+    assert.equal(small.stdout, "0123");
+    const merged = await spawnWithDeadline(
+      "/bin/sh",
+      ["-c", "echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three"],
+      { deadlineMs: 5_000, mergeStderr: true },
+    );
+    assert.equal(merged.stdout, "one\ntwo\nthree\n");
+    assert.equal(merged.stderr, "");
+  });
+
+  it("env and cwd are the child's; the deadline kills a detached group, grandchildren too", async () => {
+    const dir = await freshDir(0o755);
+    const r = await spawnWithDeadline("/bin/sh", ["-c", 'echo "$ONLY $(pwd)"'], {
+      deadlineMs: 5_000,
+      env: { ONLY: "set", PATH: "/usr/bin:/bin" },
+      cwd: dir,
+    });
+    assert.equal(r.stdout, `set ${dir}\n`);
+    const pidFile = join(dir, "grandchild");
+    const started = Date.now();
+    const hung = await spawnWithDeadline(
+      "/bin/sh",
+      ["-c", `sleep 60 & echo $! > ${pidFile}; wait`],
+      { deadlineMs: 300, detached: true },
+    );
+    assert.ok(Date.now() - started < 5_000, "returned promptly");
+    assert.equal(hung.timedOut, true);
+    assert.equal(hung.code, null);
+    const grandchild = Number((await readFile(pidFile, "utf8")).trim());
+    // Killed: gone, or a zombie until whoever inherited it reaps it.
+    const stat = await readFile(`/proc/${grandchild}/stat`, "utf8").catch(() => "");
+    assert.ok(stat === "" || / Z /.test(stat.slice(stat.lastIndexOf(")"))), stat);
   });
 });

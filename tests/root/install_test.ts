@@ -328,8 +328,8 @@ describe("the broker called directly (hostile review, root-arranged parts)", () 
         "--no-warnings",
         "--input-type=module",
         "-e",
-        `const d = await import(${JSON.stringify(join(REPO, "extension/doctor.ts"))});` +
-        "console.log(JSON.stringify(await d.checkBroker()));",
+        `const d = await import(${JSON.stringify(join(REPO, "ops/doctor/runner.ts"))});` +
+        'console.log(JSON.stringify(await d.runCheck("broker")));',
       ]);
       return JSON.parse(r.out.trim().split("\n").at(-1) ?? "{}");
     };

@@ -12,12 +12,7 @@ import {
 } from "../../extension/terminal_holders.ts";
 import { parseRootTerminalOutput, ptsNumber } from "../../extension/root_terminal.ts";
 import { decideKeyTables, isPrintableKey, parseBinding } from "../../extension/multiplexer_keys.ts";
-import {
-  displayCheck,
-  dumpableCheck,
-  multiplexerCheck,
-  terminalCheck,
-} from "../../extension/doctor_keyboard.ts";
+import { runCheck } from "../../ops/doctor/runner.ts";
 
 const proc = (pid: number, startTime: bigint) => ({ pid, command: `cmd ${pid}`, startTime });
 
@@ -116,20 +111,24 @@ describe("tmux key tables", () => {
 
 describe("doctor: keyboard checks", () => {
   it("warns about X11, where any client can read the keyboard", async () => {
-    assert.equal((await displayCheck({ DISPLAY: ":0" })).status, "warn");
+    assert.equal((await runCheck("display", { env: { DISPLAY: ":0" } })).status, "warn");
     assert.equal(
-      (await displayCheck({ DISPLAY: ":0", WAYLAND_DISPLAY: "wayland-0" })).status,
+      (await runCheck("display", { env: { DISPLAY: ":0", WAYLAND_DISPLAY: "wayland-0" } }))
+        .status,
       "ok",
     );
-    assert.equal((await displayCheck({})).status, "ok");
+    assert.equal((await runCheck("display", { env: {} })).status, "ok");
   });
   it("tmux: nothing to check outside it; GNU screen is named as unchecked", async () => {
-    assert.equal((await multiplexerCheck({})).status, "ok");
-    assert.equal((await multiplexerCheck({ STY: "1.pts-0.host" })).status, "warn");
+    assert.equal((await runCheck("multiplexer", { env: {} })).status, "ok");
+    assert.equal(
+      (await runCheck("multiplexer", { env: { STY: "1.pts-0.host" } })).status,
+      "warn",
+    );
   });
   it("outside pi the terminal and dumpable checks say where to run them", async () => {
-    assert.equal((await terminalCheck()).status, "info");
-    assert.equal((await dumpableCheck()).status, "info");
+    assert.equal((await runCheck("terminal")).status, "info");
+    assert.equal((await runCheck("dumpable")).status, "info");
   });
 });
 

@@ -1,0 +1,131 @@
+/**
+ * Doctor check `broker`: the root broker (only needed for `pi-secret-run`)
+ * is installed root-owned, speaks this extension's protocol, and sudo
+ * reaches it without a password for this user.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { PROTOCOL_VERSION } from "../../../askpass/protocol.ts";
+import { PACKAGE_VERSION } from "../../../askpass/version.ts";
+import { SUDOERS_FILE } from "../../../broker/paths.ts";
+import { errnoCode } from "../../../shared/errno.ts";
+import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { exists, firstExisting, oneLine } from "../helpers.ts";
+import { rootOwnedProblem } from "../ownership.ts";
+
+/** Most of the VERSION file read. */
+const VERSION_FILE_MAX = 4096;
+/** What the broker launcher exits with when started without arguments (its usage). */
+const LAUNCHER_USAGE_EXIT = 125;
+/** The environment `sudo -n` runs with. */
+const SUDO_ENV = { PATH: "/usr/bin:/bin", LC_ALL: "C", LANG: "C" };
+
+/** Root broker installed, root-owned, with the same protocol version, reachable through sudo. */
+export const brokerCheck = {
+  id: "broker",
+  title: "broker",
+  run: checkBroker,
+} as const satisfies CheckDefinition;
+
+async function checkBroker(ctx: Context): Promise<Finding> {
+  const installHint = `/sudo-prompt install-broker in pi, or: sudo sh ` +
+    join(ctx.packageRoot, "broker", "install.sh");
+  let text: string;
+  try {
+    text = await readFile(ctx.brokerVersionFile, "utf8");
+  } catch (e) {
+    if (errnoCode(e) === "ENOENT" || errnoCode(e) === "ENOTDIR") {
+      return {
+        status: "info",
+        detail: "root broker not installed (only needed for pi-secret-run)",
+        fix: installHint,
+      };
+    }
+    return {
+      status: "warn",
+      detail: `${ctx.brokerVersionFile} unreadable (${errnoCode(e) ?? "error"})`,
+      fix: `reinstall: ${installHint}`,
+    };
+  }
+  const field = (name: string) =>
+    new RegExp(`^${name}=(.*)$`, "m").exec(text.slice(0, VERSION_FILE_MAX))?.[1]?.trim();
+  const version = field("version");
+  const protocolText = field("protocol");
+  const protocol = protocolText !== undefined && /^\d+$/.test(protocolText)
+    ? Number(protocolText)
+    : undefined;
+  if (protocol === undefined) {
+    return {
+      status: "fail",
+      detail: `${ctx.brokerVersionFile} has no protocol= line: broken install`,
+      fix: `reinstall the broker: ${installHint}`,
+    };
+  }
+  const shown = `broker ${oneLine(version ?? "?")}, protocol ${protocol}`;
+  if (protocol !== PROTOCOL_VERSION) {
+    return {
+      status: "fail",
+      detail: `${shown}; this extension speaks protocol ${PROTOCOL_VERSION}: pi-secret-run is ` +
+        "refused until the broker is reinstalled",
+      fix: `reinstall the broker: ${installHint}`,
+    };
+  }
+  if (!await exists(ctx.brokerLauncher)) {
+    return {
+      status: "fail",
+      detail: `${shown} but ${ctx.brokerLauncher} is missing: incomplete install`,
+      fix: `reinstall the broker: ${installHint}`,
+    };
+  }
+  for (const p of [ctx.brokerVersionFile, ctx.brokerLauncher]) {
+    const problem = await rootOwnedProblem(p, "file", true, ctx.uid);
+    if (problem) {
+      return {
+        status: "warn",
+        detail: `${shown}, but ${problem}: not a root-owned install`,
+        fix: `reinstall the broker: ${installHint}`,
+      };
+    }
+  }
+  const extensionVersion = version === PACKAGE_VERSION ? "" : ` (extension ${PACKAGE_VERSION})`;
+  return await sudoRuleFinding(ctx, shown) ??
+    { status: "ok", detail: `${shown}${extensionVersion}: installed, protocol matches` };
+}
+
+/**
+ * sudo applies the LAST matching rule: a later sudoers file granting this
+ * user `ALL` with a password silently overrides the broker's NOPASSWD rule.
+ * Checked the way `pi-secret-run` meets it: `sudo -n <launcher>` with no
+ * arguments, which (when the rule applies) only prints the launcher's usage
+ * line and exits 125 before any broker starts. `undefined` when fine or not
+ * checkable (root, no sudo).
+ */
+async function sudoRuleFinding(ctx: Context, shown: string): Promise<Finding | undefined> {
+  const sudo = await firstExisting(ctx.sudoCandidates);
+  if (ctx.uid === 0 || !sudo) return undefined;
+  const r = await ctx.run(sudo, ["-n", ctx.brokerLauncher], {
+    env: SUDO_ENV,
+    timeoutMs: ctx.commandTimeoutMs,
+  });
+  if (r.code === LAUNCHER_USAGE_EXIT && r.stderr.includes("pi-secret-broker:")) return undefined;
+  const fix = `a file in /etc/sudoers.d that sorts after ${SUDOERS_FILE} (or a rule in ` +
+    `/etc/sudoers after its @includedir) grants you a rule with a password; \`sudo -l\` lists ` +
+    "them in order (the last match wins): move that rule before the broker's, or re-run the " +
+    "broker installer after renaming that file so it sorts first";
+  if (/password is required/.test(r.stderr)) {
+    return {
+      status: "fail",
+      detail: `${shown}, but sudo asks for a password for the broker: a later sudoers rule ` +
+        "overrides its NOPASSWD rule (or the rule names another user), so pi-secret-run fails",
+      fix: `${fix}; if the rule names another user, re-run the installer with --user you`,
+    };
+  }
+  return {
+    status: "warn",
+    detail: `${shown}, but \`sudo -n ${ctx.brokerLauncher}\` did not reach the broker: ` +
+      oneLine(r.stderr || r.spawnError || `exit ${r.code}`),
+    fix: `re-run the broker installer for this user; ${fix}`,
+  };
+}

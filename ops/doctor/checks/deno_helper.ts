@@ -1,0 +1,155 @@
+/**
+ * Doctor check `deno`: the pinned deno binary runs, and the askpass helper
+ * under the launcher's pinned flags enforces its own checks (it refuses a
+ * code-loading variable without writing anything to stdout).
+ *
+ * @module
+ */
+import { mkdtemp, open, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  helperArgvPrefix,
+  helperEnvironment,
+  isSafeFlagPath,
+} from "../../../askpass/helper_permissions.ts";
+import type { CheckDefinition, CommandResult, Context, Finding } from "../context.ts";
+import { canExecute, canRead, oneLine } from "../helpers.ts";
+
+/** Longest line of a failed command's stderr shown. */
+const STDERR_LINE_MAX = 160;
+/** The refusal the helper prints when a code-loading variable is set. */
+const REFUSAL = "refusing to run with NODE_OPTIONS set";
+
+/** The deno binary runs the helper with the pinned flags. */
+export const denoHelperCheck = {
+  id: "deno",
+  title: "deno helper",
+  run: checkDeno,
+} as const satisfies CheckDefinition;
+
+async function checkDeno(ctx: Context): Promise<Finding> {
+  const deno = ctx.denoPath;
+  if (!deno) {
+    return {
+      status: "fail",
+      detail: "deno binary not found (the npm dependency `deno`): the extension cannot start",
+      fix: "npm ci in the package, with allow-scripts=deno in .npmrc",
+    };
+  }
+  if (!await canExecute(deno)) {
+    return { status: "fail", detail: `${deno} is not executable`, fix: "npm ci in the package" };
+  }
+  const version = await ctx.run(deno, ["--version"], {
+    env: { NO_COLOR: "1" },
+    timeoutMs: ctx.commandTimeoutMs,
+  });
+  if (version.code !== 0) {
+    return {
+      status: "fail",
+      detail: `\`${deno} --version\` ${describeFailure(version)}`,
+      fix: "npm ci in the package (the binary may be damaged or for another platform)",
+    };
+  }
+  const denoVersion = /^deno (\S+)/.exec(version.stdout)?.[1] ?? "unknown version";
+  if (!await canRead(ctx.helperPath)) {
+    return {
+      status: "fail",
+      detail: `helper ${ctx.helperPath} is missing`,
+      fix: "reinstall the package",
+    };
+  }
+  for (const p of [deno, ctx.helperPath]) {
+    if (!isSafeFlagPath(p)) {
+      return {
+        status: "fail",
+        detail: `${p} has characters the launcher refuses (space, comma, quotes, …): the ` +
+          "extension will not start",
+        fix: "install the package (and node_modules) under a plain path",
+      };
+    }
+  }
+  const probeFailure = await probeHelper(ctx, deno);
+  if (probeFailure) return probeFailure;
+  const pinned = await packageDenoVersion(ctx.packageRoot);
+  const note = pinned && pinned !== denoVersion ? ` (package.json pins ${pinned})` : "";
+  return {
+    status: pinned && pinned !== denoVersion ? "warn" : "ok",
+    detail: `deno ${denoVersion}${note} at ${deno}; the helper runs with the pinned flags and ` +
+      "refuses a code-loading variable",
+    ...(note ? { fix: "npm ci in the package to get the pinned deno" } : {}),
+  };
+}
+
+/** Runs the helper as the launcher would, with `NODE_OPTIONS` set; a finding unless it refused. */
+async function probeHelper(ctx: Context, deno: string): Promise<Finding | undefined> {
+  const dir = await mkdtemp(join(ctx.tmpBase, "pi-sudo-doctor-"));
+  try {
+    const socketPath = join(dir, "askpass.sock");
+    const argv = [...helperArgvPrefix(deno, ctx.helperPath, socketPath), "doctor probe"];
+    const env = {
+      ...envObject(helperEnvironment({
+        denoDir: join(dir, "deno-cache"),
+        socketPath,
+        sessionKeyHex: "0".repeat(64),
+        deadlineMs: ctx.commandTimeoutMs,
+      })),
+      // Harmless to deno itself, but one of the code-loading variables the helper must refuse:
+      // the refusal proves the helper's code ran under the pinned flags and enforces its checks.
+      NODE_OPTIONS: "--no-warnings",
+    };
+    // stdout: a regular file, so that a helper that did not refuse would be seen writing.
+    const outPath = join(dir, "stdout");
+    const out = await open(outPath, "wx", 0o600);
+    let probe: CommandResult;
+    try {
+      probe = await ctx.run(argv[0], argv.slice(1), {
+        env,
+        timeoutMs: ctx.commandTimeoutMs,
+        stdoutFd: out.fd,
+      });
+    } finally {
+      await out.close();
+    }
+    const written = await readFile(outPath, "utf8").catch(() => "?");
+    const refused = probe.code === 1 && probe.stdout === "" && written === "" &&
+      probe.stderr.includes(REFUSAL);
+    if (refused) return undefined;
+    return {
+      status: "fail",
+      detail: "the helper under the pinned flags did not refuse a code-loading variable " +
+        `(NODE_OPTIONS): it ${describeFailure(probe)}${written ? " and wrote to stdout" : ""}`,
+      fix: "npm ci in the package; check docs/permissions.md against this deno version",
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** How a command failed, in a few words and the first line of its stderr. */
+function describeFailure(r: CommandResult): string {
+  if (r.spawnError) return `could not start (${r.spawnError})`;
+  if (r.timedOut) return "did not finish before its deadline and was killed";
+  const said = oneLine(r.stderr.trim().split("\n")[0] ?? "").slice(0, STDERR_LINE_MAX);
+  const how = r.code !== null ? `exited ${r.code}` : `was killed by ${r.signal}`;
+  return said ? `${how}: ${said}` : how;
+}
+
+/** The deno version `package.json` pins, or `undefined`. */
+async function packageDenoVersion(root: string): Promise<string | undefined> {
+  try {
+    const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8"));
+    const v = pkg?.dependencies?.deno;
+    return typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function envObject(entries: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of entries) {
+    const i = e.indexOf("=");
+    env[e.slice(0, i)] = e.slice(i + 1);
+  }
+  return env;
+}

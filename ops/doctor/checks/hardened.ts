@@ -1,0 +1,116 @@
+/**
+ * Doctor check `hardened`: which of the files pi and the helper run (the
+ * extension, the helper, the deno binary, koffi, the Deno cache) the agent
+ * could modify, and how to make them root-owned (hardened mode, ADR 0003).
+ *
+ * @module
+ */
+import { join } from "node:path";
+import process from "node:process";
+import { PACKAGE_VERSION } from "../../../askpass/version.ts";
+import { registeredSources, rootOwnedInstallFix } from "../../../extension/pi_sources.ts";
+import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { exists } from "../helpers.ts";
+import { rootOwnedProblem, treeProblems } from "../ownership.ts";
+
+const CACHE_LABEL = "the helper's Deno cache";
+/** The package's entries that hold code pi or the helper loads. */
+const PACKAGE_ENTRIES = [
+  "package.json",
+  "index.ts",
+  "mod.ts",
+  "bin",
+  "extension",
+  "askpass",
+  "broker",
+  "ops",
+  "shared",
+];
+
+/** Which files the agent could modify; hardened mode active or not. */
+export const hardenedCheck = {
+  id: "hardened",
+  title: "hardened mode",
+  run: checkHardened,
+} as const satisfies CheckDefinition;
+
+interface Exposed {
+  readonly label: string;
+  readonly problems: readonly string[];
+}
+
+async function checkHardened(ctx: Context): Promise<Finding> {
+  if (ctx.uid === 0) {
+    return {
+      status: "info",
+      detail: "running as root: sudo never asks for a password, hardened mode does not apply",
+    };
+  }
+  const items = await exposed(ctx);
+  if (items.length === 0) {
+    return {
+      status: "ok",
+      detail: "hardened: the extension, helper, deno binary and Deno cache are root-owned; the " +
+        "agent cannot rewrite them",
+    };
+  }
+  const listed = items.map(({ label, problems }) =>
+    `${label} (${problems[0]}${problems.length > 1 ? `, +${problems.length - 1} more` : ""})`
+  );
+  const usesRootCopy = ctx.helperPath === ctx.rootHelperPath;
+  const rootCopy = !usesRootCopy &&
+    !await rootOwnedProblem(ctx.rootHelperPath, "file", false, ctx.uid) &&
+    !await rootOwnedProblem(ctx.rootDenoPath, "file", false, ctx.uid);
+  const copyNote = rootCopy
+    ? ` (a root-owned helper copy exists (${ctx.rootHelperPath}) but is not the one in use)`
+    : "";
+  const fixes: string[] = [];
+  if (items.some((i) => i.label !== CACHE_LABEL)) {
+    const sources = await registeredSources(ctx.packageRoot, process.cwd(), process.env);
+    fixes.push(
+      `install root-owned: ${rootOwnedInstallFix(ctx.packageRoot, PACKAGE_VERSION, sources)}`,
+    );
+  }
+  if (items.some((i) => i.label === CACHE_LABEL)) {
+    fixes.push(
+      rootCopy
+        ? "turn on hardened mode so the extension runs the root-owned helper, deno and cache"
+        : "the root-owned helper and cache come with /sudo-prompt install-broker (hardened mode)",
+    );
+  }
+  return {
+    status: "warn",
+    detail: `not hardened${copyNote}: the agent could modify ${listed.join("; ")}`,
+    fix: fixes.join("; "),
+  };
+}
+
+/** What the agent could modify, each part with its problems (deduplicated), in a fixed order. */
+async function exposed(ctx: Context): Promise<Exposed[]> {
+  const items: Exposed[] = [];
+  const add = (label: string, problems: string[]) => {
+    if (problems.length > 0) items.push({ label, problems: [...new Set(problems)] });
+  };
+  const pkg: string[] = [];
+  const pkgDirProblem = await rootOwnedProblem(ctx.packageRoot, "dir", true, ctx.uid);
+  if (pkgDirProblem) pkg.push(pkgDirProblem);
+  for (const name of PACKAGE_ENTRIES) {
+    const p = join(ctx.packageRoot, name);
+    if (await exists(p)) pkg.push(...await treeProblems(p, ctx.uid));
+  }
+  add("the extension", pkg);
+  const helperProblem = await rootOwnedProblem(ctx.helperPath, "file", true, ctx.uid);
+  add("the askpass helper", helperProblem ? [helperProblem] : []);
+  if (ctx.denoPath) {
+    const denoProblem = await rootOwnedProblem(ctx.denoPath, "file", true, ctx.uid);
+    add("the deno binary", denoProblem ? [denoProblem] : []);
+  }
+  if (ctx.koffiDir) add("koffi (loaded into pi)", await treeProblems(ctx.koffiDir, ctx.uid));
+  if (ctx.denoCacheDir) {
+    const cacheProblem = await rootOwnedProblem(ctx.denoCacheDir, "dir", true, ctx.uid);
+    add(CACHE_LABEL, cacheProblem ? [cacheProblem] : []);
+  } else {
+    add(CACHE_LABEL, ["a per-session deno-cache in your session directory"]);
+  }
+  return items;
+}

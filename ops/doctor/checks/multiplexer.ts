@@ -1,0 +1,53 @@
+/**
+ * Doctor check `multiplexer` (ADR 0007): inside tmux, no printable key is
+ * bound in a table where pi's keys are typed (a binding could record the
+ * password); GNU screen's bindings cannot be checked.
+ *
+ * @module
+ */
+import { checkTmuxKeyTables } from "../../../extension/multiplexer_keys.ts";
+import type { CheckDefinition, Context, Finding } from "../context.ts";
+
+/** tmux key tables: no printable key bound where pi's keys are typed. */
+export const multiplexerCheck = {
+  id: "multiplexer",
+  title: "tmux key tables",
+  run: checkMultiplexer,
+} as const satisfies CheckDefinition;
+
+async function checkMultiplexer(ctx: Context): Promise<Finding> {
+  const env = ctx.env;
+  if (env.STY && !env.TMUX) {
+    return {
+      status: "warn",
+      detail: "inside GNU screen: its key bindings are not checked, and any process of yours can " +
+        "change them to record keys",
+      fix: "run pi outside screen, or inside tmux (whose bindings are checked)",
+    };
+  }
+  if (!env.TMUX) return { status: "ok", detail: "not inside tmux" };
+  const v = await checkTmuxKeyTables(env);
+  if (v.ok) return { status: "ok", detail: "tmux: no printable key is bound where you type" };
+  if (v.why === "client_table") {
+    return {
+      status: "fail",
+      detail: `a tmux client of this session types into the key table ${v.keys[0]}, whose ` +
+        "bindings can record what you type: every modal is refused",
+      fix: "tmux switch-client -T root",
+    };
+  }
+  if (v.why === "unreadable") {
+    return {
+      status: "fail",
+      detail: "tmux did not list its key bindings: every modal is refused",
+      fix: "check that `tmux list-keys` works in this pane",
+    };
+  }
+  return {
+    status: "fail",
+    detail: `tmux has printable keys bound where you type (${v.keys.join(", ")}): they could ` +
+      "record your password, so every modal is refused",
+    fix: `remove them, e.g. tmux unbind -n ${v.keys[0].replace(/^prefix /, "")} (a printable ` +
+      "prefix: set -g prefix C-b)",
+  };
+}

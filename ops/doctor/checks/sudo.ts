@@ -1,0 +1,146 @@
+/**
+ * Doctor check `sudo`: which sudo is installed (sudo or sudo-rs), whether
+ * its version can ask through an askpass, and whether it is setuid root;
+ * doas alone is unsupported.
+ *
+ * @module
+ */
+import { stat } from "node:fs/promises";
+import type { CheckDefinition, CheckStatus, Context, Finding } from "../context.ts";
+import { firstExisting, oneLine } from "../helpers.ts";
+
+/** First sudo-rs release with `-A`/`--askpass` (sudo-rs CHANGELOG, after issue #1249). */
+export const SUDO_RS_ASKPASS_SINCE = "0.2.11";
+/** Oldest classic sudo the extension is tested with. */
+const SUDO_TESTED_SINCE = "1.9";
+/** Longest `sudo -V` line shown. */
+const VERSION_LINE_MAX = 120;
+/** The setuid bit. */
+const SETUID = 0o4000;
+/** The environment `sudo -V` runs with: plain paths, untranslated output. */
+const SUDO_ENV = { PATH: "/usr/bin:/bin", LC_ALL: "C", LANG: "C" };
+
+/** sudo flavour and version, setuid root; doas only: unsupported. */
+export const sudoCheck = {
+  id: "sudo",
+  title: "sudo",
+  run: checkSudo,
+} as const satisfies CheckDefinition;
+
+/** What `sudo -V` printed, classified. */
+export interface SudoVersion {
+  readonly flavour: "sudo" | "sudo-rs" | "unknown";
+  /** `1.9.13p3`, `0.2.11`; absent when unrecognised. */
+  readonly version?: string;
+  /** The first non-empty line, without control characters. */
+  readonly line: string;
+}
+
+/** Classifies the output of `sudo -V` (run with `LC_ALL=C`): which sudo, which version. */
+export function parseSudoVersion(output: string): SudoVersion {
+  const line = oneLine(output.split("\n").find((l) => l.trim() !== "") ?? "")
+    .slice(0, VERSION_LINE_MAX);
+  const classic = /^Sudo version (\d+\.\d+(?:\.\d+)?(?:[a-z]\d+)?)\b/.exec(line);
+  if (classic) return { flavour: "sudo", version: classic[1], line };
+  const rs = /^sudo-rs (\d+\.\d+\.\d+)\b/.exec(line);
+  if (rs) return { flavour: "sudo-rs", version: rs[1], line };
+  return { flavour: "unknown", line };
+}
+
+/** Numeric comparison of dotted versions (`1.9.13p3` compares as 1.9.13): -1, 0 or 1. */
+export function compareVersions(a: string, b: string): number {
+  const parts = (v: string) => v.split(".").map((p) => parseInt(p, 10) || 0);
+  const x = parts(a);
+  const y = parts(b);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
+}
+
+async function checkSudo(ctx: Context): Promise<Finding> {
+  const sudo = await firstExisting(ctx.sudoCandidates);
+  const doas = await firstExisting(ctx.doasCandidates);
+  if (!sudo) {
+    if (doas) {
+      return {
+        status: "fail",
+        detail:
+          `only doas found (${doas}): unsupported, OpenDoas has no askpass and reads from a ` +
+          "terminal only, so the agent's commands cannot reach the modal",
+        fix: "install sudo (apt-get install sudo) or sudo-rs ≥ " + SUDO_RS_ASKPASS_SINCE,
+      };
+    }
+    return {
+      status: "fail",
+      detail: `sudo not found (looked at ${ctx.sudoCandidates.join(", ")})`,
+      fix: "install sudo (apt-get install sudo)",
+    };
+  }
+  const r = await ctx.run(sudo, ["-V"], { env: SUDO_ENV, timeoutMs: ctx.commandTimeoutMs });
+  const findings: Finding[] = [];
+  if (r.spawnError || r.timedOut) {
+    const what = r.timedOut ? "`sudo -V` did not answer in time" : `cannot run: ${r.spawnError}`;
+    findings.push({ status: "fail", detail: what, fix: "reinstall sudo" });
+  } else {
+    findings.push(versionFinding(parseSudoVersion(r.stdout || r.stderr)));
+  }
+  const st = await stat(sudo).catch(() => undefined);
+  if (!st || st.uid !== 0 || (st.mode & SETUID) === 0) {
+    findings.push({
+      status: "fail",
+      detail: `${sudo} is not setuid root`,
+      fix: `reinstall sudo, or: chown root:root ${sudo} && chmod 4755 ${sudo}`,
+    });
+  }
+  const merged = mergeFindings(findings);
+  const where = ` (${sudo})`;
+  const doasNote = doas ? `; doas at ${doas} is not used (OpenDoas has no askpass)` : "";
+  return { ...merged, detail: merged.detail + where + doasNote };
+}
+
+function versionFinding(v: SudoVersion): Finding {
+  if (v.flavour === "sudo" && v.version) {
+    return compareVersions(v.version, SUDO_TESTED_SINCE) < 0
+      ? {
+        status: "warn",
+        detail: `${v.line}: older than 1.9, untested (askpass works, messages may differ)`,
+        fix: "upgrade sudo to 1.9 or later",
+      }
+      : { status: "ok", detail: v.line };
+  }
+  if (v.flavour === "sudo-rs" && v.version) {
+    return compareVersions(v.version, SUDO_RS_ASKPASS_SINCE) < 0
+      ? {
+        status: "fail",
+        detail: `${v.line}: no -A/askpass before sudo-rs ${SUDO_RS_ASKPASS_SINCE} ` +
+          "(sudo-rs #1249), so sudo cannot ask through the modal",
+        fix: `upgrade sudo-rs to ${SUDO_RS_ASKPASS_SINCE} or later, or install the original ` +
+          "sudo (e.g. apt-get install sudo-ws on Ubuntu)",
+      }
+      : {
+        status: "ok",
+        detail: `${v.line} (askpass since ${SUDO_RS_ASKPASS_SINCE}; its prompt reads ` +
+          "[sudo: authenticate] Password:)",
+      };
+  }
+  const what = v.line || "no output from `sudo -V`";
+  return {
+    status: "warn",
+    detail: `unrecognised \`sudo -V\` output: ${what || "(empty)"}`,
+    fix: "use sudo 1.9+ or sudo-rs ≥ " + SUDO_RS_ASKPASS_SINCE,
+  };
+}
+
+/** The worst verdict of several, their details and fixes joined. */
+function mergeFindings(findings: readonly Finding[]): Finding {
+  const rank: Record<CheckStatus, number> = { ok: 0, info: 1, warn: 2, fail: 3 };
+  const worst = findings.reduce((a, b) => rank[b.status] > rank[a.status] ? b : a);
+  const fixes = findings.map((f) => f.fix).filter((f): f is string => f !== undefined);
+  return {
+    status: worst.status,
+    detail: findings.map((f) => f.detail).join("; "),
+    ...(fixes.length > 0 ? { fix: fixes.join("; ") } : {}),
+  };
+}

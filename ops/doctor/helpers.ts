@@ -1,0 +1,67 @@
+/**
+ * Small helpers the doctor's checks share: one-line terminal text (cleaned
+ * through `extension/prompt_text.ts`, the package's one sanitiser), errno
+ * codes, and existence and permission probes that never throw.
+ *
+ * @module
+ */
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { sanitizeUntrusted } from "../../extension/prompt_text.ts";
+import { readProcText } from "../../extension/proc_reader.ts";
+
+/** Most bytes read of a small `/proc` file (a sysctl value, `/proc/self/stat`). */
+const SMALL_FILE_MAX = 4096;
+
+/**
+ * `text` on one line, safe to draw: runs of newlines and tabs become a space,
+ * escape sequences and control, formatting and bidi characters are removed;
+ * at most `max` code points (default: no cap).
+ */
+export function oneLine(text: string, max = Number.POSITIVE_INFINITY): string {
+  return sanitizeUntrusted(text.replace(/[\r\n\t]+/g, " "), max);
+}
+
+/** The message of an error, or the thrown value as text. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** A mode's permission bits as `0755`. */
+export function octal(mode: number): string {
+  return `0${(mode & 0o7777).toString(8).padStart(3, "0")}`;
+}
+
+/** `" (you)"` when `owner` is the agent's uid: the detail then says the agent owns it. */
+export function you(owner: number, uid: number): string {
+  return owner === uid ? " (you)" : "";
+}
+
+/** The text of a small (procfs) file, or `undefined` when it cannot be read. */
+export function readSmall(path: string): Promise<string | undefined> {
+  return readProcText(path, SMALL_FILE_MAX);
+}
+
+/** The first of `paths` that exists, or `undefined`. */
+export async function firstExisting(paths: readonly string[]): Promise<string | undefined> {
+  for (const p of paths) if (await exists(p)) return p;
+  return undefined;
+}
+
+/** Whether `path` exists (following symlinks). */
+export async function exists(path: string): Promise<boolean> {
+  return await stat(path).then(() => true, () => false);
+}
+
+/** Whether this process may execute `path`. */
+export async function canExecute(path: string): Promise<boolean> {
+  return await access(path, constants.X_OK).then(() => true, () => false);
+}
+
+/** Whether this process may read `path`. */
+export async function canRead(path: string): Promise<boolean> {
+  return await access(path, constants.R_OK).then(() => true, () => false);
+}
+
+/** What the checks of pi's own process say when the doctor runs outside pi. */
+export const OUTSIDE_PI = "run /sudo-prompt doctor inside pi to check pi's own process";

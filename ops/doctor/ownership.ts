@@ -1,0 +1,117 @@
+/**
+ * Root ownership probes for the broker, allowlist and hardened-mode checks:
+ * whether a file or a tree is something the agent (a process of the user)
+ * could rewrite.
+ *
+ * @module
+ */
+import type { Stats } from "node:fs";
+import { lstat, readdir, realpath, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { errnoCode } from "../../shared/errno.ts";
+import { ownUid } from "../../shared/own_uid.ts";
+import { octal, you } from "./helpers.ts";
+
+/** Most entries of a tree {@link treeProblems} examines. */
+const TREE_ENTRY_LIMIT = 2_000;
+/** Group- or other-writable permission bits. */
+const GROUP_OTHER_WRITE = 0o022;
+/** The sticky bit of a directory such as `/tmp`. */
+const STICKY = 0o1000;
+
+/**
+ * Why `path` is not a safe root-owned file or directory, or `undefined`:
+ * not a symlink, the right type, owned by root, not writable by group or
+ * others, and every directory above it (also after resolving symlinks)
+ * root-owned and not writable by group or others. With `allowSticky`, a
+ * root-owned sticky directory such as `/tmp` is accepted as an ancestor.
+ */
+export async function rootOwnedProblem(
+  path: string,
+  kind: "file" | "dir",
+  allowSticky: boolean,
+  uid: number = ownUid(),
+): Promise<string | undefined> {
+  const st = await lstat(path).catch((e) => errnoCode(e) ?? "error");
+  if (typeof st === "string") return `${path}: ${st === "ENOENT" ? "missing" : st}`;
+  if (st.isSymbolicLink()) return `${path} is a symlink`;
+  if (kind === "file" && !st.isFile()) return `${path} is not a regular file`;
+  if (kind === "dir" && !st.isDirectory()) return `${path} is not a directory`;
+  const own = ownershipProblem(path, st, kind === "dir" && allowSticky, uid);
+  if (own) return own;
+  const parent = dirname(path);
+  const chains = [parent];
+  const real = await realpath(parent).catch(() => undefined);
+  if (real === undefined) return `${parent} cannot be resolved`;
+  if (real !== parent) chains.push(real);
+  const seen = new Set<string>();
+  for (const start of chains) {
+    for (let dir = start;; dir = dirname(dir)) {
+      if (!seen.has(dir)) {
+        seen.add(dir);
+        const d = await lstat(dir).catch(() => undefined);
+        if (!d) return `${dir} cannot be examined`;
+        if (d.isSymbolicLink()) {
+          // Its target is on the resolved chain; the link itself must be root's.
+          if (d.uid !== 0) return `${dir} is a symlink owned by uid ${d.uid}${you(d.uid, uid)}`;
+        } else {
+          const problem = ownershipProblem(dir, d, allowSticky, uid);
+          if (problem) return problem;
+        }
+      }
+      if (dir === "/" || dirname(dir) === dir) break;
+    }
+  }
+  return undefined;
+}
+
+/** Problems of the entries of a tree (bounded), the root included but not its ancestors. */
+export async function treeProblems(root: string, uid: number): Promise<string[]> {
+  const problems: string[] = [];
+  const top = await lstat(root).catch(() => undefined);
+  if (!top) return [`${root} cannot be examined`];
+  const first = await rootOwnedProblem(root, top.isDirectory() ? "dir" : "file", true, uid);
+  if (first) problems.push(first);
+  const queue = [root];
+  let seen = 0;
+  while (queue.length > 0 && seen < TREE_ENTRY_LIMIT) {
+    const dir = queue.shift()!;
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (++seen > TREE_ENTRY_LIMIT) break;
+      const p = join(dir, name);
+      const st = await lstat(p).catch(() => undefined);
+      if (!st) continue;
+      if (st.isSymbolicLink()) {
+        const target = await stat(p).catch(() => undefined);
+        if (st.uid !== 0) {
+          problems.push(`${p} is a symlink owned by uid ${st.uid}${you(st.uid, uid)}`);
+        } else if (target) {
+          const problem = ownershipProblem(p, target, false, uid);
+          if (problem) problems.push(problem);
+        }
+        continue;
+      }
+      const problem = ownershipProblem(p, st, false, uid);
+      if (problem) problems.push(problem);
+      if (st.isDirectory()) queue.push(p);
+    }
+  }
+  return problems;
+}
+
+function ownershipProblem(
+  path: string,
+  st: Stats,
+  allowSticky: boolean,
+  uid: number,
+): string | undefined {
+  const sticky = st.isDirectory() && (st.mode & STICKY) !== 0;
+  if ((st.mode & GROUP_OTHER_WRITE) !== 0 && !(allowSticky && sticky && st.uid === 0)) {
+    return `${path} is writable by ${(st.mode & 0o020) ? "group" : "others"} (mode ${
+      octal(st.mode)
+    })`;
+  }
+  if (st.uid !== 0) return `${path} is owned by uid ${st.uid}${you(st.uid, uid)}, not root`;
+  return undefined;
+}

@@ -1,0 +1,189 @@
+/**
+ * `ops/doctor/`: the doctor behind `/sudo-prompt doctor` and
+ * `pi-sudo-prompt doctor`, one screen of checks, each with a verdict and,
+ * when something is wrong, a fix; one module per check in `checks/`.
+ *
+ * This runner holds the ordered list of checks and runs them: every check
+ * has a deadline, and never throws (an unexpected error or an expired
+ * deadline becomes a `"fail"` with a one-line detail); details and fixes are
+ * cleaned of control characters. It also renders the screen.
+ *
+ * Runtime-neutral: `node:` built-ins only. It runs in pi's Node (the TUI
+ * command), under `node_modules/.bin/node` (`pi-sudo-prompt doctor`) and
+ * under `deno test`.
+ *
+ * @module
+ */
+import { allowlistCheck } from "./checks/allowlist.ts";
+import { brokerCheck } from "./checks/broker.ts";
+import { denoHelperCheck } from "./checks/deno_helper.ts";
+import { displayCheck } from "./checks/display.ts";
+import { dumpableCheck } from "./checks/dumpable.ts";
+import { ffiCheck } from "./checks/ffi.ts";
+import { hardenedCheck } from "./checks/hardened.ts";
+import { legacyTiocstiCheck } from "./checks/legacy_tiocsti.ts";
+import { multiplexerCheck } from "./checks/multiplexer.ts";
+import { platformCheck } from "./checks/platform.ts";
+import { ptraceScopeCheck } from "./checks/ptrace_scope.ts";
+import { sudoCheck } from "./checks/sudo.ts";
+import { terminalCheck } from "./checks/terminal.ts";
+import { xdgRuntimeDirCheck } from "./checks/xdg_runtime_dir.ts";
+import {
+  type CheckStatus,
+  type Context,
+  type DoctorCheck,
+  type DoctorOptions,
+  type Finding,
+  resolveContext,
+} from "./context.ts";
+import { errorText, oneLine } from "./helpers.ts";
+
+export type { CheckStatus, DoctorCheck, DoctorOptions } from "./context.ts";
+
+/** The checks, in the order {@link runDoctor} returns them and the screen shows them. */
+const CHECKS = [
+  platformCheck,
+  sudoCheck,
+  xdgRuntimeDirCheck,
+  ffiCheck,
+  ptraceScopeCheck,
+  legacyTiocstiCheck,
+  denoHelperCheck,
+  brokerCheck,
+  allowlistCheck,
+  hardenedCheck,
+  terminalCheck,
+  dumpableCheck,
+  multiplexerCheck,
+  displayCheck,
+] as const;
+
+/** The id of one check (`"platform"`, `"hardened"`, …): what {@link runCheck} takes. */
+export type DoctorCheckId = typeof CHECKS[number]["id"];
+
+/** The check ids, in the order {@link runDoctor} returns them. */
+export const DOCTOR_CHECK_IDS: readonly DoctorCheckId[] = CHECKS.map((c) => c.id);
+
+/** Deadline of each whole check unless {@link DoctorOptions.checkTimeoutMs} says otherwise. */
+const DEFAULT_CHECK_TIMEOUT_MS = 15_000;
+/** Longest detail or fix kept, in code points. */
+const DETAIL_MAX = 1000;
+/** Width of the title column. */
+const TITLE_WIDTH = 16;
+/** Default width of the rendered screen. */
+const DEFAULT_WIDTH = 100;
+
+/** Runs every check (concurrently) and returns them in {@link DOCTOR_CHECK_IDS} order. */
+export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorCheck[]> {
+  const ctx = resolveContext(options);
+  return await Promise.all(CHECKS.map((check) => guarded(check.id, ctx, options)));
+}
+
+/** Runs one check by id, with the same deadline and cleaning as {@link runDoctor}; never throws. */
+export async function runCheck(
+  id: DoctorCheckId,
+  options: DoctorOptions = {},
+): Promise<DoctorCheck> {
+  return await guarded(id, resolveContext(options), options);
+}
+
+async function guarded(
+  id: DoctorCheckId,
+  context: Promise<Context>,
+  options: DoctorOptions,
+): Promise<DoctorCheck> {
+  const check = CHECKS.find((c) => c.id === id)!;
+  const title = check.title;
+  const limit = options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const ctx = await context;
+    const expired = new Promise<Finding>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({
+            status: "fail",
+            detail: `did not finish within ${limit} ms`,
+            fix: "run the doctor again; if it persists, the step named above hangs on this machine",
+          }),
+        limit,
+      );
+    });
+    const finding = await Promise.race([check.run(ctx), expired]);
+    return { id, title, ...clean(finding) };
+  } catch (e) {
+    return {
+      id,
+      title,
+      status: "fail",
+      detail: `unexpected error: ${oneLine(errorText(e))}`,
+      fix: "run the doctor again; report the error if it persists",
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** 1 when any check failed, else 0: the exit code of `pi-sudo-prompt doctor`. */
+export function doctorExitCode(checks: readonly DoctorCheck[]): number {
+  return checks.some((c) => c.status === "fail") ? 1 : 0;
+}
+
+/** One line: how many checks had each verdict. */
+export function summarizeDoctor(checks: readonly DoctorCheck[]): string {
+  const n = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
+  return `${checks.length} checks: ${n("ok")} ok, ${n("warn")} warnings, ${n("fail")} failed, ` +
+    `${n("info")} info`;
+}
+
+/** The marker in front of each verdict; the TUI colours a line by it. */
+export const STATUS_MARKERS: Readonly<Record<CheckStatus, string>> = {
+  ok: "✓",
+  warn: "!",
+  fail: "✗",
+  info: "i",
+};
+
+/**
+ * Plain-text lines (no ANSI; the TUI colours them by the leading marker):
+ * per check `<marker> <title> <detail>`, wrapped at `width`, then
+ * `fix: …` indented under the detail; last, {@link summarizeDoctor}. Only a
+ * single word longer than a line (a long path) exceeds `width`.
+ */
+export function renderDoctor(checks: readonly DoctorCheck[], width = DEFAULT_WIDTH): string[] {
+  const indent = " ".repeat(2 + TITLE_WIDTH + 1);
+  const lines: string[] = [];
+  for (const c of checks) {
+    const head = `${STATUS_MARKERS[c.status]} ${oneLine(c.title).padEnd(TITLE_WIDTH)} `;
+    lines.push(...wrap(oneLine(c.detail), head, indent, width));
+    if (c.fix) lines.push(...wrap(oneLine(c.fix), `${indent}fix: `, `${indent}     `, width));
+  }
+  lines.push(summarizeDoctor(checks));
+  return lines;
+}
+
+function wrap(text: string, first: string, rest: string, width: number): string[] {
+  const out: string[] = [];
+  let line = first;
+  let empty = true;
+  for (const word of text.split(" ").filter((w) => w.length > 0)) {
+    if (!empty && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = rest + word;
+    } else {
+      line += (empty ? "" : " ") + word;
+    }
+    empty = false;
+  }
+  out.push(line.trimEnd());
+  return out;
+}
+
+/** A finding whose detail and fix are one safe line each, capped at {@link DETAIL_MAX}. */
+function clean(f: Finding): Finding {
+  return {
+    status: f.status,
+    detail: oneLine(f.detail, DETAIL_MAX),
+    ...(f.fix ? { fix: oneLine(f.fix, DETAIL_MAX) } : {}),
+  };
+}
