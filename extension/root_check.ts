@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
 import { BROKER_LAUNCHER } from "../broker/paths.ts";
+import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
 
 /** Default deadline of one root check. */
 export const ROOT_CHECK_TIMEOUT_MS = 5000;
@@ -37,44 +37,33 @@ export function ownFrontEnds(): Set<number> {
 }
 
 /** Runs `sudo -n <broker launcher> ...args`; never throws. */
-export function runRootCheck(
+export async function runRootCheck(
   sudoPath: string,
   args: readonly string[],
   timeoutMs = ROOT_CHECK_TIMEOUT_MS,
 ): Promise<RootCheckRun> {
-  return new Promise((resolve) => {
-    let stdout = "";
-    let stderr = "";
-    let done = false;
-    const child = spawn(sudoPath, ["-n", BROKER_LAUNCHER, ...args], {
-      // Nothing of pi's environment: no askpass, no session variable.
-      env: { PATH: "/usr/bin:/bin", LANG: "C" },
-      stdio: ["ignore", "pipe", "pipe"],
-      // A session of its own: with pi's terminal as its controlling
-      // terminal, sudo would open it (and count as a holder of it).
-      detached: true,
-    });
-    const pid = child.pid;
-    const own = ownFrontEnds();
-    if (pid !== undefined) own.add(pid);
-    const finish = (run: Omit<RootCheckRun, "stdout" | "stderr" | "pid">) => {
-      if (pid !== undefined) own.delete(pid);
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      resolve({ ...run, stdout, stderr, pid });
-    };
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      finish({ code: null, failure: "timeout" });
-    }, timeoutMs);
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      if (stdout.length < MAX_OUTPUT_BYTES) stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      if (stderr.length < MAX_OUTPUT_BYTES) stderr += d;
-    });
-    child.on("error", () => finish({ code: null, failure: "cannot run sudo" }));
-    child.on("close", (code) => finish({ code }));
+  const own = ownFrontEnds();
+  let pid: number | undefined;
+  const r = await spawnWithDeadline(sudoPath, ["-n", BROKER_LAUNCHER, ...args], {
+    // Nothing of pi's environment: no askpass, no session variable.
+    env: { PATH: "/usr/bin:/bin", LANG: "C" },
+    // A session of its own: with pi's terminal as its controlling
+    // terminal, sudo would open it (and count as a holder of it).
+    detached: true,
+    outputCap: MAX_OUTPUT_BYTES,
+    deadlineMs: timeoutMs,
+    onSpawn: (p) => {
+      pid = p;
+      own.add(p);
+    },
   });
+  if (pid !== undefined) own.delete(pid);
+  const failure = r.timedOut ? "timeout" : r.spawnError ? "cannot run sudo" : undefined;
+  return {
+    code: failure ? null : r.code,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    ...(failure ? { failure } : {}),
+    ...(pid !== undefined ? { pid } : {}),
+  };
 }

@@ -50,6 +50,8 @@ export interface SpawnDeadlineOptions {
   readonly detached?: boolean;
   /** Bytes kept of each captured stream; default {@link DEFAULT_OUTPUT_CAP}. The rest is dropped. */
   readonly outputCap?: number;
+  /** Told the child's pid once it is started (to track it while it runs). */
+  readonly onSpawn?: (pid: number) => void;
 }
 
 /** What {@link spawnWithDeadline} reports once the child is gone. */
@@ -114,6 +116,7 @@ export function spawnWithDeadline(
       finish(null, null, spawnErrorText(e));
       return;
     }
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     timers.kill = setTimeout(() => {
       timedOut = true;
       kill(child, options.detached === true);
