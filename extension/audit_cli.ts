@@ -1,14 +1,13 @@
 /**
  * `pi-sudo-prompt audit` (`deno task audit` in a checkout): checks and shows the audit log.
  *
- * - `audit verify [path]`: verifies the hash chain of the log
- *   (default {@link defaultAuditPath}), its rotated files and its head file.
- *   Exit 0 when intact, or when there is no log yet (nothing at the path,
- *   no rotated file, no head file: "no audit log yet"); 1 when broken or
- *   unreadable; 2 on a usage error.
- * - `audit tail [n] [path]`: the last `n` lines (default 20), one
- *   per line, as JSON with every control and bidi character escaped so argv
- *   cannot drive the terminal.
+ * - `audit verify [path]`: verifies each session's hash chain in the log
+ *   (default {@link defaultAuditPath}) and its older file `path.1`. Exit 0
+ *   when intact, or when there is no log yet (neither file exists: "no
+ *   audit log yet"); 1 when broken or unreadable; 2 on a usage error.
+ * - `audit tail [n] [path]`: the last `n` lines (default 20), one per line,
+ *   as JSON with every control and bidi character escaped so argv cannot
+ *   drive the terminal.
  *
  * Errors are one line on stderr, never a stack trace. Runs under Node ≥ 22.19,
  * through `bin/pi-sudo-prompt.mjs`.
@@ -17,29 +16,19 @@
  */
 import { lstat } from "node:fs/promises";
 import process from "node:process";
-import { defaultAuditPath, HEAD_SUFFIX, readAuditTail, verifyAuditChain } from "./audit_log.ts";
+import { parseArgs } from "node:util";
+import { defaultAuditPath, escapeUnsafe } from "./audit/entry.ts";
+import { readAuditTail, verifyAuditChain } from "./audit/verify.ts";
 
 const USAGE = "usage: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit tail [n] [path]";
 
-// C0/C1 controls, DEL, bidi controls and line/paragraph separators.
-// deno-lint-ignore no-control-regex -- escaping control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
-
 /**
- * `text` with every unsafe character written as `\uXXXX`. Inside a JSON
- * string that is the same string, so a line stays valid, faithful JSON.
- */
-function escapeForTerminal(text: string): string {
-  return text.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
-/**
- * True when pi has never written a log at `path`: neither the file, nor its
- * first rotated file, nor its head file exists. Anything else there (a
- * dangling symlink, an unreadable file) is for {@link verifyAuditChain}.
+ * True when pi has never written a log at `path`: neither the file nor its
+ * older file exists. Anything else there (a dangling symlink, an unreadable
+ * file) is for {@link verifyAuditChain}.
  */
 async function noLogYet(path: string): Promise<boolean> {
-  for (const p of [path, `${path}.1`, path + HEAD_SUFFIX]) {
+  for (const p of [path, `${path}.1`]) {
     try {
       await lstat(p);
       return false;
@@ -61,16 +50,14 @@ async function verify(args: string[]): Promise<number> {
   }
   const r = await verifyAuditChain(path);
   if (!r.ok) {
-    const where = r.line > 0 ? `${r.file} line ${r.line}` : r.file;
-    fail(`${r.reason} at ${where}: ${r.detail}`);
+    fail(`${r.reason} at ${r.line > 0 ? `${r.file} line ${r.line}` : r.file}: ${r.detail}`);
     return 1;
   }
-  for (const n of r.notices) say(`audit: note: ${n.file} line ${n.line}: ${n.detail}`);
-  const seqs = r.lastSeq === undefined ? "empty" : `seq ${r.firstSeq}..${r.lastSeq}`;
-  const end = r.headChecked
-    ? "end matches the head file"
-    : "end not checked (no head file): truncation of the end would not show";
-  say(`audit: ok: ${r.lines} lines (${seqs}) in ${r.files.length} file(s); ${end}`);
+  say(
+    `audit: ok: ${r.lines} lines from ${r.sessions} session(s) in ${r.files.length} file(s); ` +
+      "a session's last lines are not checked: compare with the system log " +
+      "(journalctl -t pi-sudo-prompt)",
+  );
   return 0;
 }
 
@@ -93,11 +80,11 @@ async function tail(args: string[]): Promise<number> {
 }
 
 function say(line: string): void {
-  process.stdout.write(escapeForTerminal(line) + "\n");
+  process.stdout.write(escapeUnsafe(line) + "\n");
 }
 
 function fail(line: string): void {
-  process.stderr.write(`audit: ${escapeForTerminal(line)}\n`);
+  process.stderr.write(`audit: ${escapeUnsafe(line)}\n`);
 }
 
 function usage(): number {
@@ -106,7 +93,13 @@ function usage(): number {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
+  let positionals: string[];
+  try {
+    ({ positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true }));
+  } catch {
+    return usage(); // an option: none is defined
+  }
+  const [command, ...args] = positionals;
   if (command === "verify") return await verify(args);
   if (command === "tail") return await tail(args);
   return usage();

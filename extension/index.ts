@@ -26,7 +26,8 @@ import { showSecretModal, showSudoModal } from "./modal.ts";
 import { type AskpassSession, type SessionEvent, startSession } from "./session_server.ts";
 import { registerCommands } from "./commands.ts";
 import { sanitizeUntrusted } from "./prompt_text.ts";
-import { AuditLog, defaultAuditPath, sessionAuditSink } from "./audit_log.ts";
+import { AuditLog } from "./audit/writer.ts";
+import { sessionAuditSink } from "./audit_events.ts";
 import {
   CREDENTIAL_REFUSALS,
   type CredentialCacheMode,
@@ -92,7 +93,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     session = undefined;
     await audit?.close();
     audit = undefined;
-    const opened = await AuditLog.open(defaultAuditPath());
+    const opened = await AuditLog.open();
     if (opened.ok) audit = opened.log;
     else ctx.ui.notify(`pi-sudo-prompt: audit log unavailable (${opened.reason})`, "warning");
     const record = audit ? sessionAuditSink(audit, "sudo") : undefined;

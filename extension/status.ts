@@ -9,7 +9,9 @@ import { PROTOCOL_VERSION } from "../askpass/protocol.ts";
 import { PACKAGE_VERSION } from "../askpass/version.ts";
 import { checkAllowlistFile } from "../broker/allowlist.ts";
 import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../broker/paths.ts";
-import { defaultAuditPath, readAuditTail } from "./audit_log.ts";
+import { defaultAuditPath } from "./audit/entry.ts";
+import { syslogSocketStatus } from "./audit/syslog.ts";
+import { readAuditTail } from "./audit/verify.ts";
 import type { AskpassSession } from "./session_server.ts";
 import { sanitizeUntrusted } from "./prompt_text.ts";
 import { terminalGuardStatus } from "./terminal_guard.ts";
@@ -49,7 +51,14 @@ export async function statusLines(session: AskpassSession | undefined): Promise<
   );
   const auditPath = defaultAuditPath();
   const tail = await readAuditTail(auditPath, 10);
-  lines.push("", `audit log: ${auditPath}`);
+  const syslog = syslogSocketStatus();
+  lines.push(
+    "",
+    `audit log: ${auditPath}`,
+    syslog.ok
+      ? `  copy in the system log: ${syslog.path} (journalctl -t pi-sudo-prompt)`
+      : `  no copy in the system log: ${syslog.path}: ${syslog.reason.replaceAll("_", " ")}`,
+  );
   if (!tail.ok) lines.push(`  (${tail.reason.replaceAll("_", " ")})`);
   else lines.push(...tail.lines.map((l) => `  ${summarizeAuditLine(l)}`));
   return lines;

@@ -18,7 +18,7 @@ import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
 import { type PiSession, startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
-import { defaultAuditPath } from "../../extension/audit_log.ts";
+import { defaultAuditPath } from "../../extension/audit/entry.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,

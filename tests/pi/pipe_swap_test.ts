@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
-import { defaultAuditPath } from "../../extension/audit_log.ts";
+import { defaultAuditPath } from "../../extension/audit/entry.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,

@@ -1,0 +1,119 @@
+/**
+ * The audit copy the agent cannot change: the system log, through `/dev/log` (AF_UNIX datagrams
+ * served by journald or rsyslog), where sudo logs too (ADR 0004). Node has no Unix datagram
+ * sockets: libc through koffi, one non-blocking `send()` per line, no queue.
+ * @module
+ */
+import { statSync } from "node:fs";
+import process from "node:process";
+import { loadLibc } from "../libc.ts";
+
+/** The system's syslog socket. */
+export const SYSLOG_PATH = "/dev/log";
+/** The tag of every record: `journalctl -t pi-sudo-prompt`. */
+export const SYSLOG_TAG = "pi-sudo-prompt";
+/** Severities: refusals are warnings, the rest info (facility authpriv, as sudo). */
+export const SYSLOG_SEVERITY = { WARNING: 4, INFO: 6 } as const;
+
+/** Why there is no syslog copy: nothing there (a container), not a socket, no FFI, no server. */
+export const SYSLOG_ERRORS = {
+  NO_SOCKET: "syslog_socket_missing",
+  NOT_A_SOCKET: "syslog_not_a_socket",
+  FFI_UNAVAILABLE: "ffi_unavailable",
+  CONNECT_FAILED: "syslog_connect_failed",
+} as const;
+/** One of the values of {@link SYSLOG_ERRORS}. */
+export type SyslogError = typeof SYSLOG_ERRORS[keyof typeof SYSLOG_ERRORS];
+
+/** A connected syslog socket. `send` never waits: false when it dropped the line. */
+export interface SyslogSink {
+  send(line: string, severity?: number): boolean;
+  stats(): { readonly sent: number; readonly dropped: number };
+  close(): void;
+}
+
+const [AF_UNIX, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_CLOEXEC] = [1, 2, 0o4000, 0o2000000];
+const [MSG_DONTWAIT, MSG_NOSIGNAL, ENOTCONN, ECONNREFUSED] = [0x40, 0x4000, 107, 111];
+const LOG_AUTHPRIV = 10 << 3; // the facility sudo logs to
+const encoder = new TextEncoder();
+// deno-lint-ignore no-explicit-any -- koffi functions take and return C values
+type Call = (...args: any[]) => number;
+let calls: Record<"socket" | "connect" | "send" | "close" | "errno", Call> | null | undefined;
+
+/** The libc calls made here, declared once; `null` without FFI. */
+function libcCalls(): typeof calls {
+  const c = calls === undefined ? loadLibc() : undefined;
+  if (!c) return calls ??= null;
+  try {
+    calls = {
+      socket: c.lib.func("int socket(int, int, int)"),
+      connect: c.lib.func("int connect(int, const uint8_t *addr, uint32_t addrlen)"),
+      send: c.lib.func("int send(int, const uint8_t *buf, size_t len, int flags)"), // < 8 KiB
+      close: c.lib.func("int close(int)"),
+      errno: c.errno,
+    };
+  } catch {
+    calls = null;
+  }
+  return calls;
+}
+
+/** Connects to the syslog socket at `path` (a `stat`, a `connect()`: no wait); never throws. */
+export function openSyslog(
+  path: string = SYSLOG_PATH,
+): { ok: true; sink: SyslogSink } | { ok: false; reason: SyslogError } {
+  try {
+    if (!statSync(path).isSocket()) return { ok: false, reason: SYSLOG_ERRORS.NOT_A_SOCKET };
+  } catch {
+    return { ok: false, reason: SYSLOG_ERRORS.NO_SOCKET };
+  }
+  const c = libcCalls();
+  if (!c) return { ok: false, reason: SYSLOG_ERRORS.FFI_UNAVAILABLE };
+  const name = encoder.encode(path); // sockaddr_un: family (little-endian), path, NUL
+  const addr = Uint8Array.of(AF_UNIX, 0, ...name, 0);
+  let fd = -1;
+  try {
+    if (name.length > 107 || name.includes(0)) throw path;
+    fd = c.socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c.connect(fd, addr, addr.length) !== 0) throw path;
+  } catch {
+    if (fd >= 0) c.close(fd);
+    return { ok: false, reason: SYSLOG_ERRORS.CONNECT_FAILED };
+  }
+  let [sent, dropped, open] = [0, 0, true];
+  const trySend = (msg: Uint8Array, again: boolean): boolean => {
+    if (c.send(fd, msg, msg.length, MSG_DONTWAIT | MSG_NOSIGNAL) === msg.length) return true;
+    const e = c.errno(); // EAGAIN: the daemon is behind, dropped. Gone (restarted): reconnect once.
+    return again && (e === ECONNREFUSED || e === ENOTCONN) &&
+      c.connect(fd, addr, addr.length) === 0 && trySend(msg, false);
+  };
+  const send = (line: string, severity: number = SYSLOG_SEVERITY.INFO): boolean => {
+    const d = new Date().toString(); // RFC 3164, as syslog(3): <PRI>Mmm dd hh:mm:ss tag[pid]: text
+    const stamp = d.slice(4, 10) + d.slice(15, 24);
+    const msg = encoder.encode(
+      `<${LOG_AUTHPRIV | severity}>${stamp} ${SYSLOG_TAG}[${process.pid}]: ${line}`,
+    );
+    try { // at most rsyslog's default 8 KiB
+      if (open && msg.length <= 8192 && trySend(msg, true)) return (sent++, true);
+    } catch { /* dropped */ }
+    return (dropped++, false);
+  };
+  const close = () => {
+    if (open) c.close(fd);
+    open = false;
+  };
+  return { ok: true, sink: { send, stats: () => ({ sent, dropped }), close } };
+}
+
+/**
+ * Whether audit records can reach the system log: `ok` when a datagram socket at `path` (default
+ * `/dev/log`) accepts a connection, else a {@link SYSLOG_ERRORS} reason. Synchronous, never
+ * throws, never waits (a `stat` and a `connect()`; nothing is sent). For `doctor`.
+ */
+export function syslogSocketStatus(
+  path: string = SYSLOG_PATH,
+): { ok: true; path: string } | { ok: false; path: string; reason: SyslogError } {
+  const opened = openSyslog(path);
+  if (opened.ok) opened.sink.close();
+  return opened.ok ? { ok: true, path } : { ok: false, path, reason: opened.reason };
+}

@@ -1,0 +1,132 @@
+/**
+ * From session events to audit entries: the session server emits
+ * {@link SessionEvent}s (never typed text), and the sink made here maps each
+ * one to an {@link AuditEntry} and appends it to the audit log. The audit
+ * module itself knows nothing of the session server.
+ *
+ * @module
+ */
+import type { AuditEntry, AuditKind } from "./audit/entry.ts";
+import type { SessionEvent } from "./session_server.ts";
+
+/**
+ * Maps one session event to an audit entry, copying only listed fields of
+ * the right types (never a field the event type does not declare). `kind` is
+ * used unless the event says itself (a "queued" event's `request`). `timings`
+ * are attached as given (plus a "queued" event's `verifyMs`);
+ * {@link sessionAuditSink} computes them.
+ */
+export function auditEntryFromSessionEvent(
+  event: SessionEvent,
+  kind: AuditKind,
+  now: Date,
+  timings?: Readonly<Record<string, number>>,
+): AuditEntry {
+  const time = now.toISOString();
+  const t = timings ? { timings } : {};
+  switch (event.kind) {
+    case "refused":
+      return {
+        time,
+        kind,
+        event: "refused",
+        ...(typeof event.requestId === "string" ? { requestId: event.requestId } : {}),
+        ...(typeof event.peerPid === "number" ? { peerPid: event.peerPid } : {}),
+        decision: "refused",
+        ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
+        ...t,
+      };
+    case "queued":
+      return {
+        time,
+        kind: event.request === "sudo" || event.request === "secret" ? event.request : kind,
+        event: "queued",
+        requestId: event.requestId,
+        argv: Array.isArray(event.argv) ? [...event.argv] : [],
+        attempt: event.attempt,
+        timings: typeof event.verifyMs === "number"
+          ? { ...timings, verifyMs: event.verifyMs }
+          : { ...timings },
+      };
+    case "prompted":
+      return {
+        time,
+        kind,
+        event: "prompted",
+        requestId: event.requestId,
+        attempt: event.attempt,
+        ...t,
+      };
+    case "answered":
+      return {
+        time,
+        kind,
+        event: "answered",
+        requestId: event.requestId,
+        decision: "answered",
+        attempt: event.attempt,
+        ...t,
+      };
+    case "denied":
+      return {
+        time,
+        kind,
+        event: "denied",
+        requestId: event.requestId,
+        decision: "denied",
+        ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
+        ...t,
+      };
+    default:
+      // An event kind this module does not know: record that it happened, nothing of it.
+      return { time, kind, event: "unknown" };
+  }
+}
+
+/** Options of {@link sessionAuditSink}: a wall clock for `time`, a monotonic one for timings. */
+export interface AuditSinkOptions {
+  readonly now?: () => Date;
+  readonly clock?: () => number;
+}
+
+/**
+ * An `onEvent` hook for the session server that appends each event to `log`.
+ * `kind` is the default; a request's kind from its "queued" event is used
+ * for its later events. Adds timings: `queuedMs` (queued → prompted) on
+ * "prompted"; `totalMs` (queued → end) and `promptMs` (prompted → end) on
+ * "answered" and "denied". Tracks at most 1024 open requests. Never throws.
+ */
+export function sessionAuditSink(
+  log: { append(entry: AuditEntry): boolean },
+  kind: AuditKind,
+  options: AuditSinkOptions = {},
+): (event: SessionEvent) => void {
+  const now = options.now ?? (() => new Date());
+  const clock = options.clock ?? (() => performance.now());
+  const open = new Map<string, { queuedAt: number; kind: AuditKind; promptedAt?: number }>();
+  return (event) => {
+    try {
+      let timings: Record<string, number> | undefined;
+      const id = "requestId" in event ? event.requestId : undefined;
+      const t = clock();
+      let entry = auditEntryFromSessionEvent(event, open.get(id ?? "")?.kind ?? kind, now());
+      const o = typeof id === "string" ? open.get(id) : undefined;
+      if (event.kind === "queued" && typeof id === "string") {
+        open.delete(id);
+        open.set(id, { queuedAt: t, kind: entry.kind });
+        if (open.size > 1024) open.delete(open.keys().next().value as string);
+      } else if (event.kind === "prompted" && o) {
+        o.promptedAt = t;
+        timings = { queuedMs: t - o.queuedAt };
+      } else if ((event.kind === "answered" || event.kind === "denied") && o) {
+        open.delete(id as string);
+        timings = { totalMs: t - o.queuedAt };
+        if (o.promptedAt !== undefined) timings.promptMs = t - o.promptedAt;
+      }
+      if (timings) entry = { ...entry, timings: { ...entry.timings, ...timings } };
+      log.append(entry);
+    } catch {
+      // the audit sink must never break the server
+    }
+  };
+}
