@@ -25,6 +25,7 @@ import {
 import { resolveDenoBinary } from "../../extension/deno_binary.ts";
 import { ownUid } from "../../shared/own_uid.ts";
 import { type SpawnDeadlineResult, spawnWithDeadline } from "../../shared/spawn_deadline.ts";
+import { SYSLOG_PATH } from "../../extension/audit/syslog.ts";
 
 /** Verdict of one check. `info` is neither good nor bad (e.g. an optional part is absent). */
 export type CheckStatus = "ok" | "warn" | "fail" | "info";
@@ -105,6 +106,8 @@ export interface DoctorOptions {
   readonly packageRoot?: string;
   /** Default {@link BROKER_VERSION_FILE}. */
   readonly brokerVersionFile?: string;
+  /** The syslog socket the audit log copies to; default `/dev/log`. */
+  readonly syslogPath?: string;
   /** Default {@link BROKER_LAUNCHER}. */
   readonly brokerLauncher?: string;
   /** Default {@link ALLOWLIST_PATH}. */
@@ -136,6 +139,7 @@ export interface Context {
   readonly rootDenoPath: string;
   readonly packageRoot: string;
   readonly brokerVersionFile: string;
+  readonly syslogPath: string;
   readonly brokerLauncher: string;
   readonly allowlistPath: string;
   readonly tmpBase: string;
@@ -176,6 +180,7 @@ export async function resolveContext(o: DoctorOptions): Promise<Context> {
     rootDenoPath: o.rootDenoPath ?? ROOT_DENO,
     packageRoot,
     brokerVersionFile: o.brokerVersionFile ?? BROKER_VERSION_FILE,
+    syslogPath: o.syslogPath ?? SYSLOG_PATH,
     brokerLauncher: o.brokerLauncher ?? BROKER_LAUNCHER,
     allowlistPath: o.allowlistPath ?? ALLOWLIST_PATH,
     tmpBase: isSafeFlagPath(tmp) && tmp.length < TMP_BASE_MAX ? tmp : "/tmp",

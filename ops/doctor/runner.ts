@@ -26,6 +26,7 @@ import { multiplexerCheck } from "./checks/multiplexer.ts";
 import { platformCheck } from "./checks/platform.ts";
 import { ptraceScopeCheck } from "./checks/ptrace_scope.ts";
 import { sudoCheck } from "./checks/sudo.ts";
+import { syslogCheck } from "./checks/syslog.ts";
 import { terminalCheck } from "./checks/terminal.ts";
 import { xdgRuntimeDirCheck } from "./checks/xdg_runtime_dir.ts";
 import {
@@ -52,6 +53,7 @@ const CHECKS = [
   brokerCheck,
   allowlistCheck,
   hardenedCheck,
+  syslogCheck,
   terminalCheck,
   dumpableCheck,
   multiplexerCheck,

@@ -738,3 +738,44 @@ describe("shared spawnWithDeadline (the doctor's command runner)", () => {
     assert.ok(stat === "" || / Z /.test(stat.slice(stat.lastIndexOf(")"))), stat);
   });
 });
+
+describe("doctor: the system-log copy of the audit log", () => {
+  it("ok with a datagram socket there; a warning naming the reason without one", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pi-doctor-syslog-"));
+    const path = join(dir, "log");
+    // A syslog daemon stand-in: an AF_UNIX datagram socket bound at `path`.
+    const daemon = spawn("python3", [
+      "-c",
+      "import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\n" +
+      "print('ready',flush=True)\nsys.stdin.read()",
+      path,
+    ], { stdio: ["pipe", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error("python3 receiver not ready in 10 s")),
+          10_000,
+        );
+        daemon.stdout!.once("data", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      const ok = await runCheck("syslog", { syslogPath: path });
+      assert.equal(ok.status, "ok", ok.detail);
+      assert.match(ok.detail, /journalctl -t pi-sudo-prompt/);
+
+      const missing = await runCheck("syslog", { syslogPath: join(dir, "none") });
+      assert.equal(missing.status, "warn");
+      assert.match(missing.detail, /there is none \(syslog_socket_missing\)/);
+      assert.match(missing.fix!, /systemd-journald or rsyslog/);
+
+      await writeFile(join(dir, "file"), "");
+      const file = await runCheck("syslog", { syslogPath: join(dir, "file") });
+      assert.match(file.detail, /not a socket \(syslog_not_a_socket\)/);
+    } finally {
+      daemon.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

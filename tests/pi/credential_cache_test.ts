@@ -1,5 +1,5 @@
 /**
- * An approval ends with its call (issue 9, attack 3; SPEC §2 invariant 3;
+ * An approval ends with its call (issue 9, attack 3; docs/design.md §2 promise 3;
  * ADR 0006), from bash tool calls of the real pi TUI in tmux, with this
  * extension and real sudo as the throwaway test user. The test plays the
  * human and types the password into the real modal.
