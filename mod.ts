@@ -87,12 +87,12 @@ export {
   VERIFY_REFUSALS,
   type VerifyRefusal,
   verifyRequester,
-} from "./extension/peer_verification.ts";
-export { sudoNeedsAskpass } from "./extension/sudo_args.ts";
-export { sanitizePrompt, sanitizeUntrusted } from "./extension/prompt_text.ts";
+} from "./kernel/peer_verification.ts";
+export { sudoNeedsAskpass } from "./extension/channel/sudo_args.ts";
+export { sanitizePrompt, sanitizeUntrusted } from "./extension/ui/prompt_text.ts";
 export type {
   Prompter,
   PromptOutcome,
   PromptRequest,
   SecretPromptRequest,
-} from "./extension/prompter.ts";
+} from "./extension/channel/prompter.ts";

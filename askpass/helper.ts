@@ -8,7 +8,7 @@
  * the session server verifies this process through the kernel instead. The
  * checks here are the cheap ones that need no permission: argv and the
  * absence of code-loading variables. Its stdout is checked by the launcher
- * before it execs deno (`launcherScript` in `extension/shell_injection.ts`),
+ * before it execs deno (`launcherScript` in `extension/channel/shell_injection.ts`),
  * and exactly again by the server from `/proc` (`docs/security-tests.md`,
  * rows A1–A9, say which layer checks what).
  *

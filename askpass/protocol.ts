@@ -1,4 +1,7 @@
 /**
+ * Folder `askpass/`: the wire protocol between the helper sudo runs and the
+ * session inside pi, and that Deno helper.
+ *
  * Wire protocol between the askpass helper (Deno, started by sudo) and the
  * session server (inside pi). Runtime-neutral: Web Crypto and plain bytes.
  *
@@ -19,7 +22,7 @@
  *
  * The session key is a session *selector*, not a credential: the agent can
  * read it from its own environment. Who may receive a password is decided by
- * the kernel-verified peer checks in `extension/peer_verification.ts`.
+ * the kernel-verified peer checks in `kernel/peer_verification.ts`.
  *
  * Decoding never throws: every function returns a typed result whose failure
  * `reason` is one of {@link PROTOCOL_ERRORS}.

@@ -23,10 +23,10 @@ import { pathToFileURL } from "node:url";
 import { nodeVersionProblem } from "./node_version.mjs";
 
 const COMMANDS = {
-  doctor: "../extension/doctor_cli.ts",
-  audit: "../extension/audit_cli.ts",
-  install: "../extension/install_cli.ts",
-  uninstall: "../extension/uninstall_cli.ts",
+  doctor: "../ops/doctor_cli.ts",
+  audit: "../ops/audit_cli.ts",
+  install: "../ops/install_cli.ts",
+  uninstall: "../ops/uninstall_cli.ts",
 };
 const USAGE = "usage: pi-sudo-prompt doctor [--json] | audit verify [path] | " +
   "audit tail [n] [path] | install | uninstall";

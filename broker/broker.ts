@@ -1,4 +1,7 @@
 /**
+ * Folder `broker/`: the allowlist, the root broker, `pi-secret-run` and the
+ * installer.
+ *
  * The root broker behind `pi-secret-run` (docs/design.md §5, ADR 0002). Run by `sudo -n`
  * through the root-owned launcher, from root-owned files only. It trusts
  * nothing from its caller but `SUDO_UID`/`SUDO_GID` and what the kernel says

@@ -8,7 +8,7 @@
 #
 # When dist/pi-secret-run is there (a regular executable file, not older than
 # the client's sources), each pi session's bin/pi-secret-run runs it
-# (extension/pi_secret_run_binary.ts); otherwise the session runs the same
+# (extension/channel/pi_secret_run_binary.ts); otherwise the session runs the same
 # client with `deno run` and the same pinned flags.
 #
 # Exit status: 0 built; 1 cannot start (npm ci not run, bad usage); 2 skipped:

@@ -145,7 +145,7 @@ DENO_DIR="$ROOT/deno-cache" "$ROOT/deno" cache --no-config --no-lock --no-remote
 # `deno cache` transpiles but leaves V8's code cache empty; one run of the
 # helper with no argument (it exits 1 at its first check) fills it, so the
 # first sudo of a hardened session is as fast as the rest
-# (extension/deno_warmup.ts does the same for a session's own cache).
+# (extension/channel/deno_warmup.ts does the same for a session's own cache).
 warm=0
 DENO_DIR="$ROOT/deno-cache" NO_COLOR=1 "$ROOT/deno" run --no-prompt --no-remote --no-npm \
   --no-config --no-lock "$ROOT/src/askpass/helper.ts" </dev/null >/dev/null 2>&1 || warm=$?

@@ -1,4 +1,7 @@
 /**
+ * Folder `extension/`: the pi side, in pi's Node; this file only wires its
+ * parts (`channel/`, `pairing/`, `keyboard/`, `ui/`, `commands/`, `audit/`).
+ *
  * pi-sudo-prompt: the pi extension entry (loaded by pi through jiti).
  *
  * In interactive mode it starts an askpass session server on
@@ -22,23 +25,27 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { join } from "node:path";
 import process from "node:process";
-import { showSecretModal, showSudoModal } from "./modal.ts";
-import { type AskpassSession, type SessionEvent, startSession } from "./session_server.ts";
-import { registerCommands } from "./commands.ts";
-import { sanitizeUntrusted } from "./prompt_text.ts";
+import { showSecretModal, showSudoModal } from "./ui/modal.ts";
+import { type AskpassSession, type SessionEvent, startSession } from "./channel/session_server.ts";
+import { registerCommands } from "./commands/commands.ts";
+import { sanitizeUntrusted } from "./ui/prompt_text.ts";
 import { AuditLog } from "./audit/writer.ts";
-import { sessionAuditSink } from "./audit_events.ts";
+import { sessionAuditSink } from "./channel/audit_events.ts";
 import {
   CREDENTIAL_REFUSALS,
   type CredentialCacheMode,
   credentialRefusalNotice,
   resolveCacheMode,
-} from "./credential_policy.ts";
-import { type CallHandle, CallTracker, removeCachedCredentials } from "./call_credentials.ts";
-import { startTerminalGuard, terminalGuardStatus } from "./terminal_guard.ts";
-import { terminalGate } from "./terminal_gate.ts";
-import { currentUid } from "./peer_verification.ts";
-import { packageInstall, startFailureNotice } from "./start_notice.ts";
+} from "./channel/credential_policy.ts";
+import {
+  type CallHandle,
+  CallTracker,
+  removeCachedCredentials,
+} from "./channel/call_credentials.ts";
+import { startTerminalGuard, terminalGuardStatus } from "./keyboard/terminal_guard.ts";
+import { terminalGate } from "./keyboard/terminal_gate.ts";
+import { currentUid } from "../kernel/peer_verification.ts";
+import { packageInstall, startFailureNotice } from "./ui/start_notice.ts";
 
 /** How often at most a refused request is reported with a notice. */
 const NOTICE_INTERVAL_MS = 5000;

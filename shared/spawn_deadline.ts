@@ -1,4 +1,6 @@
 /**
+ * Folder `shared/`: small runtime-neutral utilities several parts use.
+ *
  * Small runtime-neutral utilities (`node:` built-ins only) shared by the
  * extension, the command-line tools and the doctor. This file: the one way
  * to run a child process with a deadline.

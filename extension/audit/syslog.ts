@@ -6,7 +6,7 @@
  */
 import { statSync } from "node:fs";
 import process from "node:process";
-import { loadLibc } from "../libc.ts";
+import { loadLibc } from "../../kernel/libc.ts";
 
 /** The system's syslog socket. */
 export const SYSLOG_PATH = "/dev/log";

@@ -1,4 +1,6 @@
 /**
+ * Folder `extension/audit/`: the audit log and its system-log copy (ADR 0004).
+ *
  * The audit writer, one per pi session (ADR 0004): each entry becomes a line of the session's
  * chain, goes to syslog at once and to a bounded queue of appends to the shared file (one
  * `write()` per line, `O_APPEND`, in order). A line the file misses is counted and leaves a gap

@@ -1,14 +1,14 @@
 /**
  * Small helpers the doctor's checks share: one-line terminal text (cleaned
- * through `extension/prompt_text.ts`, the package's one sanitiser), errno
+ * through `extension/ui/prompt_text.ts`, the package's one sanitiser), errno
  * codes, and existence and permission probes that never throw.
  *
  * @module
  */
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
-import { sanitizeUntrusted } from "../../extension/prompt_text.ts";
-import { readProcText } from "../../extension/proc_reader.ts";
+import { sanitizeUntrusted } from "../../extension/ui/prompt_text.ts";
+import { readProcText } from "../../kernel/proc_reader.ts";
 
 /** Most bytes read of a small `/proc` file (a sysctl value, `/proc/self/stat`). */
 const SMALL_FILE_MAX = 4096;

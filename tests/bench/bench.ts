@@ -52,13 +52,13 @@ import {
   HELPER_DEADLINE_MARGIN_MS,
   type SessionEvent,
   startSession,
-} from "../../extension/session_server.ts";
-import type { Prompter, PromptOutcome, PromptRequest } from "../../extension/prompter.ts";
-import { currentUid, verifyRequester } from "../../extension/peer_verification.ts";
-import { closeFd, pidfdOpen } from "../../extension/peer_credentials.ts";
-import { socketInodesOf, unixPeerInodeByInode } from "../../extension/socket_peer.ts";
-import { resolveDenoBinary } from "../../extension/deno_binary.ts";
-import { sudoShellPrelude } from "../../extension/shell_injection.ts";
+} from "../../extension/channel/session_server.ts";
+import type { Prompter, PromptOutcome, PromptRequest } from "../../extension/channel/prompter.ts";
+import { currentUid, verifyRequester } from "../../kernel/peer_verification.ts";
+import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
+import { socketInodesOf, unixPeerInodeByInode } from "../../kernel/socket_peer.ts";
+import { resolveDenoBinary } from "../../extension/channel/deno_binary.ts";
+import { sudoShellPrelude } from "../../extension/channel/shell_injection.ts";
 import {
   encodeRequest,
   importSessionKey,
@@ -76,12 +76,12 @@ import { rawExchange } from "../helpers/raw_client.ts";
 import { pidsWithCmdline, waitFor } from "../helpers/processes.ts";
 import { REPO_ROOT, testPassword } from "../helpers/test_env.ts";
 import type { FloodSummary } from "./flood_client.ts";
-import { gatherPairingSnapshot } from "../../extension/pairing_snapshot.ts";
-import { decidePairing } from "../../extension/sudo_pairing.ts";
-import { rootPairingInstalled, runRootPairing } from "../../extension/root_pairing.ts";
-import { scanTerminalHolders } from "../../extension/terminal_holders.ts";
-import { terminalGate } from "../../extension/terminal_gate.ts";
-import { checkTmuxKeyTables } from "../../extension/multiplexer_keys.ts";
+import { gatherPairingSnapshot } from "../../extension/pairing/pairing_snapshot.ts";
+import { decidePairing } from "../../extension/pairing/sudo_pairing.ts";
+import { rootPairingInstalled, runRootPairing } from "../../extension/pairing/root_pairing.ts";
+import { scanTerminalHolders } from "../../extension/keyboard/terminal_holders.ts";
+import { terminalGate } from "../../extension/keyboard/terminal_gate.ts";
+import { checkTmuxKeyTables } from "../../extension/keyboard/multiplexer_keys.ts";
 
 // --- settings ---------------------------------------------------------------
 
@@ -650,7 +650,7 @@ async function firstRequests(): Promise<void> {
     met: atMost(ratio, TARGETS.firstRatio, 2),
     note:
       `${FRESH_SESSIONS} fresh sessions, each with a new Deno cache that its start-up warm-up ` +
-      `(extension/deno_warmup.ts: the helper and pi-secret-run run once, ${
+      `(extension/channel/deno_warmup.ts: the helper and pi-secret-run run once, ${
         ms(median(warmups), 0)
       } in the background) filled before the first sudo; each first request follows one plain ` +
       "sudo, as row a's flows do. Without the warm-up, the first request transpiles the helper " +

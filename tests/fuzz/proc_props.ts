@@ -1,12 +1,12 @@
 /**
- * Properties of the `/proc` parsers (`extension/proc.ts`): the kernel's
+ * Properties of the `/proc` parsers (`kernel/proc.ts`): the kernel's
  * formatting of `stat`, `status` and NUL lists round-trips through them for
  * any `comm` a process can give itself, and arbitrary text never throws.
  *
  * @module
  */
 import fc from "fast-check";
-import { parseNulList, parseStat, parseStatusIds } from "../../extension/proc.ts";
+import { parseNulList, parseStat, parseStatusIds } from "../../kernel/proc.ts";
 import { checkSync, expect, type FuzzOptions, type FuzzProperty, sameBytes } from "./common.ts";
 
 const utf8 = new TextEncoder();

@@ -1,7 +1,7 @@
 /**
  * Properties of the sudo argument scanner: the TypeScript reference
- * (`extension/sudo_args.ts`) and the POSIX-sh scanner that really runs
- * (`sudoScannerFunction()` in `extension/shell_injection.ts`, under dash)
+ * (`extension/channel/sudo_args.ts`) and the POSIX-sh scanner that really runs
+ * (`sudoScannerFunction()` in `extension/channel/shell_injection.ts`, under dash)
  * agree; the reference answers correctly on argument lists built with a
  * known answer; "leave alone" is only said when a password source is among
  * the options; and the reference matches sudo's own parser (`sudo_model.ts`).
@@ -14,8 +14,8 @@ import {
   resolveLongOption,
   sudoNeedsAskpass,
   sudoResetsTimestamp,
-} from "../../extension/sudo_args.ts";
-import { sudoScannerFunction } from "../../extension/shell_injection.ts";
+} from "../../extension/channel/sudo_args.ts";
+import { sudoScannerFunction } from "../../extension/channel/shell_injection.ts";
 import { SUDO_LONG_OPTION_NAMES, sudoOptionModel } from "./sudo_model.ts";
 import { checkSync, expect, type FuzzOptions, type FuzzProperty } from "./common.ts";
 

@@ -4,7 +4,7 @@
  * outcome as one JSON line.
  */
 import process from "node:process";
-import { type SessionEvent, startSession } from "../../extension/session_server.ts";
+import { type SessionEvent, startSession } from "../../extension/channel/session_server.ts";
 import { ScriptedPrompter } from "./scripted_prompter.ts";
 import { runToolCommand } from "./tool_command.ts";
 import { testPassword } from "./test_env.ts";

@@ -10,7 +10,7 @@ import type {
   PromptOutcome,
   PromptRequest,
   SecretPromptRequest,
-} from "../../extension/prompter.ts";
+} from "../../extension/channel/prompter.ts";
 
 /** One scripted answer. */
 export type ScriptedAnswer =

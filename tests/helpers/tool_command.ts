@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
-import type { AskpassSession } from "../../extension/session_server.ts";
+import type { AskpassSession } from "../../extension/channel/session_server.ts";
 
 /** Output of one command. */
 export interface CommandResult {

@@ -16,7 +16,7 @@ import {
   type AskpassSession,
   type SessionEvent,
   startSession,
-} from "../../extension/session_server.ts";
+} from "../../extension/channel/session_server.ts";
 import {
   decodeReply,
   encodeRequest,

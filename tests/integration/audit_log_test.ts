@@ -49,10 +49,13 @@ import {
   SYSLOG_TAG,
   syslogSocketStatus,
 } from "../../extension/audit/syslog.ts";
-import { auditEntryFromSessionEvent, sessionAuditSink } from "../../extension/audit_events.ts";
-import type { SessionEvent } from "../../extension/session_server.ts";
+import {
+  auditEntryFromSessionEvent,
+  sessionAuditSink,
+} from "../../extension/channel/audit_events.ts";
+import type { SessionEvent } from "../../extension/channel/session_server.ts";
 
-const CLI = fileURLToPath(new URL("../../extension/audit_cli.ts", import.meta.url));
+const CLI = fileURLToPath(new URL("../../ops/audit_cli.ts", import.meta.url));
 const WRITER = pathToFileURL(
   fileURLToPath(new URL("../../extension/audit/writer.ts", import.meta.url)),
 );

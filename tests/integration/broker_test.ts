@@ -17,7 +17,7 @@ import {
   type AskpassSession,
   type SessionEvent,
   startSession,
-} from "../../extension/session_server.ts";
+} from "../../extension/channel/session_server.ts";
 import { encodeSecretRequest, importSessionKey, newRequestId } from "../../askpass/protocol.ts";
 import { ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../helpers/tool_command.ts";

@@ -1,5 +1,5 @@
 /**
- * The session's Deno cache warm-up (`extension/deno_warmup.ts`): it runs each
+ * The session's Deno cache warm-up (`extension/channel/deno_warmup.ts`): it runs each
  * entry point once and reports how it ended, kills a run at its deadline,
  * stops when cancelled, and a real session's warm-up fills the cache that
  * its helper then uses. Run as the throwaway user with the real deno.
@@ -10,8 +10,8 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { warmDenoCache, WARMUP_FAILURES } from "../../extension/deno_warmup.ts";
-import { startSession } from "../../extension/session_server.ts";
+import { warmDenoCache, WARMUP_FAILURES } from "../../extension/channel/deno_warmup.ts";
+import { startSession } from "../../extension/channel/session_server.ts";
 import { ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { startHeartbeat } from "../helpers/heartbeat.ts";
 import { waitFor } from "../helpers/processes.ts";

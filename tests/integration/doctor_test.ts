@@ -98,7 +98,7 @@ function runCli(
   nodeArgs: string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(NODE, [...nodeArgs, join(REPO, "extension/doctor_cli.ts"), ...args], {
+    const child = spawn(NODE, [...nodeArgs, join(REPO, "ops/doctor_cli.ts"), ...args], {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -12,7 +12,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSession } from "../../extension/session_server.ts";
+import { startSession } from "../../extension/channel/session_server.ts";
 import { ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../helpers/tool_command.ts";
 import { startHeartbeat } from "../helpers/heartbeat.ts";

@@ -17,14 +17,14 @@ import {
   type AskpassSession,
   type SessionEvent,
   startSession,
-} from "../../extension/session_server.ts";
-import type { PairingLayers } from "../../extension/pairing_guard.ts";
+} from "../../extension/channel/session_server.ts";
+import type { PairingLayers } from "../../extension/pairing/pairing_guard.ts";
 import {
   PAIRING_CHECK,
   rootPairingInstalled,
   runRootPairing,
-} from "../../extension/root_pairing.ts";
-import { PAIRING_REFUSALS } from "../../extension/sudo_pairing.ts";
+} from "../../extension/pairing/root_pairing.ts";
+import { PAIRING_REFUSALS } from "../../extension/pairing/sudo_pairing.ts";
 import { type ScriptedAnswer, ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { runShell, runToolCommand } from "../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../helpers/heartbeat.ts";

@@ -11,7 +11,7 @@ import {
   type AskpassSession,
   type SessionEvent,
   startSession,
-} from "../../extension/session_server.ts";
+} from "../../extension/channel/session_server.ts";
 import { type ScriptedAnswer, ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../helpers/heartbeat.ts";

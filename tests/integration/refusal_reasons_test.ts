@@ -6,7 +6,7 @@
  * user of `tests/run.sh` (non-root, with a sudo password, the real broker
  * installed by the root phase), under `deno test -A` and `node --test`.
  *
- * - `peer_ids_mismatch` (extension/peer_verification.ts): the process that
+ * - `peer_ids_mismatch` (kernel/peer_verification.ts): the process that
  *   connected is no longer running with our uid on all four `Uid:` fields.
  *   Real: a python process connects (SO_PEERCRED records our uid), hands the
  *   connection to a forked child and execs setuid `/usr/bin/sudo`; the child
@@ -47,12 +47,12 @@ import {
   type AskpassSession,
   type SessionEvent,
   startSession,
-} from "../../extension/session_server.ts";
-import { readStat, VERIFY_REFUSALS } from "../../extension/peer_verification.ts";
-import { type ExpectedBroker, verifyBroker } from "../../extension/broker_verification.ts";
-import { getPeerCredentials, type PeerCredentials } from "../../extension/peer_credentials.ts";
-import { parseStatusIds } from "../../extension/proc.ts";
-import { socketFd } from "../../extension/socket_fd.ts";
+} from "../../extension/channel/session_server.ts";
+import { readStat, VERIFY_REFUSALS } from "../../kernel/peer_verification.ts";
+import { type ExpectedBroker, verifyBroker } from "../../kernel/broker_verification.ts";
+import { getPeerCredentials, type PeerCredentials } from "../../kernel/peer_credentials.ts";
+import { parseStatusIds } from "../../kernel/proc.ts";
+import { socketFd } from "../../kernel/socket_fd.ts";
 import {
   decodeIncoming,
   decodeReply,

@@ -11,13 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { NODE_BINARY } from "../helpers/test_env.ts";
-import { SESSION_START_ERRORS, startSession } from "../../extension/session_server.ts";
+import { SESSION_START_ERRORS, startSession } from "../../extension/channel/session_server.ts";
 import {
   chooseRuntimeBase,
   createSessionDir,
   removeStaleSessionDirs,
   SESSION_DIR_PREFIX,
-} from "../../extension/session_dir.ts";
+} from "../../extension/channel/session_dir.ts";
 import { ScriptedPrompter } from "../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../helpers/tool_command.ts";
 import { waitFor } from "../helpers/processes.ts";

@@ -1,5 +1,5 @@
 /**
- * Tests of `extension/socket_peer.ts` against real sockets and real
+ * Tests of `kernel/socket_peer.ts` against real sockets and real
  * processes: a `node:net` server on a Unix socket in a temp dir, and python3
  * children that connect, fork, dup and exec the way an attacker would. The
  * pid checked is always the one `SO_PEERCRED` reports, as in the server.
@@ -11,15 +11,15 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
-import { fdStatSync, socketFd } from "../../extension/socket_fd.ts";
+import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
 import { mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { getPeerCredentials } from "../../extension/peer_credentials.ts";
-import { resolveDenoBinary } from "../../extension/deno_binary.ts";
+import { getPeerCredentials } from "../../kernel/peer_credentials.ts";
+import { resolveDenoBinary } from "../../extension/channel/deno_binary.ts";
 import {
   peerOwnsThisConnection,
   SOCKET_PEER_ERRORS,
@@ -27,7 +27,7 @@ import {
   socketInodesOf,
   unixPeerInode,
   unixPeerInodeByInode,
-} from "../../extension/socket_peer.ts";
+} from "../../kernel/socket_peer.ts";
 
 /**
  * The tempting "exactly one socket" rule, kept here only as a counterexample:

@@ -45,8 +45,8 @@ import {
   withPi,
   withScratch,
 } from "./attack_scripts/pi_checks.ts";
-import { shQuote } from "../../extension/shell_injection.ts";
-import { rootTerminalCheckInstalled } from "../../extension/root_terminal.ts";
+import { shQuote } from "../../extension/channel/shell_injection.ts";
+import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
 
 const PASSWORD = testPassword();
 const LEGIT = "sudo -k id -u";

@@ -43,7 +43,7 @@ import {
 } from "../../broker/broker_permissions.ts";
 import { PACKAGE_VERSION } from "../../askpass/version.ts";
 import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
-import { resolveDenoBinary } from "../../extension/deno_binary.ts";
+import { resolveDenoBinary } from "../../extension/channel/deno_binary.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const USER = process.env.PI_SUDO_PROMPT_TEST_USER ?? "";

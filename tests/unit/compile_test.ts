@@ -2,7 +2,7 @@
  * `deno task compile` (broker/compile.sh) when it cannot build: "skipped"
  * with the one real cause in plain text, exit 2, no colour codes, no empty
  * output directory left behind. And which compiled binary a session would
- * use (extension/pi_secret_run_binary.ts). The causes are produced without
+ * use (extension/channel/pi_secret_run_binary.ts). The causes are produced without
  * the network: a runtime path that does not exist, one that is not denort,
  * and a download through a proxy that refuses the connection.
  */
@@ -28,7 +28,7 @@ import {
   COMPILED_PI_SECRET_RUN,
   compiledPiSecretRun,
   PI_SECRET_RUN_SOURCES,
-} from "../../extension/pi_secret_run_binary.ts";
+} from "../../extension/channel/pi_secret_run_binary.ts";
 import { piSecretRunArgv } from "../../broker/broker_permissions.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");

@@ -17,9 +17,9 @@ import {
   credentialDecision,
   credentialRefusalNotice,
   resolveCacheMode,
-} from "../../extension/credential_policy.ts";
-import { CallTracker } from "../../extension/call_credentials.ts";
-import { sudoWrapperScript } from "../../extension/shell_injection.ts";
+} from "../../extension/channel/credential_policy.ts";
+import { CallTracker } from "../../extension/channel/call_credentials.ts";
+import { sudoWrapperScript } from "../../extension/channel/shell_injection.ts";
 
 const REFUSED = { ok: false, reason: CREDENTIAL_REFUSALS.WOULD_CACHE_CREDENTIALS };
 

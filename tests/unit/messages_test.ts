@@ -14,13 +14,13 @@ import { join } from "node:path";
 import process from "node:process";
 import { failureCause } from "../../broker/pi_secret_run.ts";
 import { BROKER_REFUSAL_EXIT } from "../../broker/broker_permissions.ts";
-import { SESSION_START_ERRORS } from "../../extension/session_server.ts";
+import { SESSION_START_ERRORS } from "../../extension/channel/session_server.ts";
 import {
   installCommand,
   PACKAGE_ROOT,
   packageInstall,
   startFailureNotice,
-} from "../../extension/start_notice.ts";
+} from "../../extension/ui/start_notice.ts";
 import { demoHint } from "../pi/demo_hint.ts";
 import { nodeVersionProblem } from "../../bin/node_version.mjs";
 
@@ -86,7 +86,7 @@ describe("messages", () => {
   it("audit verify with no log yet: says so, where it looked, and exits 0", async () => {
     await withTmp(async (dir) => {
       const path = join(dir, "state", "pi-sudo-prompt", "audit.jsonl");
-      const r = await run(NODE, ["extension/audit_cli.ts", "verify", path], baseEnv());
+      const r = await run(NODE, ["ops/audit_cli.ts", "verify", path], baseEnv());
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, "");
       assert.equal(
@@ -95,7 +95,7 @@ describe("messages", () => {
           "pi creates it when an interactive session starts with this extension\n",
       );
       // The default path comes from XDG_STATE_HOME.
-      const byDefault = await run(NODE, ["extension/audit_cli.ts", "verify"], {
+      const byDefault = await run(NODE, ["ops/audit_cli.ts", "verify"], {
         ...baseEnv(),
         XDG_STATE_HOME: join(dir, "xdg"),
       });

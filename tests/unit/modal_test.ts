@@ -21,8 +21,8 @@ import {
   SudoModal,
   type SudoModalState,
   type SudoModalUI,
-} from "../../extension/modal.ts";
-import type { PromptOutcome, PromptRequest } from "../../extension/prompter.ts";
+} from "../../extension/ui/modal.ts";
+import type { PromptOutcome, PromptRequest } from "../../extension/channel/prompter.ts";
 
 const theme: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 const NOW = 1_700_000_000_000;

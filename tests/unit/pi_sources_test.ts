@@ -1,5 +1,5 @@
 /**
- * `extension/pi_sources.ts`: which of pi's settings entries load this copy,
+ * `ops/pi_sources.ts`: which of pi's settings entries load this copy,
  * and the root-owned install command that fits each way of installing it
  * (the doctor's hardened-mode fix). `bin/node_version.mjs`: the Node pi needs.
  */
@@ -11,7 +11,7 @@ import {
   rootOwnedInstallFix,
   shellWord,
   sourceTarget,
-} from "../../extension/pi_sources.ts";
+} from "../../ops/pi_sources.ts";
 import { MIN_NODE, nodeVersionProblem } from "../../bin/node_version.mjs";
 
 const AGENT = "/home/u/.pi/agent";

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { parseNulList, parseStat, parseStatusIds, sameList } from "../../extension/proc.ts";
+import { parseNulList, parseStat, parseStatusIds, sameList } from "../../kernel/proc.ts";
 
 const tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21";
 

@@ -25,8 +25,8 @@ import {
   showSecretModal,
   SUDO_MODAL_TITLE,
   type SudoModalState,
-} from "../../extension/modal.ts";
-import type { PromptOutcome, SecretPromptRequest } from "../../extension/prompter.ts";
+} from "../../extension/ui/modal.ts";
+import type { PromptOutcome, SecretPromptRequest } from "../../extension/channel/prompter.ts";
 
 const plain: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 /** Marks every colour, so tests can see which text gets which colour. */

@@ -1,8 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { sudoNeedsAskpass, sudoResetsTimestamp } from "../../extension/sudo_args.ts";
-import { sudoScannerFunction } from "../../extension/shell_injection.ts";
+import { sudoNeedsAskpass, sudoResetsTimestamp } from "../../extension/channel/sudo_args.ts";
+import { sudoScannerFunction } from "../../extension/channel/shell_injection.ts";
 
 /** [args, needs -A] */
 const CASES: [string[], boolean][] = [

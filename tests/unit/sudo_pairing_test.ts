@@ -1,5 +1,5 @@
 /**
- * The pure pairing decisions of ADR 0005 (`extension/sudo_pairing.ts`):
+ * The pure pairing decisions of ADR 0005 (`extension/pairing/sudo_pairing.ts`):
  * which neighbours of a helper make a password unsafe to send, which of
  * those are transient (wait and look again), and how root's verdict reads.
  */
@@ -19,7 +19,7 @@ import {
   parseRootPairingVerdict,
   pipeInodeOf,
   ROOT_PAIRING_NOT_PERMITTED,
-} from "../../extension/sudo_pairing.ts";
+} from "../../extension/pairing/sudo_pairing.ts";
 
 const UID = 1000;
 const DENO = "/opt/deno";

@@ -9,9 +9,13 @@ import {
   classifyLink,
   decideTerminal,
   TERMINAL_REFUSALS,
-} from "../../extension/terminal_holders.ts";
-import { parseRootTerminalOutput, ptsNumber } from "../../extension/root_terminal.ts";
-import { decideKeyTables, isPrintableKey, parseBinding } from "../../extension/multiplexer_keys.ts";
+} from "../../extension/keyboard/terminal_holders.ts";
+import { parseRootTerminalOutput, ptsNumber } from "../../extension/keyboard/root_terminal.ts";
+import {
+  decideKeyTables,
+  isPrintableKey,
+  parseBinding,
+} from "../../extension/keyboard/multiplexer_keys.ts";
 import { runCheck } from "../../ops/doctor/runner.ts";
 
 const proc = (pid: number, startTime: bigint) => ({ pid, command: `cmd ${pid}`, startTime });

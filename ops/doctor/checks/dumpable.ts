@@ -5,7 +5,10 @@
  *
  * @module
  */
-import { DUMPABLE_SWITCH, terminalGuardStatus } from "../../../extension/terminal_guard.ts";
+import {
+  DUMPABLE_SWITCH,
+  terminalGuardStatus,
+} from "../../../extension/keyboard/terminal_guard.ts";
 import type { CheckDefinition, Finding } from "../context.ts";
 import { OUTSIDE_PI } from "../helpers.ts";
 

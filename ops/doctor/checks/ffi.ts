@@ -14,9 +14,9 @@ import {
   getPeerCredentials,
   getPeerPidfd,
   peerCredentialsAvailable,
-} from "../../../extension/peer_credentials.ts";
-import { fdStatSync, socketFd } from "../../../extension/socket_fd.ts";
-import { socketDiagAvailable, unixPeerInode } from "../../../extension/socket_peer.ts";
+} from "../../../kernel/peer_credentials.ts";
+import { fdStatSync, socketFd } from "../../../kernel/socket_fd.ts";
+import { socketDiagAvailable, unixPeerInode } from "../../../kernel/socket_peer.ts";
 import { ownUid } from "../../../shared/own_uid.ts";
 import type { CheckDefinition, Context, Finding } from "../context.ts";
 

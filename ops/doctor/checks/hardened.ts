@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import process from "node:process";
 import { PACKAGE_VERSION } from "../../../askpass/version.ts";
-import { registeredSources, rootOwnedInstallFix } from "../../../extension/pi_sources.ts";
+import { registeredSources, rootOwnedInstallFix } from "../../pi_sources.ts";
 import type { CheckDefinition, Context, Finding } from "../context.ts";
 import { exists } from "../helpers.ts";
 import { rootOwnedProblem, treeProblems } from "../ownership.ts";
@@ -21,6 +21,7 @@ const PACKAGE_ENTRIES = [
   "mod.ts",
   "bin",
   "extension",
+  "kernel",
   "askpass",
   "broker",
   "ops",

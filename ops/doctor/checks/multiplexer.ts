@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkTmuxKeyTables } from "../../../extension/multiplexer_keys.ts";
+import { checkTmuxKeyTables } from "../../../extension/keyboard/multiplexer_keys.ts";
 import type { CheckDefinition, Context, Finding } from "../context.ts";
 
 /** tmux key tables: no printable key bound where pi's keys are typed. */

@@ -15,7 +15,7 @@ import process from "node:process";
 import { type PiSession, REPO_ROOT, startPi } from "../pi_runner.ts";
 import type { FauxStep } from "../faux_provider.ts";
 import { pidsWithCmdline, waitFor } from "../../helpers/processes.ts";
-import { chooseRuntimeBase, SESSION_DIR_PREFIX } from "../../../extension/session_dir.ts";
+import { chooseRuntimeBase, SESSION_DIR_PREFIX } from "../../../extension/channel/session_dir.ts";
 
 /** The extension under test. */
 export const EXTENSION: string = join(REPO_ROOT, "extension/index.ts");

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { IdQuad } from "./proc.ts";
+import type { IdQuad } from "../../kernel/proc.ts";
 
 /** Named reasons a request is refused by the pairing checks. */
 export const PAIRING_REFUSALS = {

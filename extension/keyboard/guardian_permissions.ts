@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
+import { DENO_RUN_PINNED } from "../../askpass/helper_permissions.ts";
 
 /**
  * argv of the guardian: the pinned `deno run` flags and FFI for exactly the

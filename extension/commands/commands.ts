@@ -1,4 +1,6 @@
 /**
+ * Folder `extension/commands/`: the `/sudo-prompt` commands.
+ *
  * `/sudo-prompt <subcommand>`: install-broker, uninstall-broker, allow,
  * status, doctor. User commands, never tools; they refuse to run outside the
  * interactive TUI. Anything that needs root goes through the sudo modal.
@@ -8,13 +10,13 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { fileURLToPath } from "node:url";
 import { userInfo } from "node:os";
-import { ALLOWLIST_APPEND, ALLOWLIST_PATH } from "../broker/paths.ts";
+import { ALLOWLIST_APPEND, ALLOWLIST_PATH } from "../../broker/paths.ts";
 import { runAsRoot } from "./root_command.ts";
-import { showInfoPanel } from "./info_panel.ts";
-import type { AskpassSession } from "./session_server.ts";
+import { showInfoPanel } from "../ui/info_panel.ts";
+import type { AskpassSession } from "../channel/session_server.ts";
 import { allowFlow } from "./allow_flow.ts";
 import { statusLines } from "./status.ts";
-import { renderDoctor, runDoctor } from "../ops/doctor/runner.ts";
+import { renderDoctor, runDoctor } from "../../ops/doctor/runner.ts";
 
 /** Subcommands, for completion and help. */
 export const SUBCOMMANDS = ["install-broker", "uninstall-broker", "allow", "status", "doctor"];
@@ -27,7 +29,7 @@ export interface CommandDeps {
 
 /** The installer shipped with this package. */
 export function installerPath(): string {
-  return fileURLToPath(new URL("../broker/install.sh", import.meta.url));
+  return fileURLToPath(new URL("../../broker/install.sh", import.meta.url));
 }
 
 /** Registers `/sudo-prompt`. */

@@ -17,7 +17,7 @@
  */
 import { execFile } from "node:child_process";
 import process from "node:process";
-import { firstExecutable } from "./deno_binary.ts";
+import { firstExecutable } from "../channel/deno_binary.ts";
 
 /** What the tmux check found. */
 export type KeyTableVerdict =

@@ -12,10 +12,10 @@
  * @module
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
-import { parseStat, parseStatusIds } from "./proc.ts";
-import { readProcText, statProcPath } from "./proc_reader.ts";
+import { parseStat, parseStatusIds } from "../../kernel/proc.ts";
+import { readProcText, statProcPath } from "../../kernel/proc_reader.ts";
 import { sharesFileTable } from "./terminal_control.ts";
-import { errnoCode } from "../shared/errno.ts";
+import { errnoCode } from "../../shared/errno.ts";
 
 /** Named reasons a modal is not opened (or is closed) because of the terminal. */
 export const TERMINAL_REFUSALS = {

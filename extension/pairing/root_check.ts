@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { BROKER_LAUNCHER } from "../broker/paths.ts";
-import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
+import { BROKER_LAUNCHER } from "../../broker/paths.ts";
+import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 
 /** Default deadline of one root check. */
 export const ROOT_CHECK_TIMEOUT_MS = 5000;

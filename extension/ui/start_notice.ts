@@ -9,13 +9,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SessionStartError } from "./session_server.ts";
+import type { SessionStartError } from "../channel/session_server.ts";
 
 /** `SESSION_START_ERRORS.DENO_NOT_FOUND` (typed, so a rename there fails here). */
 const DENO_NOT_FOUND: SessionStartError = "deno_not_found";
 
 /** This package's directory (where `package.json` and `node_modules/` are). */
-export const PACKAGE_ROOT: string = fileURLToPath(new URL("..", import.meta.url));
+export const PACKAGE_ROOT: string = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Where the package's dependencies are installed, and how. */
 export interface PackageInstall {

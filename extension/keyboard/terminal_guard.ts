@@ -1,4 +1,6 @@
 /**
+ * Folder `extension/keyboard/`: only pi reads the keys (ADR 0007).
+ *
  * Keeps pi's keyboard to pi for the life of the process (ADR 0007):
  *
  * - pi becomes non-dumpable (`PR_SET_DUMPABLE` 0), so no process of the user
@@ -26,8 +28,8 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { guardianArgv } from "./guardian_permissions.ts";
-import { parseStat } from "./proc.ts";
-import { resolveDenoBinary } from "./deno_binary.ts";
+import { parseStat } from "../../kernel/proc.ts";
+import { resolveDenoBinary } from "../channel/deno_binary.ts";
 import {
   dumpable,
   setDumpable,

@@ -14,9 +14,9 @@
  * @module
  */
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { checkAllowlistFile, checkShape, suggestShape } from "../broker/allowlist.ts";
+import { checkAllowlistFile, checkShape, suggestShape } from "../../broker/allowlist.ts";
 import { runAsRoot } from "./root_command.ts";
-import type { AskpassSession } from "./session_server.ts";
+import type { AskpassSession } from "../channel/session_server.ts";
 
 /** Runs the whole flow; every outcome ends in one notice. */
 export async function allowFlow(

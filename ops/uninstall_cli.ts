@@ -22,8 +22,8 @@ import { delimiter, dirname, join, sep } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { BROKER_ROOT, SUDOERS_FILE } from "../broker/paths.ts";
-import { defaultAuditPath } from "./audit/entry.ts";
-import { firstExecutable } from "./deno_binary.ts";
+import { defaultAuditPath } from "../extension/audit/entry.ts";
+import { firstExecutable } from "../extension/channel/deno_binary.ts";
 import { PACKAGE_NAME, piRemoveCommand, registeredSources, shellWord } from "./pi_sources.ts";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
 

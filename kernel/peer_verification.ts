@@ -1,4 +1,7 @@
 /**
+ * Folder `kernel/`: what the kernel says about the process at the other end of
+ * a socket, and the verification of the helper and the broker built on it.
+ *
  * Decides whether the process at the other end of an askpass connection is
  * the real helper that sudo started for a command of this pi session. It
  * trusts the kernel, never the request: the pid comes from `SO_PEERCRED`,

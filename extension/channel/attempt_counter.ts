@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ProcessRef } from "./peer_verification.ts";
+import type { ProcessRef } from "../../kernel/peer_verification.ts";
 
 /** Bounded map from a sudo process to the passwords already submitted to it. */
 export class AttemptCounter {

@@ -10,9 +10,9 @@
  */
 import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseStat } from "./proc.ts";
-import { readProcText } from "./proc_reader.ts";
-import { ownUid } from "../shared/own_uid.ts";
+import { parseStat } from "../../kernel/proc.ts";
+import { readProcText } from "../../kernel/proc_reader.ts";
+import { ownUid } from "../../shared/own_uid.ts";
 
 /** Prefix of every session directory name. */
 export const SESSION_DIR_PREFIX = "pi-sudo-prompt-";

@@ -9,10 +9,10 @@
  * @module
  */
 import process from "node:process";
-import { readStat } from "./peer_verification.ts";
-import { firstExecutable } from "./deno_binary.ts";
+import { readStat } from "../../kernel/peer_verification.ts";
+import { firstExecutable } from "../channel/deno_binary.ts";
 import { checkTmuxKeyTables } from "./multiplexer_keys.ts";
-import { sanitizeUntrusted } from "./prompt_text.ts";
+import { sanitizeUntrusted } from "../ui/prompt_text.ts";
 import {
   decideTerminal,
   type ProcessSummary,

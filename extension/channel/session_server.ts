@@ -1,4 +1,7 @@
 /**
+ * Folder `extension/channel/`: the askpass channel, from the session directory
+ * and shell injection to the verified request and its answer.
+ *
  * The askpass session server: one per interactive pi session. It owns the
  * private session directory, the listening socket, the session key, the
  * per-session launcher and `sudo` wrapper, and it answers helpers' requests
@@ -31,17 +34,21 @@ import {
   PROTOCOL_VERSION,
   type ProtocolError,
   type SecretRequest,
-} from "../askpass/protocol.ts";
-import { argvIsAllowlisted, isProtectedPath } from "../broker/allowlist_policy.ts";
-import { BROKER_ROOT, BROKER_VERSION_FILE, ROOT_DENO, ROOT_SOURCES } from "../broker/paths.ts";
-import { HARDENED_HELPER_FILES } from "../broker/root_files.ts";
-import { parseBrokerVersion } from "../broker/broker_version.ts";
-import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
+} from "../../askpass/protocol.ts";
+import { argvIsAllowlisted, isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { BROKER_ROOT, BROKER_VERSION_FILE, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
+import { HARDENED_HELPER_FILES } from "../../broker/root_files.ts";
+import { parseBrokerVersion } from "../../broker/broker_version.ts";
+import {
+  type ExpectedBroker,
+  type VerifiedBroker,
+  verifyBroker,
+} from "../../kernel/broker_verification.ts";
 import {
   helperArgvPrefix,
   helperEnvironment,
   isSafeFlagPath,
-} from "../askpass/helper_permissions.ts";
+} from "../../askpass/helper_permissions.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
 import { firstExecutable, resolveDenoBinary } from "./deno_binary.ts";
 import {
@@ -50,7 +57,7 @@ import {
   getPeerPidfd,
   PEER_CREDENTIAL_ERRORS,
   type PeerCredentials,
-} from "./peer_credentials.ts";
+} from "../../kernel/peer_credentials.ts";
 import {
   currentUid,
   type ExpectedHelper,
@@ -61,7 +68,7 @@ import {
   VERIFY_REFUSALS,
   type VerifyRefusal,
   verifyRequester,
-} from "./peer_verification.ts";
+} from "../../kernel/peer_verification.ts";
 import type { Prompter, PromptOutcome } from "./prompter.ts";
 import {
   chooseRuntimeBase,
@@ -75,22 +82,26 @@ import {
   sudoShellPrelude,
   sudoWrapperScript,
 } from "./shell_injection.ts";
-import { BROKER_REFUSAL_EXIT, piSecretRunArgv } from "../broker/broker_permissions.ts";
+import { BROKER_REFUSAL_EXIT, piSecretRunArgv } from "../../broker/broker_permissions.ts";
 import {
   cachingAllowedNow,
   type CredentialCacheMode,
   credentialDecision,
   type CredentialRefusal,
 } from "./credential_policy.ts";
-import { sanitizePrompt } from "./prompt_text.ts";
-import type { GatePhase, GateVerdict, ModalGate } from "./terminal_gate.ts";
-import type { TerminalRefusal } from "./terminal_holders.ts";
-import { type PairingGuard, pairingGuardFor, type PairingLayers } from "./pairing_guard.ts";
-import { pairingNotice, type PairingRefusal } from "./sudo_pairing.ts";
-import { PAIRING_CHECK } from "./root_pairing.ts";
+import { sanitizePrompt } from "../ui/prompt_text.ts";
+import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
+import type { TerminalRefusal } from "../keyboard/terminal_holders.ts";
+import {
+  type PairingGuard,
+  pairingGuardFor,
+  type PairingLayers,
+} from "../pairing/pairing_guard.ts";
+import { pairingNotice, type PairingRefusal } from "../pairing/sudo_pairing.ts";
+import { PAIRING_CHECK } from "../pairing/root_pairing.ts";
 import { warmDenoCache, type WarmupResult, type WarmupRun } from "./deno_warmup.ts";
 import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
-import { fdStatSync, socketFd } from "./socket_fd.ts";
+import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
 
 /** Default time the human has to answer one request (docs/design.md §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -282,7 +293,7 @@ export async function startSession(
   let helperPath: string;
   try {
     helperPath = root?.helperPath ?? options.helperPath ??
-      await realpath(fileURLToPath(new URL("../askpass/helper.ts", import.meta.url)));
+      await realpath(fileURLToPath(new URL("../../askpass/helper.ts", import.meta.url)));
   } catch {
     return { ok: false, reason: SESSION_START_ERRORS.HELPER_NOT_FOUND };
   }
@@ -321,9 +332,9 @@ export async function startSession(
     deadlineMs: timeoutMs + HELPER_DEADLINE_MARGIN_MS,
   });
   const argvPrefix = helperArgvPrefix(denoPath, helperPath, socketPath);
-  const clientEntry = fileURLToPath(new URL("../broker/pi_secret_run.ts", import.meta.url));
+  const clientEntry = fileURLToPath(new URL("../../broker/pi_secret_run.ts", import.meta.url));
   // `deno task compile`'s binary when it is there and current (docs/compile.md).
-  const compiled = await compiledPiSecretRun(fileURLToPath(new URL("..", import.meta.url)));
+  const compiled = await compiledPiSecretRun(fileURLToPath(new URL("../..", import.meta.url)));
   const written = await writeSessionFiles([
     { path: userDenoDir },
     { path: binDir },

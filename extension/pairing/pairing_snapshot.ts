@@ -20,9 +20,9 @@
  * @module
  */
 import { readdir, stat } from "node:fs/promises";
-import { sharesFileTable } from "./terminal_control.ts";
-import { parseNulList, parseStat, parseStatusIds } from "./proc.ts";
-import { readProcFile, readProcLink, readProcText } from "./proc_reader.ts";
+import { sharesFileTable } from "../keyboard/terminal_control.ts";
+import { parseNulList, parseStat, parseStatusIds } from "../../kernel/proc.ts";
+import { readProcFile, readProcLink, readProcText } from "../../kernel/proc_reader.ts";
 import {
   type FrontEnd,
   type FrontEndChild,

@@ -5,16 +5,16 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { PROTOCOL_VERSION } from "../askpass/protocol.ts";
-import { PACKAGE_VERSION } from "../askpass/version.ts";
-import { checkAllowlistFile } from "../broker/allowlist.ts";
-import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../broker/paths.ts";
-import { defaultAuditPath } from "./audit/entry.ts";
-import { syslogSocketStatus } from "./audit/syslog.ts";
-import { readAuditTail } from "./audit/verify.ts";
-import type { AskpassSession } from "./session_server.ts";
-import { sanitizeUntrusted } from "./prompt_text.ts";
-import { terminalGuardStatus } from "./terminal_guard.ts";
+import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
+import { PACKAGE_VERSION } from "../../askpass/version.ts";
+import { checkAllowlistFile } from "../../broker/allowlist.ts";
+import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../../broker/paths.ts";
+import { defaultAuditPath } from "../audit/entry.ts";
+import { syslogSocketStatus } from "../audit/syslog.ts";
+import { readAuditTail } from "../audit/verify.ts";
+import type { AskpassSession } from "../channel/session_server.ts";
+import { sanitizeUntrusted } from "../ui/prompt_text.ts";
+import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
 
 /** The status panel's lines (plain text). */
 export async function statusLines(session: AskpassSession | undefined): Promise<string[]> {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { AuditEntry, AuditKind } from "./audit/entry.ts";
+import type { AuditEntry, AuditKind } from "../audit/entry.ts";
 import type { SessionEvent } from "./session_server.ts";
 
 /**

@@ -1,4 +1,7 @@
 /**
+ * Folder `extension/ui/`: what the human sees: the modals, the info panel, and
+ * untrusted text made safe to draw.
+ *
  * The two masked-input overlays:
  *
  * - "🔐 Sudo Authentication Required" ({@link SudoModal}): sudo's password,
@@ -40,9 +43,9 @@ import {
   visibleWidth,
   wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { MAX_PASSWORD_BYTES } from "../askpass/protocol.ts";
+import { MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
 import { isUnsafeCodePoint, sanitizeUntrusted } from "./prompt_text.ts";
-import type { PromptOutcome, PromptRequest, SecretPromptRequest } from "./prompter.ts";
+import type { PromptOutcome, PromptRequest, SecretPromptRequest } from "../channel/prompter.ts";
 
 /** The sudo modal's title, exactly as the spec words it. */
 export const SUDO_MODAL_TITLE = "🔐 Sudo Authentication Required";

@@ -1,4 +1,7 @@
 /**
+ * Folder `extension/pairing/`: the password reaches only the sudo the modal
+ * shows (ADR 0005).
+ *
  * The session server's pairing gate (ADR 0005): called once a helper has
  * passed the kernel checks, and again right before its password is sent.
  * It keeps the verified helpers of this session, gathers a `/proc`
@@ -9,10 +12,10 @@
  * @module
  */
 import process from "node:process";
-import { stillRunning, type VerifiedRequester } from "./peer_verification.ts";
-import type { ProcessRef } from "./peer_verification.ts";
-import { readProcLink } from "./proc_reader.ts";
-import { firstExecutable } from "./deno_binary.ts";
+import { stillRunning, type VerifiedRequester } from "../../kernel/peer_verification.ts";
+import type { ProcessRef } from "../../kernel/peer_verification.ts";
+import { readProcLink } from "../../kernel/proc_reader.ts";
+import { firstExecutable } from "../channel/deno_binary.ts";
 import { ownFrontEnds } from "./root_check.ts";
 import { gatherPairingSnapshot } from "./pairing_snapshot.ts";
 import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";

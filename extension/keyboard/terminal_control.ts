@@ -12,7 +12,7 @@
  * @module
  */
 import process from "node:process";
-import { loadLibc } from "./libc.ts";
+import { loadLibc } from "../../kernel/libc.ts";
 
 /** Named reasons a switch could not be read or set. */
 export const TERMINAL_CONTROL_ERRORS = {

@@ -11,9 +11,9 @@
  *
  * @module
  */
-import { BROKER_LAUNCHER, BROKER_ROOT } from "../broker/paths.ts";
-import { isProtectedPath } from "../broker/allowlist_policy.ts";
-import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "./root_check.ts";
+import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
+import { isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "../pairing/root_check.ts";
 
 /** The installed root-owned terminal check (`broker/terminal_check.sh`). */
 export const TERMINAL_CHECK = `${BROKER_ROOT}/terminal-check`;

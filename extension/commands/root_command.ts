@@ -7,8 +7,8 @@
  * @module
  */
 import process from "node:process";
-import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
-import type { AskpassSession } from "./session_server.ts";
+import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
+import type { AskpassSession } from "../channel/session_server.ts";
 
 /** Most output kept from the command (the rest is dropped, not buffered). */
 const OUTPUT_CAP = 64 * 1024;

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import { BROKER_LAUNCHER, BROKER_ROOT } from "../broker/paths.ts";
-import { isProtectedPath } from "../broker/allowlist_policy.ts";
+import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
+import { isProtectedPath } from "../../broker/allowlist_policy.ts";
 import { parseRootPairingVerdict, type RootPairingVerdict } from "./sudo_pairing.ts";
 import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "./root_check.ts";
 

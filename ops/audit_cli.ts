@@ -17,8 +17,8 @@
 import { lstat } from "node:fs/promises";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { defaultAuditPath, escapeUnsafe } from "./audit/entry.ts";
-import { readAuditTail, verifyAuditChain } from "./audit/verify.ts";
+import { defaultAuditPath, escapeUnsafe } from "../extension/audit/entry.ts";
+import { readAuditTail, verifyAuditChain } from "../extension/audit/verify.ts";
 
 const USAGE = "usage: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit tail [n] [path]";
 

@@ -12,7 +12,7 @@
  */
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { doctorExitCode, renderDoctor, runDoctor } from "../ops/doctor/runner.ts";
+import { doctorExitCode, renderDoctor, runDoctor } from "./doctor/runner.ts";
 import { PACKAGE_VERSION } from "../askpass/version.ts";
 
 let json = false;
