@@ -83,7 +83,7 @@ describe("installation", () => {
     await localImports(join(REPO_ROOT, "index.ts"), needed);
     await localImports(join(REPO_ROOT, "bin/pi-sudo-prompt.mjs"), needed);
     for (const cli of ["doctor", "audit", "install", "uninstall"]) {
-      await localImports(join(REPO_ROOT, `extension/${cli}_cli.ts`), needed);
+      await localImports(join(REPO_ROOT, `ops/${cli}_cli.ts`), needed);
     }
     await localImports(join(REPO_ROOT, "askpass/helper.ts"), needed);
     assert.ok(needed.has("askpass/protocol.ts"));
