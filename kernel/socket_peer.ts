@@ -26,6 +26,7 @@
  *
  * The netlink query runs through libc with koffi on a non-blocking socket:
  * the kernel answers inside `sendto()`, so `recv(MSG_DONTWAIT)` never waits.
+ * The request and reply bytes are built and parsed in `./sock_diag.ts`.
  * The `/proc` reads are asynchronous and bounded. Nothing here throws.
  *
  * @module
@@ -35,6 +36,7 @@ import { loadLibc as loadSharedLibc } from "./libc.ts";
 import { readProcText } from "./proc_reader.ts";
 import { fdStat } from "./socket_fd.ts";
 import { errnoCode } from "../shared/errno.ts";
+import { encodeUnixDiagRequest, parseUnixDiagReply } from "./sock_diag.ts";
 
 /** Named reasons a check in this module fails. */
 export const SOCKET_PEER_ERRORS = {
@@ -98,23 +100,14 @@ export const MAX_PEER_FDS = 4096;
 
 // Linux generic values (x86_64, arm64, riscv64). SOCK_* flags differ on
 // sparc/mips/alpha, which are refused rather than guessed; all three
-// supported architectures are little-endian.
-const AF_UNIX = 1;
+// supported architectures are little-endian. The netlink message layouts
+// and their constants are in ./sock_diag.ts.
 const AF_NETLINK = 16;
 const SOCK_DGRAM = 2;
 const SOCK_NONBLOCK = 0o4000;
 const SOCK_CLOEXEC = 0o2000000;
 const NETLINK_SOCK_DIAG = 4;
 const MSG_DONTWAIT = 0x40;
-const NLM_F_REQUEST = 0x01;
-const NLMSG_ERROR = 0x02;
-const NLMSG_DONE = 0x03;
-const SOCK_DIAG_BY_FAMILY = 20;
-const UDIAG_SHOW_PEER = 0x04;
-const UNIX_DIAG_PEER = 2;
-const NLMSG_HDRLEN = 16; // struct nlmsghdr
-const UNIX_DIAG_REQ_LEN = 24; // struct unix_diag_req
-const UNIX_DIAG_MSG_LEN = 16; // struct unix_diag_msg
 const SOCKADDR_NL_LEN = 12; // struct sockaddr_nl
 const RECV_BUFFER_BYTES = 8192;
 const MAX_RECV_CALLS = 4;
@@ -214,81 +207,6 @@ export function unixPeerInodeByInode(
     if (nl >= 0) c.close(nl);
   }
 }
-
-/** `nlmsghdr` + `unix_diag_req` asking for the peer of socket `inode`. */
-function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
-  const msg = new Uint8Array(NLMSG_HDRLEN + UNIX_DIAG_REQ_LEN);
-  const v = new DataView(msg.buffer);
-  v.setUint32(0, msg.length, true); // nlmsg_len
-  v.setUint16(4, SOCK_DIAG_BY_FAMILY, true); // nlmsg_type
-  v.setUint16(6, NLM_F_REQUEST, true); // nlmsg_flags: no NLM_F_DUMP, an exact lookup
-  v.setUint32(8, seq, true); // nlmsg_seq
-  v.setUint32(12, 0, true); // nlmsg_pid
-  const r = NLMSG_HDRLEN;
-  v.setUint8(r + 0, AF_UNIX); // sdiag_family
-  v.setUint8(r + 1, 0); // sdiag_protocol
-  v.setUint16(r + 2, 0, true); // pad
-  v.setUint32(r + 4, 0xffff_ffff, true); // udiag_states: any
-  v.setUint32(r + 8, inode, true); // udiag_ino
-  v.setUint32(r + 12, UDIAG_SHOW_PEER, true); // udiag_show
-  v.setUint32(r + 16, 0xffff_ffff, true); // udiag_cookie[0]: INET_DIAG_NOCOOKIE
-  v.setUint32(r + 20, 0xffff_ffff, true); // udiag_cookie[1]
-  return msg;
-}
-
-/**
- * Reads one datagram of netlink messages. Returns the peer inode, `undefined`
- * for a definite "no" (an error message, no peer attribute, the end of the
- * answer), or `"ignore"` when nothing in it belongs to our request.
- */
-function parseUnixDiagReply(
-  data: Uint8Array,
-  inode: number,
-  seq: number,
-): number | undefined | "ignore" {
-  const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  let off = 0;
-  while (off + NLMSG_HDRLEN <= data.length) {
-    const len = v.getUint32(off, true);
-    const type = v.getUint16(off + 4, true);
-    const msgSeq = v.getUint32(off + 8, true);
-    if (len < NLMSG_HDRLEN || off + len > data.length) return undefined;
-    if (msgSeq === seq) {
-      if (type === NLMSG_ERROR || type === NLMSG_DONE) return undefined;
-      if (type === SOCK_DIAG_BY_FAMILY) return peerFromDiagMessage(v, off, len, inode);
-    }
-    off += align4(len);
-  }
-  return "ignore";
-}
-
-/** The `UNIX_DIAG_PEER` attribute of one `unix_diag_msg`, checked to be about `inode`. */
-function peerFromDiagMessage(
-  v: DataView,
-  off: number,
-  len: number,
-  inode: number,
-): number | undefined {
-  const body = off + NLMSG_HDRLEN;
-  const end = off + len;
-  if (body + UNIX_DIAG_MSG_LEN > end) return undefined;
-  if (v.getUint8(body) !== AF_UNIX || v.getUint32(body + 4, true) !== inode) return undefined;
-  let attr = body + UNIX_DIAG_MSG_LEN;
-  while (attr + 4 <= end) {
-    const rtaLen = v.getUint16(attr, true);
-    const rtaType = v.getUint16(attr + 2, true);
-    if (rtaLen < 4 || attr + rtaLen > end) return undefined;
-    if (rtaType === UNIX_DIAG_PEER) {
-      if (rtaLen < 8) return undefined;
-      const peer = v.getUint32(attr + 4, true);
-      return peer > 0 ? peer : undefined;
-    }
-    attr += align4(rtaLen);
-  }
-  return undefined;
-}
-
-const align4 = (n: number): number => (n + 3) & ~3;
 
 /**
  * Inode of our connected AF_UNIX stream socket `acceptedFd` (by `fstat`) and

@@ -1,0 +1,127 @@
+/**
+ * The bytes of one `NETLINK_SOCK_DIAG` exchange about an AF_UNIX socket:
+ * building the `SOCK_DIAG_BY_FAMILY` request that asks for the peer of one
+ * socket, and reading the kernel's reply datagram back into a peer inode.
+ *
+ * Pure: no sockets, no FFI, no I/O. `kernel/socket_peer.ts` sends the request
+ * and receives the reply through libc; keeping the wire format here lets the
+ * parser be tested with crafted buffers (truncated, garbage, error replies)
+ * that a live kernel would never produce on demand.
+ *
+ * Layouts are the Linux generic ones (`struct nlmsghdr`, `struct
+ * unix_diag_req`, `struct unix_diag_msg`, `struct rtattr`), little-endian:
+ * the architectures `socket_peer.ts` supports (x86_64, arm64, riscv64) all
+ * are.
+ *
+ * @module
+ */
+
+/** `AF_UNIX`: the family asked about (`sdiag_family`) and checked in the reply. */
+export const AF_UNIX = 1;
+/** `nlmsg_type` of a netlink error (or acknowledgement) message. */
+export const NLMSG_ERROR = 0x02;
+/** `nlmsg_type` that ends a multi-part netlink answer. */
+export const NLMSG_DONE = 0x03;
+/** `nlmsg_type` of both the request and each `unix_diag_msg` answer. */
+export const SOCK_DIAG_BY_FAMILY = 20;
+/** `rtattr` type that carries the peer's inode in a `unix_diag_msg`. */
+export const UNIX_DIAG_PEER = 2;
+/** Size of `struct nlmsghdr`. */
+export const NLMSG_HDRLEN = 16;
+/** Size of `struct unix_diag_msg`, the body before its attributes. */
+export const UNIX_DIAG_MSG_LEN = 16;
+
+const NLM_F_REQUEST = 0x01;
+const UDIAG_SHOW_PEER = 0x04;
+const UNIX_DIAG_REQ_LEN = 24; // struct unix_diag_req
+
+/**
+ * What one reply datagram says about our request: the peer inode, `undefined`
+ * for a definite "no" (an error message, no peer attribute, the end of the
+ * answer, a malformed message), or `"ignore"` when nothing in it belongs to
+ * our request (another sequence number), so the caller reads the next one.
+ */
+export type UnixDiagAnswer = number | undefined | "ignore";
+
+/**
+ * `nlmsghdr` + `unix_diag_req` asking for the peer of socket `inode`, tagged
+ * with sequence number `seq` so the reply can be matched to it. An exact
+ * lookup by inode (no `NLM_F_DUMP`): the kernel answers about that one socket
+ * rather than listing every socket on the system.
+ */
+export function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
+  const msg = new Uint8Array(NLMSG_HDRLEN + UNIX_DIAG_REQ_LEN);
+  const v = new DataView(msg.buffer);
+  v.setUint32(0, msg.length, true); // nlmsg_len
+  v.setUint16(4, SOCK_DIAG_BY_FAMILY, true); // nlmsg_type
+  v.setUint16(6, NLM_F_REQUEST, true); // nlmsg_flags: no NLM_F_DUMP, an exact lookup
+  v.setUint32(8, seq, true); // nlmsg_seq
+  v.setUint32(12, 0, true); // nlmsg_pid
+  const r = NLMSG_HDRLEN;
+  v.setUint8(r + 0, AF_UNIX); // sdiag_family
+  v.setUint8(r + 1, 0); // sdiag_protocol
+  v.setUint16(r + 2, 0, true); // pad
+  v.setUint32(r + 4, 0xffff_ffff, true); // udiag_states: any
+  v.setUint32(r + 8, inode, true); // udiag_ino
+  v.setUint32(r + 12, UDIAG_SHOW_PEER, true); // udiag_show
+  v.setUint32(r + 16, 0xffff_ffff, true); // udiag_cookie[0]: INET_DIAG_NOCOOKIE
+  v.setUint32(r + 20, 0xffff_ffff, true); // udiag_cookie[1]
+  return msg;
+}
+
+/**
+ * Reads one datagram of netlink messages, the reply to the request built by
+ * {@link encodeUnixDiagRequest} for socket `inode` with sequence number `seq`.
+ * Well-formed messages with another sequence number are skipped; a message
+ * header whose length is impossible (whoever it is for) or a diag message
+ * about another socket ends the read with a "no" rather than a guess. See
+ * {@link UnixDiagAnswer}.
+ */
+export function parseUnixDiagReply(
+  data: Uint8Array,
+  inode: number,
+  seq: number,
+): UnixDiagAnswer {
+  const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let off = 0;
+  while (off + NLMSG_HDRLEN <= data.length) {
+    const len = v.getUint32(off, true);
+    const type = v.getUint16(off + 4, true);
+    const msgSeq = v.getUint32(off + 8, true);
+    if (len < NLMSG_HDRLEN || off + len > data.length) return undefined;
+    if (msgSeq === seq) {
+      if (type === NLMSG_ERROR || type === NLMSG_DONE) return undefined;
+      if (type === SOCK_DIAG_BY_FAMILY) return peerFromDiagMessage(v, off, len, inode);
+    }
+    off += align4(len);
+  }
+  return "ignore";
+}
+
+/** The `UNIX_DIAG_PEER` attribute of one `unix_diag_msg`, checked to be about `inode`. */
+function peerFromDiagMessage(
+  v: DataView,
+  off: number,
+  len: number,
+  inode: number,
+): number | undefined {
+  const body = off + NLMSG_HDRLEN;
+  const end = off + len;
+  if (body + UNIX_DIAG_MSG_LEN > end) return undefined;
+  if (v.getUint8(body) !== AF_UNIX || v.getUint32(body + 4, true) !== inode) return undefined;
+  let attr = body + UNIX_DIAG_MSG_LEN;
+  while (attr + 4 <= end) {
+    const rtaLen = v.getUint16(attr, true);
+    const rtaType = v.getUint16(attr + 2, true);
+    if (rtaLen < 4 || attr + rtaLen > end) return undefined;
+    if (rtaType === UNIX_DIAG_PEER) {
+      if (rtaLen < 8) return undefined;
+      const peer = v.getUint32(attr + 4, true);
+      return peer > 0 ? peer : undefined;
+    }
+    attr += align4(rtaLen);
+  }
+  return undefined;
+}
+
+const align4 = (n: number): number => (n + 3) & ~3;
