@@ -1,0 +1,352 @@
+/**
+ * Each new connection to the session socket: the kernel's word on the peer
+ * first (SO_PEERCRED, the pidfd, our socket's inode), then one bounded,
+ * signed frame, then the verification of a helper or of the broker, the
+ * credential policy (ADR 0006) and the pairing (ADR 0005). Only then is the
+ * request handed to the {@link ModalQueue}. Anything else is refused with a
+ * named reason, before any modal.
+ *
+ * @module
+ */
+import type { Socket } from "node:net";
+import {
+  decodeIncoming,
+  DENY_REASONS,
+  type DenyReason,
+  encodeDenied,
+  FrameReader,
+  type PasswordRequest,
+  type ProtocolError,
+  type SecretRequest,
+} from "../../askpass/protocol.ts";
+import { argvIsAllowlisted } from "../../broker/allowlist_policy.ts";
+import {
+  type ExpectedBroker,
+  type VerifiedBroker,
+  verifyBroker,
+} from "../../kernel/broker_verification.ts";
+import {
+  closeFd,
+  getPeerCredentials,
+  getPeerPidfd,
+  PEER_CREDENTIAL_ERRORS,
+  type PeerCredentials,
+} from "../../kernel/peer_credentials.ts";
+import {
+  type ExpectedHelper,
+  type VerifiedRequester,
+  VERIFY_REFUSALS,
+  type VerifyRefusal,
+  verifyRequester,
+} from "../../kernel/peer_verification.ts";
+import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
+import type { PairingGuard } from "../pairing/pairing_guard.ts";
+import { pairingNotice, type PairingRefusal } from "../pairing/sudo_pairing.ts";
+import { sanitizePrompt } from "../ui/prompt_text.ts";
+import { AttemptCounter } from "./attempt_counter.ts";
+import {
+  cachingAllowedNow,
+  credentialDecision,
+  type CredentialRefusal,
+} from "./credential_policy.ts";
+import type { ModalQueue, Pending } from "./modal_queue.ts";
+import { CONNECTION_ERRORS, type ConnectionError, type SessionOptions } from "./session_types.ts";
+
+/** Request ids remembered against replay (the oldest is forgotten first). */
+const SEEN_ID_CAPACITY = 4096;
+
+/** Accepts connections for one session and hands verified requests to its queue. */
+export class ConnectionIntake {
+  readonly #options: SessionOptions;
+  readonly #expected: ExpectedHelper;
+  readonly #expectedBroker: ExpectedBroker;
+  readonly #key: CryptoKey;
+  readonly #timeoutMs: number;
+  readonly #queue: ModalQueue;
+  readonly #pairing: PairingGuard;
+  readonly #attempts = new AttemptCounter();
+  readonly #seenIds = new Set<string>();
+  readonly #sockets = new Set<Socket>();
+  #prelude = "";
+
+  constructor(
+    options: SessionOptions,
+    expected: ExpectedHelper,
+    expectedBroker: ExpectedBroker,
+    key: CryptoKey,
+    timeoutMs: number,
+    queue: ModalQueue,
+    pairing: PairingGuard,
+  ) {
+    this.#options = options;
+    this.#expected = expected;
+    this.#expectedBroker = expectedBroker;
+    this.#key = key;
+    this.#timeoutMs = timeoutMs;
+    this.#queue = queue;
+    this.#pairing = pairing;
+  }
+
+  /** Remembers the shell prelude so the modal can show the command without it. */
+  setPrelude(prelude: string): void {
+    this.#prelude = prelude;
+  }
+
+  /** Closes every connection still open (after the queue has denied what it held). */
+  destroyAll(): void {
+    for (const s of this.#sockets) s.destroy();
+  }
+
+  /** Handles one new connection: credentials first, then one bounded frame. */
+  accept(socket: Socket): void {
+    if (this.#queue.closing) return void socket.destroy();
+    this.#sockets.add(socket);
+    socket.once("close", () => this.#sockets.delete(socket));
+    socket.on("error", () => {}); // a reset peer is handled by "close"
+    // Take the kernel's word before reading anything the peer sends.
+    const fd = socketFd(socket);
+    const creds = fd === undefined
+      ? { ok: false as const, reason: PEER_CREDENTIAL_ERRORS.NO_SOCKET_FD }
+      : getPeerCredentials(fd);
+    const pidfd = fd !== undefined && creds.ok ? getPeerPidfd(fd) : undefined;
+    const inode = fd !== undefined ? socketInode(fd) : undefined;
+
+    const reader = new FrameReader();
+    let settled = false;
+    const drop = (reason: ProtocolError | ConnectionError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reader.wipe();
+      if (pidfd !== undefined) closeFd(pidfd);
+      this.#queue.emit({
+        kind: "refused",
+        reason,
+        peerPid: creds.ok ? creds.creds.pid : undefined,
+      });
+      socket.destroy();
+    };
+    const timer = setTimeout(
+      () => drop(CONNECTION_ERRORS.REQUEST_TIMEOUT),
+      this.#options.requestTimeoutMs ?? 2000,
+    );
+    socket.on("data", (chunk: Uint8Array) => {
+      if (settled) return;
+      const step = reader.push(chunk);
+      if (!step.ok) return drop(step.reason);
+      if (step.body === undefined) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.pause();
+      const body = step.body;
+      this.#onRequest(socket, body, creds, pidfd, inode)
+        .catch(() => {
+          // Fail closed: no answer at all (the helper then gives sudo nothing).
+          // The pidfd is not closed here: it may already be, and closing a
+          // descriptor number twice could close an unrelated one.
+          this.#queue.emit({ kind: "refused", reason: CONNECTION_ERRORS.INTERNAL_ERROR });
+          socket.destroy();
+        })
+        .finally(() => body.fill(0));
+    });
+    socket.once("close", () => {
+      if (!settled) drop(CONNECTION_ERRORS.PEER_CLOSED);
+    });
+  }
+
+  async #onRequest(
+    socket: Socket,
+    body: Uint8Array,
+    creds: { ok: true; creds: PeerCredentials } | { ok: false; reason: string },
+    pidfd: number | undefined,
+    inode: number | undefined,
+  ): Promise<void> {
+    const decoded = await decodeIncoming(this.#key, body);
+    const peerPid = creds.ok ? creds.creds.pid : undefined;
+    if (!decoded.ok) {
+      if (pidfd !== undefined) closeFd(pidfd);
+      this.#queue.emit({ kind: "refused", reason: decoded.reason, peerPid });
+      socket.destroy();
+      return;
+    }
+    const request = decoded.message;
+    const refuse = async (
+      reason: VerifyRefusal | ConnectionError | CredentialRefusal | PairingRefusal,
+      notice?: string,
+    ) => {
+      if (pidfd !== undefined) closeFd(pidfd);
+      this.#queue.emit({ kind: "refused", reason, peerPid, requestId: request.id, notice });
+      await this.#queue.reply(
+        socket,
+        await encodeDenied(this.#key, request.id, DENY_REASONS.VERIFICATION_FAILED),
+      );
+    };
+    if (this.#seenIds.has(request.id)) return refuse(CONNECTION_ERRORS.REPLAYED_REQUEST);
+    this.#rememberId(request.id);
+    if (!creds.ok) {
+      return refuse(
+        creds.reason === PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE
+          ? VERIFY_REFUSALS.FFI_UNAVAILABLE
+          : VERIFY_REFUSALS.PEER_CREDENTIALS_FAILED,
+      );
+    }
+    const started = performance.now();
+    let entry: Omit<Pending, "socket" | "deadline" | "abort" | "finished" | "timer" | "pidfd">;
+    if (request.type === "password_request") {
+      if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
+      // The keyboard checks take a few ms (one of them a tmux run, in hardened
+      // mode a sudo -n): start them now, beside the kernel, credential and
+      // pairing checks, when this will be the next modal. Their verdict is
+      // about the terminal, not the requester, so a signed request suffices
+      // to start them; one runs at a time, and it counts only if fresh.
+      this.#queue.gateAheadStart();
+      const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
+      if (!verdict.ok) return refuse(verdict.reason);
+      // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)
+      const cache = credentialDecision(
+        verdict.requester.sudoArgv,
+        cachingAllowedNow(this.#options),
+      );
+      if (!cache.ok) return refuse(cache.reason);
+      // The password must reach only the sudo the modal shows (ADR 0005).
+      const paired = await this.#pairing.admit(request.id, verdict.requester);
+      if (!paired.ok) return refuse(paired.reason, pairingNotice(paired));
+      entry = this.#sudoEntry(request, verdict.requester);
+    } else {
+      const verdict = await verifyBroker(this.#expectedBroker, creds.creds, request);
+      if (!verdict.ok) return refuse(verdict.reason);
+      entry = await this.#secretEntry(request, verdict.verified);
+    }
+    const verifyMs = performance.now() - started;
+    if (this.#queue.closing || socket.destroyed) {
+      if (pidfd !== undefined) closeFd(pidfd);
+      return void socket.destroy();
+    }
+    const deny = async (reason: DenyReason) => {
+      if (pidfd !== undefined) closeFd(pidfd);
+      this.#queue.emit({ kind: "denied", requestId: request.id, reason });
+      await this.#queue.reply(socket, await encodeDenied(this.#key, request.id, reason));
+    };
+    if (this.#queue.pendingCount() >= (this.#options.queueCapacity ?? 8)) {
+      return deny(DENY_REASONS.QUEUE_FULL);
+    }
+    if (entry.attempt > (this.#options.maxAttempts ?? 3)) {
+      return deny(DENY_REASONS.ATTEMPTS_EXHAUSTED);
+    }
+    if (entry.kind === "secret" && !this.#options.prompter.promptSecret) {
+      return deny(DENY_REASONS.NO_INTERACTIVE_UI);
+    }
+    const pending: Pending = {
+      ...entry,
+      socket,
+      pidfd,
+      deadline: Date.now() + this.#timeoutMs,
+      abort: new AbortController(),
+      finished: false,
+      timer: undefined,
+    };
+    pending.timer = setTimeout(
+      () => void this.#queue.finish(pending, DENY_REASONS.TIMEOUT),
+      this.#timeoutMs,
+    );
+    // The peer closing its end means it died (or gave up): stop asking.
+    socket.once("close", () => void this.#queue.finish(pending, DENY_REASONS.PROCESS_GONE));
+    socket.resume();
+    socket.on("data", () => void this.#queue.finish(pending, DENY_REASONS.PROCESS_GONE));
+    this.#queue.enqueue(pending, {
+      kind: "queued",
+      requestId: request.id,
+      request: entry.kind,
+      argv: entry.argv,
+      attempt: entry.attempt,
+      verifyMs,
+    });
+  }
+
+  #sudoEntry(request: PasswordRequest, requester: VerifiedRequester) {
+    const attempt = this.#attempts.next(requester.sudo);
+    return {
+      id: request.id,
+      kind: "sudo" as const,
+      argv: requester.sudoArgv,
+      attempt,
+      watched: [requester.helper, requester.sudo],
+      ask: (signal: AbortSignal) =>
+        this.#options.prompter.prompt({
+          requestId: request.id,
+          sudoArgv: requester.sudoArgv,
+          toolCommand: withoutPrelude(requester.toolCommand, this.#prelude),
+          promptText: sanitizePrompt(request.prompt),
+          attempt,
+          maxAttempts: this.#options.maxAttempts ?? 3,
+          deadline: this.#queue.deadlineOf(request.id),
+          waiting: () => this.#queue.waitingBehind(request.id),
+        }, signal),
+      delivered: () => this.#attempts.recordSubmit(requester.sudo),
+    };
+  }
+
+  async #secretEntry(request: SecretRequest, verified: VerifiedBroker) {
+    // The broker says whether the argv is allowlisted; check it ourselves too
+    // and show the warning unless both agree.
+    const allowlisted = request.allowlisted && await argvIsAllowlisted(request.argv);
+    return {
+      id: request.id,
+      kind: "secret" as const,
+      argv: request.argv,
+      attempt: 1,
+      watched: [verified.broker, verified.sudo],
+      ask: (signal: AbortSignal) => {
+        // Remembered once shown, even if then cancelled (docs/design.md §5, /sudo-prompt allow).
+        if (!allowlisted) this.#lastUnverifiedArgv = [...request.argv];
+        return this.#options.prompter.promptSecret!({
+          requestId: request.id,
+          argv: request.argv,
+          cwd: request.cwd,
+          label: request.label,
+          allowlisted,
+          deadline: this.#queue.deadlineOf(request.id),
+          waiting: () => this.#queue.waitingBehind(request.id),
+        }, signal);
+      },
+      delivered: () => {},
+    };
+  }
+
+  #lastUnverifiedArgv: readonly string[] | undefined;
+
+  /** The last argv shown without allowlist approval in this session (for `/sudo-prompt allow`). */
+  lastUnverifiedArgv(): readonly string[] | undefined {
+    return this.#lastUnverifiedArgv;
+  }
+
+  #rememberId(id: string): void {
+    this.#seenIds.add(id);
+    if (this.#seenIds.size > SEEN_ID_CAPACITY) {
+      this.#seenIds.delete(this.#seenIds.values().next().value as string);
+    }
+  }
+}
+
+/**
+ * The tool command as the human wrote it: `[shell, "-c", text]` with our own
+ * `sudo()` prelude removed from the front of `text`.
+ */
+export function withoutPrelude(
+  argv: readonly string[] | null,
+  prelude: string,
+): readonly string[] | null {
+  if (!argv || prelude === "" || argv.length < 3 || argv[1] !== "-c") return argv;
+  const text = argv[2];
+  if (!text.startsWith(prelude + "\n")) return argv;
+  return [argv[0], "-c", text.slice(prelude.length + 1), ...argv.slice(3)];
+}
+
+/**
+ * Inode of our end of an accepted socket. `fstat` on a socket descriptor
+ * touches no disk and cannot block, so it is done synchronously at accept.
+ */
+function socketInode(fd: number): number | undefined {
+  const st = fdStatSync(fd);
+  return st?.isSocket() && st.ino > 0 ? st.ino : undefined;
+}

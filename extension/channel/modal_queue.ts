@@ -1,0 +1,317 @@
+/**
+ * The queue of verified requests and the one modal open at a time: the
+ * keyboard gate before and while it is open, the last checks before an
+ * answer leaves, the reply (or denial) written once, the liveness of the
+ * processes a request waits on, and teardown. Requests arrive from
+ * `connection_intake.ts` already verified.
+ *
+ * @module
+ */
+import type { Socket } from "node:net";
+import {
+  DENY_REASONS,
+  type DenyReason,
+  encodeDenied,
+  encodeResponse,
+  MAX_PASSWORD_BYTES,
+} from "../../askpass/protocol.ts";
+import { pidfdRefersTo, type ProcessRef, stillRunning } from "../../kernel/peer_verification.ts";
+import { closeFd } from "../../kernel/peer_credentials.ts";
+import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
+import type { PairingGuard } from "../pairing/pairing_guard.ts";
+import { pairingNotice } from "../pairing/sudo_pairing.ts";
+import type { PromptOutcome } from "./prompter.ts";
+import { CONNECTION_ERRORS, type SessionEvent, type SessionOptions } from "./session_types.ts";
+
+/** One verified request in the queue: a sudo password or a broker secret. */
+export interface Pending {
+  readonly id: string;
+  readonly kind: "sudo" | "secret";
+  readonly socket: Socket;
+  readonly deadline: number;
+  readonly attempt: number;
+  readonly abort: AbortController;
+  /** Processes whose death (or a change of start time) ends the request. */
+  readonly watched: readonly ProcessRef[];
+  /** pidfd of the peer (from SO_PEERPIDFD), checked with `watched[0]`. */
+  readonly pidfd: number | undefined;
+  /** What the modal shows as the command (sudo's argv, or the broker's). */
+  readonly argv: readonly string[];
+  /** Opens the modal for this request. */
+  readonly ask: (signal: AbortSignal) => Promise<PromptOutcome>;
+  /** Called once an answer has been handed over (attempt counting). */
+  readonly delivered: () => void;
+  finished: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** An early keyboard check stands for the modal's own only this fresh (the re-check interval). */
+const GATE_AHEAD_MAX_AGE_MS = 100;
+const LIVENESS_INTERVAL_MS = 200;
+const WRITE_GRACE_MS = 1000;
+
+/** The queue and its modal; one per session. */
+export class ModalQueue {
+  readonly #options: SessionOptions;
+  readonly #key: CryptoKey;
+  readonly #pairing: PairingGuard;
+  readonly #queue: Pending[] = [];
+  #active: Pending | undefined;
+  #liveness: ReturnType<typeof setInterval> | undefined;
+  #closing = false;
+
+  constructor(options: SessionOptions, key: CryptoKey, pairing: PairingGuard) {
+    this.#options = options;
+    this.#key = key;
+    this.#pairing = pairing;
+  }
+
+  /** True once {@link shutdown} has begun: nothing new is accepted. */
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /** Verified requests queued or being answered. */
+  pendingCount(): number {
+    return this.#queue.length;
+  }
+
+  /** Queues a verified request, reports it, and opens its modal when it is first in line. */
+  enqueue(pending: Pending, queued: SessionEvent): void {
+    this.#queue.push(pending);
+    this.emit(queued);
+    this.#startLiveness();
+    this.#pump();
+  }
+
+  /** Starts the prompter on the head of the queue if nothing is being asked. */
+  #pump(): void {
+    if (this.#active || this.#closing) return;
+    const entry = this.#queue.find((e) => !e.finished);
+    if (!entry) return;
+    this.#active = entry;
+    const gate = this.#options.gate;
+    if (!gate) return this.#open(entry);
+    // Nobody else may hold the keyboard: checked before the modal opens…
+    void this.#gateCheck(entry, gate, "open").then((ok) => {
+      if (!ok || entry.finished) return;
+      this.#open(entry);
+      // …and again and again while it is open (one check at a time).
+      let running = false;
+      const timer = setInterval(() => {
+        if (entry.finished) return clearInterval(timer);
+        if (running) return;
+        running = true;
+        void this.#gateCheck(entry, gate, "watch").finally(() => running = false);
+      }, gate.intervalMs);
+      entry.abort.signal.addEventListener("abort", () => clearInterval(timer), { once: true });
+    });
+  }
+
+  /** A gate check started ahead of the modal it is for ({@link gateAheadStart}). */
+  #gateAhead: { at: number; verdict: Promise<GateVerdict> } | undefined;
+
+  /**
+   * Starts the `open` check early, when nothing is asked or queued (so the
+   * check cannot disturb an open modal's). One at a time, so a flood of
+   * signed requests costs at most one check in flight.
+   */
+  gateAheadStart(): void {
+    const gate = this.#options.gate;
+    if (!gate || this.#active || this.#queue.length > 0 || this.#gateAhead) return;
+    const ahead = { at: performance.now(), verdict: gate.check("open") };
+    this.#gateAhead = ahead;
+    // Forgotten once too old to stand for the state when a modal opens.
+    ahead.verdict.catch(() => {}).finally(() =>
+      setTimeout(() => {
+        if (this.#gateAhead === ahead) this.#gateAhead = undefined;
+      }, GATE_AHEAD_MAX_AGE_MS).unref?.()
+    );
+  }
+
+  /** Runs the gate; a closed gate refuses `entry` (closing its modal). */
+  async #gateCheck(entry: Pending, gate: ModalGate, phase: GatePhase): Promise<boolean> {
+    let verdict;
+    try {
+      const ahead = phase === "open" ? this.#gateAhead : undefined;
+      if (phase === "open") this.#gateAhead = undefined;
+      // An early `open` check counts only if it began less than one
+      // re-check interval ago; the re-checks then continue from there.
+      verdict = ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
+        ? await ahead.verdict
+        : await gate.check(phase);
+    } catch {
+      verdict = { ok: false as const, reason: undefined, notice: "" };
+    }
+    if (verdict.ok || entry.finished) return verdict.ok;
+    this.emit({
+      kind: "refused",
+      reason: verdict.reason ?? CONNECTION_ERRORS.INTERNAL_ERROR,
+      requestId: entry.id,
+      notice: verdict.notice || undefined,
+    });
+    await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
+    return false;
+  }
+
+  /** Opens the modal for the active entry. */
+  #open(entry: Pending): void {
+    this.emit({ kind: "prompted", requestId: entry.id, attempt: entry.attempt });
+    let outcome: Promise<PromptOutcome>;
+    try {
+      outcome = entry.ask(entry.abort.signal);
+    } catch {
+      outcome = Promise.resolve({ kind: "cancel" });
+    }
+    outcome
+      .then((o) => this.#onOutcome(entry, o), () => this.finish(entry, DENY_REASONS.CANCELLED))
+      // An unexpected throw while answering denies the request (fail closed).
+      .catch(() => this.finish(entry, DENY_REASONS.CANCELLED));
+  }
+
+  async #onOutcome(entry: Pending, outcome: PromptOutcome): Promise<void> {
+    if (outcome.kind !== "submit") return this.finish(entry, DENY_REASONS.CANCELLED);
+    const password = outcome.password;
+    try {
+      if (entry.finished) return;
+      if (
+        password.length > MAX_PASSWORD_BYTES ||
+        password.some((b) => b === 0x0a || b === 0x0d || b === 0)
+      ) {
+        return await this.finish(entry, DENY_REASONS.CANCELLED);
+      }
+      // Right before the secret leaves: still the same processes?
+      if (!await this.#alive(entry)) return await this.finish(entry, DENY_REASONS.PROCESS_GONE);
+      if (entry.finished) return;
+      // …and is the helper's pipe still read by the sudo the modal showed? (ADR 0005)
+      const paired = entry.kind === "sudo" ? await this.#pairing.confirm(entry.id) : undefined;
+      if (paired && !paired.ok) {
+        const notice = pairingNotice(paired);
+        this.emit({ kind: "refused", reason: paired.reason, requestId: entry.id, notice });
+        return await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
+      }
+      if (entry.finished) return;
+      // …and nobody else took the keyboard since the last periodic check? (ADR 0007)
+      const gate = this.#options.gate;
+      if (gate && !await this.#gateCheck(entry, gate, "send")) return;
+      const frame = await encodeResponse(this.#key, entry.id, password);
+      password.fill(0);
+      if (entry.finished) return void frame.fill(0);
+      entry.delivered();
+      this.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt });
+      await this.finish(entry, undefined, frame);
+    } finally {
+      password.fill(0);
+    }
+  }
+
+  async #alive(entry: Pending): Promise<boolean> {
+    return await pidfdRefersTo(entry.pidfd, entry.watched[0].pid) &&
+      await stillRunning(entry.watched);
+  }
+
+  /**
+   * Ends a request exactly once: with `frame` (a password response) or a
+   * denial for `reason`. Frees its slot and moves the queue on.
+   */
+  async finish(
+    entry: Pending,
+    reason: DenyReason | undefined,
+    frame?: Uint8Array,
+  ): Promise<void> {
+    if (entry.finished) {
+      frame?.fill(0);
+      return;
+    }
+    entry.finished = true;
+    clearTimeout(entry.timer);
+    entry.abort.abort();
+    if (entry.pidfd !== undefined) closeFd(entry.pidfd);
+    const i = this.#queue.indexOf(entry);
+    if (i >= 0) this.#queue.splice(i, 1);
+    if (this.#active === entry) this.#active = undefined;
+    if (this.#queue.length === 0) this.#stopLiveness();
+    queueMicrotask(() => this.#pump());
+    if (reason !== undefined) {
+      this.emit({ kind: "denied", requestId: entry.id, reason });
+      await this.#track(this.#deny(entry.socket, entry.id, reason));
+    } else if (frame) {
+      await this.#track(this.reply(entry.socket, frame));
+    }
+  }
+
+  /** Replies still being written; shutdown lets them finish (each bounded). */
+  readonly #inFlight = new Set<Promise<void>>();
+
+  #track(reply: Promise<void>): Promise<void> {
+    this.#inFlight.add(reply);
+    return reply.finally(() => this.#inFlight.delete(reply));
+  }
+
+  async #deny(socket: Socket, id: string, reason: DenyReason): Promise<void> {
+    if (socket.destroyed) return;
+    await this.reply(socket, await encodeDenied(this.#key, id, reason));
+  }
+
+  /** Writes one frame, zeroes it once written, closes; destroys after a grace period. */
+  reply(socket: Socket, frame: Uint8Array): Promise<void> {
+    return new Promise((resolve) => {
+      if (socket.destroyed) {
+        frame.fill(0);
+        return resolve();
+      }
+      const grace = setTimeout(() => socket.destroy(), WRITE_GRACE_MS);
+      socket.once("close", () => {
+        clearTimeout(grace);
+        frame.fill(0);
+        resolve();
+      });
+      socket.end(frame);
+    });
+  }
+
+  #startLiveness(): void {
+    if (this.#liveness) return;
+    this.#liveness = setInterval(() => void this.#checkLiveness(), LIVENESS_INTERVAL_MS);
+  }
+
+  #stopLiveness(): void {
+    clearInterval(this.#liveness);
+    this.#liveness = undefined;
+  }
+
+  async #checkLiveness(): Promise<void> {
+    for (const entry of [...this.#queue]) {
+      if (!await this.#alive(entry)) await this.finish(entry, DENY_REASONS.PROCESS_GONE);
+    }
+  }
+
+  /** When the request `id` is denied automatically (now, once it is gone). */
+  deadlineOf(id: string): number {
+    return this.#queue.find((e) => e.id === id)?.deadline ?? Date.now();
+  }
+
+  /** How many other requests wait beside `id`. */
+  waitingBehind(id: string): number {
+    return this.#queue.filter((e) => e.id !== id && !e.finished).length;
+  }
+
+  /** Reports `event` to the session's hook, which must not break the server. */
+  emit(event: SessionEvent): void {
+    try {
+      this.#options.onEvent?.(event);
+    } catch {
+      // an audit sink must not break the server
+    }
+  }
+
+  /** Denies everything pending; replies already on their way may arrive. */
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    this.#stopLiveness();
+    const pending = [...this.#queue].map((e) => this.finish(e, DENY_REASONS.SESSION_CLOSED));
+    // Denials already on their way (a modal cancelled just before) get to
+    // arrive too: each write is bounded by WRITE_GRACE_MS.
+    await Promise.all([...pending, ...this.#inFlight]);
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * The session server's public shapes: its options, the running session, the
+ * events it reports (for the audit log and tests), and its named reasons.
+ * Kept apart so that the parts of the channel can share them without
+ * importing the server.
+ *
+ * @module
+ */
+import type { DenyReason, ProtocolError } from "../../askpass/protocol.ts";
+import type { VerifyRefusal } from "../../kernel/peer_verification.ts";
+import type { TerminalRefusal } from "../keyboard/terminal_holders.ts";
+import type { ModalGate } from "../keyboard/terminal_gate.ts";
+import type { PairingLayers } from "../pairing/pairing_guard.ts";
+import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
+import type { CredentialCacheMode, CredentialRefusal } from "./credential_policy.ts";
+import type { WarmupResult } from "./deno_warmup.ts";
+import type { Prompter } from "./prompter.ts";
+
+/** Default time the human has to answer one request (docs/design.md §4.6). */
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** The helper's own deadline exceeds the modal's by this margin. */
+export const HELPER_DEADLINE_MARGIN_MS = 15_000;
+
+/** Named reasons a session cannot start. */
+export const SESSION_START_ERRORS = {
+  DENO_NOT_FOUND: "deno_not_found",
+  HELPER_NOT_FOUND: "helper_not_found",
+  UNSAFE_PATH: "unsafe_path",
+  SESSION_DIR: "session_dir",
+  LISTEN_FAILED: "listen_failed",
+  /** The session's files could not be written (a full disk, a quota): nothing is left behind. */
+  SESSION_FILES: "session_files",
+} as const;
+
+/** One of the values of {@link SESSION_START_ERRORS}. */
+export type SessionStartError = typeof SESSION_START_ERRORS[keyof typeof SESSION_START_ERRORS];
+
+/** Reasons a connection is dropped or refused that are not protocol or verification errors. */
+export const CONNECTION_ERRORS = {
+  TOO_MANY_CONNECTIONS: "too_many_connections",
+  REQUEST_TIMEOUT: "request_timeout",
+  REPLAYED_REQUEST: "replayed_request",
+  PEER_CLOSED: "peer_closed",
+  /** Something unexpected threw while handling the request: refused, fail closed. */
+  INTERNAL_ERROR: "internal_error",
+} as const;
+
+/** One of the values of {@link CONNECTION_ERRORS}. */
+export type ConnectionError = typeof CONNECTION_ERRORS[keyof typeof CONNECTION_ERRORS];
+
+/**
+ * What the server reports for the audit log and tests. Never contains a
+ * password or typed text.
+ */
+export type SessionEvent =
+  | {
+    readonly kind: "refused";
+    readonly reason:
+      | VerifyRefusal
+      | ProtocolError
+      | ConnectionError
+      | CredentialRefusal
+      | TerminalRefusal
+      | PairingRefusal;
+    readonly peerPid?: number;
+    readonly requestId?: string;
+    /** One line for the human: what was found and what to do (never a secret). */
+    readonly notice?: string;
+  }
+  | {
+    readonly kind: "queued";
+    readonly requestId: string;
+    /** A sudo password (askpass helper) or a secret (`pi-secret-run` broker). */
+    readonly request: "sudo" | "secret";
+    /** sudo's argv, or the argv the broker will run. */
+    readonly argv: readonly string[];
+    readonly attempt: number;
+    /** Time spent verifying the peer, in ms. */
+    readonly verifyMs: number;
+  }
+  | { readonly kind: "prompted"; readonly requestId: string; readonly attempt: number }
+  | { readonly kind: "answered"; readonly requestId: string; readonly attempt: number }
+  | { readonly kind: "denied"; readonly requestId: string; readonly reason: DenyReason };
+
+/** Options of {@link startSession}. */
+export interface SessionOptions {
+  /** Asks the human; the pi modal in production. */
+  readonly prompter: Prompter;
+  /** The pi process whose commands may ask (default: this process). */
+  readonly ownerPid?: number;
+  /** Time to answer one request, from its arrival (default 120 s). */
+  readonly timeoutMs?: number;
+  /** Attempts sudo allows (default 3, sudo's `passwd_tries`). */
+  readonly maxAttempts?: number;
+  /** Verified requests that may wait at once, the active one included (default 8). */
+  readonly queueCapacity?: number;
+  /** Connections open at once before new ones are dropped (default 64). */
+  readonly maxConnections?: number;
+  /** Deadline for a connection to deliver its request frame (default 2 s). */
+  readonly requestTimeoutMs?: number;
+  /** Where session directories go (default `$XDG_RUNTIME_DIR`, else `/tmp`). */
+  readonly runtimeBase?: string;
+  /** Overrides for tests and the hardened mode. */
+  readonly denoPath?: string;
+  readonly helperPath?: string;
+  readonly realSudo?: string;
+  /**
+   * Hardened mode: `"auto"` (default) uses the root-owned helper installed
+   * with the broker when it is there and intact; `false` never does.
+   */
+  readonly hardened?: "auto" | false;
+  /**
+   * sudo's credential cache (docs/design.md §2 invariant 3, ADR 0006). `"none"`
+   * (default): the wrapper adds `-k` and a request from a sudo without `-k`
+   * is refused (`would_cache_credentials`). `"call"`: the wrapper leaves the
+   * options alone and such a request is accepted while `callInProgress()`
+   * says a call is running; the caller removes the credentials at its end.
+   */
+  readonly credentialCache?: CredentialCacheMode;
+  /** In `"call"` mode: whether a tool call or `!` command is running now (default: no). */
+  readonly callInProgress?: () => boolean;
+  /**
+   * Checked before every modal opens and every `gate.intervalMs` while it is
+   * open (the terminal and tmux checks of `terminal_gate.ts`); a closed gate
+   * refuses the request, or closes the open modal.
+   */
+  readonly gate?: ModalGate;
+  /** The pairing checks of ADR 0005 (tests switch a layer off to prove the other alone). */
+  readonly pairing?: PairingLayers;
+  /** Audit hook; must not throw. */
+  readonly onEvent?: (event: SessionEvent) => void;
+}
+
+/** A running session. */
+export interface AskpassSession {
+  readonly dir: string;
+  readonly socketPath: string;
+  readonly launcherPath: string;
+  /** Private directory prepended to `PATH`; holds the `sudo` wrapper. */
+  readonly binDir: string;
+  /** The real sudo the wrapper and function call, if sudo is installed. */
+  readonly realSudo: string | undefined;
+  /** The deno binary and helper the launcher runs, and the helper's cache. */
+  readonly denoPath: string;
+  readonly helperPath: string;
+  readonly denoDir: string;
+  /** True when the helper, deno and cache are the root-owned installed copies. */
+  readonly hardened: boolean;
+  /**
+   * The warm-up of the session's Deno cache (`deno_warmup.ts`), started with
+   * the session and never awaited by it. In hardened mode it warms only
+   * `pi-secret-run`: the installer warmed the helper's root-owned cache.
+   */
+  readonly warmup: Promise<WarmupResult>;
+  /** Environment for a tool call or `!` command, built on `base`. */
+  toolEnvironment(base: Record<string, string | undefined>): Record<string, string>;
+  /** Shell text to prepend to a command: the `sudo()` function. Empty without sudo. */
+  shellPrelude(): string;
+  /** Verified requests currently queued or being answered. */
+  pendingCount(): number;
+  /** The last argv shown with the red "not allowlisted" warning in this session. */
+  lastUnverifiedArgv(): readonly string[] | undefined;
+  /** Denies everything pending, closes the socket and removes the directory. */
+  close(): Promise<void>;
+}
