@@ -1,0 +1,259 @@
+/**
+ * The masked input component both modals are ({@link MaskedPromptModal}:
+ * keys, paste, byte cap, live auto-cancel countdown, resolve-once,
+ * dispose/abort) and {@link showModal}, which shows one as a focused overlay
+ * in pi. The secret lives only in the component's private array of code
+ * points until Enter.
+ *
+ * @module
+ */
+
+import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
+import type { Component, Focusable, OverlayOptions } from "@earendil-works/pi-tui";
+import { decodeKittyPrintable, Key, matchesKey } from "@earendil-works/pi-tui";
+import { MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
+import type { PromptOutcome } from "../channel/prompter.ts";
+import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
+
+const TICK_MS = 1000;
+const PASTE_START = "\x1b[200~";
+const PASTE_END = "\x1b[201~";
+const CANCEL: PromptOutcome = { kind: "cancel" };
+
+/** What a {@link MaskedPromptModal} is built from. */
+export interface MaskedPromptModalOptions {
+  /** Epoch milliseconds at which the modal cancels by itself. */
+  readonly deadline: number;
+  /** How many other requests wait behind this one right now. */
+  readonly waiting: () => number;
+  /** Draws the modal for the live view (pure; never sees the secret). */
+  readonly render: (view: MaskedInputView, width: number) => string[];
+  /** Asks the TUI to redraw (after typing and on each countdown tick). */
+  readonly requestRender: () => void;
+  /** Called exactly once with the outcome. */
+  readonly done: (outcome: PromptOutcome) => void;
+  /** Clock in epoch milliseconds; injectable for tests. */
+  readonly now?: () => number;
+}
+
+/** What {@link SudoModal} or {@link SecretModal} is built from. */
+export interface ModalOptions<R> {
+  readonly request: R;
+  readonly theme: ModalTheme;
+  /** Asks the TUI to redraw (after typing and on each countdown tick). */
+  readonly requestRender: () => void;
+  /** Called exactly once with the outcome. */
+  readonly done: (outcome: PromptOutcome) => void;
+  /** Clock in epoch milliseconds; injectable for tests. */
+  readonly now?: () => number;
+}
+
+/** UTF-8 length of one code point. */
+function utf8Length(cp: number): number {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+/**
+ * Characters that cannot be part of a typed secret: controls (keys that are
+ * not text) and lone surrogates (TextEncoder would turn them into U+FFFD,
+ * silently changing the secret).
+ */
+function isRejectedInput(cp: number): boolean {
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
+    (cp >= 0xd800 && cp <= 0xdfff);
+}
+
+/**
+ * A masked input overlay; the modals differ only in what `render` draws.
+ * Enter submits, Escape or Ctrl+C cancels, Backspace removes the last code
+ * point; the countdown cancels at the deadline. `done` is called exactly
+ * once; later input is ignored.
+ */
+export class MaskedPromptModal implements Component, Focusable {
+  /** Set by the TUI; draws the cursor marker for IME placement. */
+  focused = false;
+
+  readonly #deadline: number;
+  readonly #waiting: () => number;
+  readonly #render: (view: MaskedInputView, width: number) => string[];
+  readonly #requestRender: () => void;
+  readonly #done: (outcome: PromptOutcome) => void;
+  readonly #now: () => number;
+  /** One string per code point, so Backspace and the `•` count are exact. */
+  readonly #secret: string[] = [];
+  #secretBytes = 0;
+  #resolved = false;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: MaskedPromptModalOptions) {
+    this.#deadline = options.deadline;
+    this.#waiting = options.waiting;
+    this.#render = options.render;
+    this.#requestRender = options.requestRender;
+    this.#done = options.done;
+    this.#now = options.now ?? Date.now;
+    this.#timer = setInterval(() => this.#tick(), TICK_MS);
+  }
+
+  /** Whether `done` has been called. */
+  get resolved(): boolean {
+    return this.#resolved;
+  }
+
+  render(width: number): string[] {
+    return this.#render(
+      {
+        typedLength: this.#secret.length,
+        secondsLeft: this.#secondsLeft(),
+        waiting: this.#waiting(),
+        focused: this.focused,
+      },
+      width,
+    );
+  }
+
+  handleInput(data: string): void {
+    if (this.#resolved) return;
+    // A paste arrives as one chunk wrapped in markers (pi-tui re-wraps it).
+    // Its Enter/Escape bytes are text, never keys, so it is handled first.
+    if (data.includes(PASTE_START) || data.includes(PASTE_END)) {
+      const text = data.replaceAll(PASTE_START, "").replaceAll(PASTE_END, "");
+      this.#append(text, "drop-controls");
+      return;
+    }
+    if (matchesKey(data, Key.enter)) return this.#submit();
+    if (matchesKey(data, Key.escape) || matchesKey(data, Key.ctrl("c"))) {
+      return this.#resolve(CANCEL);
+    }
+    if (matchesKey(data, Key.backspace)) {
+      const removed = this.#secret.pop();
+      if (removed !== undefined) {
+        this.#secretBytes -= utf8Length(removed.codePointAt(0) ?? 0);
+        this.#requestRender();
+      }
+      return;
+    }
+    // With the Kitty keyboard protocol, plain characters arrive as CSI-u.
+    this.#append(decodeKittyPrintable(data) ?? data, "reject-chunk");
+  }
+
+  /** Cancels the prompt (the request's AbortSignal fired). */
+  abort(): void {
+    this.#resolve(CANCEL);
+  }
+
+  invalidate(): void {
+    // Nothing cached: every render restyles with the current theme.
+  }
+
+  /**
+   * Stops the countdown. pi calls this after `done`; it also calls it when
+   * it tears overlays down without `done` (extension UI reset), so an
+   * unresolved modal cancels here rather than leave its caller waiting.
+   */
+  dispose(): void {
+    this.#resolve(CANCEL);
+  }
+
+  #secondsLeft(): number {
+    return Math.max(0, Math.ceil((this.#deadline - this.#now()) / 1000));
+  }
+
+  #tick(): void {
+    if (this.#secondsLeft() <= 0) this.#resolve(CANCEL);
+    else this.#requestRender();
+  }
+
+  /**
+   * Appends typed or pasted text. A typed chunk with any control character
+   * is an unhandled key (arrows, F-keys…) and is ignored whole; in a paste,
+   * controls (including CR/LF) are dropped one by one. Input past
+   * {@link MAX_PASSWORD_BYTES} UTF-8 bytes (sudo's limit, and the protocol's
+   * for secrets) is ignored.
+   */
+  #append(text: string, mode: "reject-chunk" | "drop-controls"): void {
+    const chars = [...text];
+    const rejected = (ch: string) => isRejectedInput(ch.codePointAt(0) ?? 0);
+    if (mode === "reject-chunk" && chars.some(rejected)) return;
+    let changed = false;
+    for (const ch of chars) {
+      if (rejected(ch)) continue;
+      const bytes = utf8Length(ch.codePointAt(0) ?? 0);
+      if (this.#secretBytes + bytes > MAX_PASSWORD_BYTES) break;
+      this.#secret.push(ch);
+      this.#secretBytes += bytes;
+      changed = true;
+    }
+    if (changed) this.#requestRender();
+  }
+
+  #submit(): void {
+    // Encode code point by code point into the final buffer, so no joined
+    // string copy of the secret is ever made (strings cannot be zeroed).
+    const password = new Uint8Array(this.#secretBytes);
+    const encoder = new TextEncoder();
+    let offset = 0;
+    for (const ch of this.#secret) {
+      offset += encoder.encodeInto(ch, password.subarray(offset)).written;
+    }
+    this.#resolve({ kind: "submit", password });
+  }
+
+  #resolve(outcome: PromptOutcome): void {
+    if (this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+    this.#secret.length = 0;
+    this.#secretBytes = 0;
+    if (this.#resolved) return;
+    this.#resolved = true;
+    this.#done(outcome);
+  }
+}
+
+/** What `showModal` needs to build a modal inside pi's overlay factory. */
+type ModalFactory = (
+  theme: ModalTheme,
+  requestRender: () => void,
+  done: (outcome: PromptOutcome) => void,
+) => MaskedPromptModal;
+
+/**
+ * Shows a modal as a focused overlay and resolves with the human's answer.
+ * `signal` aborting closes it with cancel. When pi has no TUI (RPC mode, where
+ * `custom` resolves without calling the factory) this resolves cancel: a
+ * secret must never be asked for through an unmasked channel.
+ */
+export async function showModal(
+  ui: Pick<ExtensionUIContext, "custom">,
+  signal: AbortSignal,
+  overlayOptions: OverlayOptions,
+  blockedMessage: string,
+  create: ModalFactory,
+): Promise<PromptOutcome> {
+  if (signal.aborted) return CANCEL;
+  let modal: MaskedPromptModal | undefined;
+  const onAbort = () => modal?.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const outcome = await ui.custom<PromptOutcome | undefined>(
+      (tui, theme, _keybindings, done) => {
+        modal = create(theme, () => tui.requestRender(), done);
+        // The signal may have fired while pi was preparing the overlay.
+        if (signal.aborted) modal.abort();
+        return modal;
+      },
+      {
+        overlay: true,
+        overlayOptions,
+        blocked: { kind: "auth", message: blockedMessage },
+      },
+    );
+    return modal === undefined ? CANCEL : outcome ?? CANCEL;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    // pi skips dispose() when done() ran before the factory returned.
+    modal?.dispose();
+  }
+}

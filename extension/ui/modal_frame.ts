@@ -1,0 +1,139 @@
+/**
+ * What both modals draw alike: the theme they use, the live view of the
+ * masked input, the `Command:` and untrusted-text lines, the input line and
+ * footer, and the box around it all. Pure: the same input gives the same
+ * lines.
+ *
+ * @module
+ */
+
+import { CURSOR_MARKER, truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import {
+  formatCountdown,
+  labelled,
+  sanitizePromptText,
+  shellQuote,
+  wrapped,
+} from "./modal_text.ts";
+import type { Suffix } from "./modal_text.ts";
+
+/** Wrapped lines of the `Command:` line shown before it is cut with `…`. */
+export const MAX_COMMAND_LINES = 4;
+/** Wrapped lines of sudo's prompt (or the secret's label) shown before it is cut with `…`. */
+const MAX_PROMPT_LINES = 3;
+/** Below this width there is no room for a box; lines are drawn bare. */
+const MIN_BOX_WIDTH = 12;
+/** Inverse-video space: a visible cursor block even when the terminal hides its own. */
+const CURSOR_BLOCK = "\x1b[7m \x1b[27m";
+
+/** Theme colours the modal uses; a subset of pi's `ThemeColor`. */
+export type ModalColor =
+  | "accent"
+  | "borderAccent"
+  | "muted"
+  | "dim"
+  | "error"
+  | "warning";
+
+/** The part of pi's `Theme` the modal needs (tests pass a plain object). */
+export interface ModalTheme {
+  fg(color: ModalColor, text: string): string;
+  bold(text: string): string;
+}
+
+/** The live part of a modal's state, common to both modals; no secrets. */
+export interface MaskedInputView {
+  /** Code points typed so far (the secret itself is never passed in). */
+  readonly typedLength: number;
+  /** Whole seconds until auto-cancel, rounded up, never negative. */
+  readonly secondsLeft: number;
+  /** Other requests queued behind this one. */
+  readonly waiting: number;
+  /** Whether the overlay has keyboard focus (draws the cursor). */
+  readonly focused: boolean;
+}
+
+/** `Command: ` and the quoted argv, wrapped under the label. */
+export function commandLines(argv: readonly string[], width: number): string[] {
+  return labelled("Command: ", argv.map(shellQuote).join(" "), width, MAX_COMMAND_LINES);
+}
+
+/** Agent-controlled text, sanitised and framed in `«…»` after a muted label. */
+export function untrustedLines(
+  label: string,
+  untrusted: string,
+  width: number,
+  theme: ModalTheme,
+  suffix?: Suffix,
+): string[] {
+  return labelled(
+    theme.fg("muted", label),
+    `«${sanitizePromptText(untrusted).trim()}»`,
+    width,
+    MAX_PROMPT_LINES,
+    (s) => theme.fg("warning", s),
+    suffix,
+  );
+}
+
+/** The input line: the label and one `•` per code point, tail kept. */
+function inputLine(
+  label: string,
+  typed: number,
+  focused: boolean,
+  width: number,
+): string {
+  const room = width - visibleWidth(label) - 1; // 1 column for the cursor
+  const dots = typed <= room ? "•".repeat(typed) : "…" + "•".repeat(Math.max(0, room - 1));
+  return label + dots + (focused ? CURSOR_MARKER : "") + CURSOR_BLOCK;
+}
+
+/**
+ * The part both modals share, from the input line down: the masked input,
+ * the countdown, the modal's reassurance `note`, and `N more waiting`.
+ */
+export function inputFooterLines(
+  view: MaskedInputView,
+  inputLabel: string,
+  note: string,
+  width: number,
+  theme: ModalTheme,
+): string[] {
+  const dim = (s: string) => theme.fg("dim", s);
+  const countdown = formatCountdown(view.secondsLeft);
+  const lines = [
+    inputLine(inputLabel, view.typedLength, view.focused, width),
+    "",
+    ...wrapped(`Press Enter to submit, Escape to cancel · auto-cancel in ${countdown}`, width, dim),
+    ...wrapped(note, width, dim),
+  ];
+  if (view.waiting > 0) {
+    lines.push(theme.fg("warning", `${view.waiting} more waiting`));
+  }
+  return lines;
+}
+
+/**
+ * Frames content lines for a terminal area `width` columns wide: every line at
+ * most `width` visible columns, boxed so it cannot be mistaken for tool output
+ * (bare, but still cut to width, when there is no room for a box).
+ */
+export function boxed(
+  content: (innerWidth: number) => string[],
+  width: number,
+  theme: ModalTheme,
+): string[] {
+  if (width < MIN_BOX_WIDTH) {
+    return content(Math.max(1, width)).map((line) => truncateToWidth(line, Math.max(0, width), ""));
+  }
+  const inner = width - 4;
+  const border = (s: string) => theme.fg("borderAccent", s);
+  const rule = "─".repeat(width - 2);
+  return [
+    border(`╭${rule}╮`),
+    ...content(inner).map((line) =>
+      `${border("│")} ${truncateToWidth(line, inner, "…", true)} ${border("│")}`
+    ),
+    border(`╰${rule}╯`),
+  ];
+}

@@ -1,0 +1,137 @@
+/**
+ * Pure text helpers for the modals: sanitising sudo's prompt text, quoting
+ * argv the way a shell user reads it, the `M:SS` countdown, and wrapping with
+ * a hanging indent. No theme, no state, no terminal.
+ *
+ * @module
+ */
+
+import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { isUnsafeCodePoint, sanitizeUntrusted } from "./prompt_text.ts";
+
+/** Longest sanitised prompt text shown, in code points. */
+export const MAX_PROMPT_DISPLAY_CHARS = 200;
+
+/** sudo's prompt text (or a label) for display: see `prompt_text.ts`. */
+export function sanitizePromptText(s: string): string {
+  return sanitizeUntrusted(s, MAX_PROMPT_DISPLAY_CHARS);
+}
+
+/** `\n`-style or `\xHH` / `\uHHHH` spelling of an unsafe character. */
+function escapeCodePoint(cp: number): string {
+  if (cp === 0x0a) return "\\n";
+  if (cp === 0x09) return "\\t";
+  if (cp === 0x0d) return "\\r";
+  const hex = cp.toString(16).padStart(cp <= 0xff ? 2 : 4, "0");
+  return cp <= 0xff ? `\\x${hex}` : `\\u${hex}`;
+}
+
+/**
+ * Shows unsafe characters as visible escapes instead of removing them: for
+ * what is being authorised, silently dropping characters would make the
+ * modal show a different command from the one that runs.
+ */
+export function escapeUnsafe(s: string): string {
+  let out = "";
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) ?? 0;
+    out += isUnsafeCodePoint(cp) ? escapeCodePoint(cp) : ch;
+  }
+  return out;
+}
+
+const SHELL_SAFE_WORD = /^[\p{L}\p{N}_@%+=:,./-]+$/u;
+
+/**
+ * Quotes one argv element the way a shell user would read it: bare when it
+ * has no specials, `'…'` otherwise, and `$'…'` (bash ANSI-C quoting) when it
+ * contains control, bidi or invisible characters, so those are shown exactly
+ * and harmlessly.
+ */
+export function shellQuote(arg: string): string {
+  if (arg === "") return "''";
+  if ([...arg].some((ch) => isUnsafeCodePoint(ch.codePointAt(0) ?? 0))) {
+    let body = "";
+    for (const ch of arg) {
+      const cp = ch.codePointAt(0) ?? 0;
+      if (isUnsafeCodePoint(cp)) body += escapeCodePoint(cp);
+      else if (ch === "\\" || ch === "'") body += `\\${ch}`;
+      else body += ch;
+    }
+    return `$'${body}'`;
+  }
+  if (SHELL_SAFE_WORD.test(arg)) return arg;
+  return `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The command text to show for the shell that runs sudo: for `bash -c CMD`
+ * (also `-lc`, `-l -c`) the script CMD, otherwise the quoted argv.
+ */
+export function shellCommandText(argv: readonly string[]): string {
+  for (let i = 1; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--" || !arg.startsWith("-")) break;
+    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg) && i + 1 < argv.length) {
+      return argv[i + 1];
+    }
+  }
+  return argv.map(shellQuote).join(" ");
+}
+
+/** `M:SS`, e.g. 114 → `1:54`. */
+export function formatCountdown(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** Text that must stay visible after a cut `labelled` text, with its own style. */
+export interface Suffix {
+  readonly text: string;
+  readonly style: (s: string) => string;
+}
+
+/**
+ * Wraps `text` after `label`, continuation lines indented under the text so
+ * that untrusted text can never start a line of its own. At most `maxLines`;
+ * the last kept line ends with `…` when text was cut. A `suffix` is never cut:
+ * it goes after the last line, or on a line of its own when it does not fit.
+ */
+export function labelled(
+  label: string,
+  text: string,
+  width: number,
+  maxLines: number,
+  style: (s: string) => string = (s) => s,
+  suffix?: Suffix,
+): string[] {
+  const indent = visibleWidth(label);
+  // Too narrow for a hanging indent: wrap label and text together instead.
+  const hanging = width - indent >= 8;
+  const wrapWidth = hanging ? width - indent : width;
+  const wrapped = wrapTextWithAnsi(hanging ? text : label + text, wrapWidth);
+  const cut = wrapped.length > maxLines;
+  const kept = wrapped.slice(0, maxLines);
+  if (cut) {
+    const last = kept.length - 1;
+    kept[last] = truncateToWidth(kept[last], wrapWidth - 1, "") + "…";
+  }
+  const margin = hanging ? " ".repeat(indent) : "";
+  const lines = hanging
+    ? kept.map((line, i) => (i === 0 ? label : margin) + style(line))
+    : kept.map(style);
+  if (suffix !== undefined) {
+    const last = lines.length - 1;
+    if (visibleWidth(kept[last]) + 1 + visibleWidth(suffix.text) <= wrapWidth) {
+      lines[last] += " " + suffix.style(suffix.text);
+    } else {
+      lines.push(margin + suffix.style(suffix.text));
+    }
+  }
+  return lines;
+}
+
+/** Text wrapped to `width`, every line in one colour. */
+export function wrapped(text: string, width: number, style: (s: string) => string): string[] {
+  return wrapTextWithAnsi(text, width).map(style);
+}

@@ -1,0 +1,147 @@
+/**
+ * The "🔐 Sudo Authentication Required" modal: sudo's password, showing the
+ * sudo argv, the shell command that runs it, and sudo's own prompt line as
+ * untrusted text.
+ *
+ * @module
+ */
+
+import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
+import { truncateToWidth } from "@earendil-works/pi-tui";
+import type { OverlayOptions } from "@earendil-works/pi-tui";
+import type { PromptOutcome, PromptRequest } from "../channel/prompter.ts";
+import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
+import type { ModalOptions } from "./masked_prompt.ts";
+import { boxed, commandLines, inputFooterLines, untrustedLines } from "./modal_frame.ts";
+import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
+import { escapeUnsafe, shellCommandText } from "./modal_text.ts";
+
+/** The sudo modal's title, exactly as the spec words it. */
+export const SUDO_MODAL_TITLE = "🔐 Sudo Authentication Required";
+/** Lines of the shell command shown before the rest is summarised. */
+export const MAX_SHELL_COMMAND_LINES = 3;
+
+/** Preferred overlay width; pi-tui clamps it to the terminal. */
+const OVERLAY_WIDTH = 80;
+
+/** Everything {@link renderSudoModal} draws; no secrets, no callbacks. */
+export interface SudoModalState extends MaskedInputView {
+  readonly request: Pick<
+    PromptRequest,
+    "sudoArgv" | "toolCommand" | "promptText" | "attempt" | "maxAttempts"
+  >;
+}
+
+/** Lines for the shell command: at most 3, then `… (N more lines)`. */
+function shellCommandLines(
+  argv: readonly string[],
+  width: number,
+  theme: ModalTheme,
+): string[] {
+  const source = shellCommandText(argv).replace(/\n+$/, "");
+  const all = source.split("\n").map((line) =>
+    escapeUnsafe(line.replace(/\r$/, "").replaceAll("\t", "  "))
+  );
+  const shown = all.slice(0, MAX_SHELL_COMMAND_LINES).map((line) =>
+    "  " + truncateToWidth(line, Math.max(0, width - 2), "…")
+  );
+  const hidden = all.length - shown.length;
+  if (hidden > 0) {
+    const noun = hidden === 1 ? "line" : "lines";
+    shown.push("  " + theme.fg("muted", `… (${hidden} more ${noun})`));
+  }
+  return [theme.fg("muted", "Shell command:"), ...shown];
+}
+
+/** The sudo modal's content lines, unframed, for a content area `width` wide. */
+function sudoContentLines(
+  state: SudoModalState,
+  width: number,
+  theme: ModalTheme,
+): string[] {
+  const { request } = state;
+  const lines: string[] = [
+    theme.bold(theme.fg("accent", SUDO_MODAL_TITLE)),
+    "",
+    ...commandLines(request.sudoArgv, width),
+  ];
+  if (request.toolCommand !== null && request.toolCommand.length > 0) {
+    lines.push(...shellCommandLines(request.toolCommand, width, theme));
+  }
+  lines.push(...untrustedLines("sudo asks: ", request.promptText, width, theme), "");
+  if (request.attempt >= 2) {
+    lines.push(theme.fg(
+      "error",
+      `Incorrect password, try again (${request.attempt}/${request.maxAttempts})`,
+    ));
+  }
+  lines.push(...inputFooterLines(
+    state,
+    "Password: ",
+    "Your password is secure and will not be visible to the AI model.",
+    width,
+    theme,
+  ));
+  return lines;
+}
+
+/**
+ * Draws the sudo modal for a terminal area `width` columns wide. Pure: the
+ * same state gives the same lines. Every line is at most `width` visible
+ * columns; content is boxed so it cannot be mistaken for tool output.
+ */
+export function renderSudoModal(
+  state: SudoModalState,
+  width: number,
+  theme: ModalTheme,
+): string[] {
+  return boxed((inner) => sudoContentLines(state, inner, theme), width, theme);
+}
+
+/** What {@link SudoModal} is built from. */
+export type SudoModalOptions = ModalOptions<PromptRequest>;
+
+/** The masked sudo password overlay ("🔐 Sudo Authentication Required"). */
+export class SudoModal extends MaskedPromptModal {
+  constructor(options: SudoModalOptions) {
+    const { request, theme } = options;
+    super({
+      deadline: request.deadline,
+      waiting: request.waiting,
+      render: (view, width) => renderSudoModal({ ...view, request }, width, theme),
+      requestRender: options.requestRender,
+      done: options.done,
+      now: options.now,
+    });
+  }
+}
+
+/** The part of pi's `ctx.ui` that {@link showSudoModal} uses. */
+export type SudoModalUI = Pick<ExtensionUIContext, "custom">;
+
+/** Overlay placement: centred, 80 columns (pi-tui clamps to the terminal). */
+export const SUDO_MODAL_OVERLAY: OverlayOptions = {
+  anchor: "center",
+  width: OVERLAY_WIDTH,
+  margin: 1,
+};
+
+/**
+ * Shows the sudo modal as a focused overlay and resolves with the human's
+ * answer. `signal` aborting closes it with cancel. When pi has no TUI (RPC
+ * mode, where `custom` resolves without calling the factory) this resolves
+ * cancel: the password must never be asked for through an unmasked channel.
+ */
+export function showSudoModal(
+  ui: SudoModalUI,
+  request: PromptRequest,
+  signal: AbortSignal,
+): Promise<PromptOutcome> {
+  return showModal(
+    ui,
+    signal,
+    SUDO_MODAL_OVERLAY,
+    "sudo password",
+    (theme, requestRender, done) => new SudoModal({ request, theme, requestRender, done }),
+  );
+}
