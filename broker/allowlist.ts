@@ -43,6 +43,7 @@
  */
 import { type BigIntStats, constants } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
+import { errnoCode } from "../shared/errno.ts";
 
 /** Largest allowlist file accepted, in bytes; a bigger one counts as empty. */
 export const MAX_ALLOWLIST_BYTES = 64 * 1024;
@@ -456,15 +457,6 @@ export function appendEntryText(existingText: string, entryLine: string): Append
   return { ok: true, text, line };
 }
 
-/** The `code` of a Node-style system error, if any. */
-function errorCode(e: unknown): string | undefined {
-  if (typeof e === "object" && e !== null && "code" in e) {
-    const code = (e as { code: unknown }).code;
-    if (typeof code === "string") return code;
-  }
-  return undefined;
-}
-
 /** Group- or other-writable mode bits. */
 const GROUP_OTHER_WRITE = 0o022n;
 
@@ -525,7 +517,7 @@ export async function checkAllowlistFile(
   try {
     st = await lstat(path, { bigint: true });
   } catch (e) {
-    const code = errorCode(e);
+    const code = errnoCode(e);
     const missing = code === "ENOENT" || code === "ENOTDIR";
     return { ok: false, reason: missing ? REFUSE.MISSING : REFUSE.UNREADABLE };
   }
@@ -558,7 +550,7 @@ export async function checkAllowlistFile(
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
-    const code = errorCode(e);
+    const code = errnoCode(e);
     if (code === "ELOOP") return { ok: false, reason: REFUSE.SYMLINK };
     if (code === "ENOENT") return { ok: false, reason: REFUSE.MISSING };
     return { ok: false, reason: REFUSE.UNREADABLE };

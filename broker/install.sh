@@ -109,7 +109,8 @@ done
 install -d -m 0755 -o root -g root "$(dirname "$ROOT")"
 stage=$(mktemp -d "$ROOT.new.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-install -d -m 0755 -o root -g root "$stage/src/askpass" "$stage/src/broker" "$stage/deno-cache"
+install -d -m 0755 -o root -g root "$stage/src/askpass" "$stage/src/broker" "$stage/src/shared" \
+  "$stage/deno-cache"
 install -m 0755 -o root -g root "$deno" "$stage/deno"
 # The list is written once, in broker/root_files.ts (the session server reads it too).
 sources=$(sed -n '/^export const ROOT_SOURCE_FILES = \[$/,/^\] as const;$/s/^  "\([a-z_/]*\.ts\)",$/\1/p' \

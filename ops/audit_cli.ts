@@ -19,6 +19,7 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { defaultAuditPath, escapeUnsafe } from "../extension/audit/entry.ts";
 import { readAuditTail, verifyAuditChain } from "../extension/audit/verify.ts";
+import { errnoCode } from "../shared/errno.ts";
 
 const USAGE = "usage: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit tail [n] [path]";
 
@@ -33,7 +34,7 @@ async function noLogYet(path: string): Promise<boolean> {
       await lstat(p);
       return false;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") return false;
+      if (errnoCode(e) !== "ENOENT") return false;
     }
   }
   return true;

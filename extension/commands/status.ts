@@ -15,6 +15,7 @@ import { readAuditTail } from "../audit/verify.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
 import { sanitizeUntrusted } from "../ui/prompt_text.ts";
 import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
+import { parseBrokerVersion } from "../../broker/broker_version.ts";
 
 /** The status panel's lines (plain text). */
 export async function statusLines(session: AskpassSession | undefined): Promise<string[]> {
@@ -38,9 +39,10 @@ export async function statusLines(session: AskpassSession | undefined): Promise<
   const broker = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => undefined);
   if (broker === undefined) lines.push("broker: not installed (/sudo-prompt install-broker)");
   else {
-    const v = /^version=(.*)$/m.exec(broker)?.[1] ?? "?";
-    const p = /^protocol=(.*)$/m.exec(broker)?.[1] ?? "?";
-    const match = Number(p) === PROTOCOL_VERSION ? "matches" : "DIFFERS: reinstall it";
+    const parsed = parseBrokerVersion(broker);
+    const v = parsed.version ?? "?";
+    const p = parsed.protocol ?? "?";
+    const match = parsed.protocol === PROTOCOL_VERSION ? "matches" : "DIFFERS: reinstall it";
     lines.push(`broker: version ${v}, protocol ${p} (${match})`);
   }
   const allow = await checkAllowlistFile(ALLOWLIST_PATH);

@@ -14,6 +14,7 @@ import { errnoCode } from "../../../shared/errno.ts";
 import type { CheckDefinition, Context, Finding } from "../context.ts";
 import { exists, firstExisting, oneLine } from "../helpers.ts";
 import { rootOwnedProblem } from "../ownership.ts";
+import { parseBrokerVersion } from "../../../broker/broker_version.ts";
 
 /** Most of the VERSION file read. */
 const VERSION_FILE_MAX = 4096;
@@ -49,13 +50,7 @@ async function checkBroker(ctx: Context): Promise<Finding> {
       fix: `reinstall: ${installHint}`,
     };
   }
-  const field = (name: string) =>
-    new RegExp(`^${name}=(.*)$`, "m").exec(text.slice(0, VERSION_FILE_MAX))?.[1]?.trim();
-  const version = field("version");
-  const protocolText = field("protocol");
-  const protocol = protocolText !== undefined && /^\d+$/.test(protocolText)
-    ? Number(protocolText)
-    : undefined;
+  const { version, protocol } = parseBrokerVersion(text.slice(0, VERSION_FILE_MAX));
   if (protocol === undefined) {
     return {
       status: "fail",
