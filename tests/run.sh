@@ -50,7 +50,7 @@ if ! test_user_setup "$repo"; then
 fi
 
 # Two tiny filesystems for the session's full-disk tests
-# (tests/integration/session_lifecycle_test.ts): one full, one with a single
+# (tests/integration/channel/session_lifecycle_test.ts): one full, one with a single
 # free page. Root-owned filler; world-writable like /tmp.
 for fs in full one-page; do
   mkdir "$work/fs-$fs"
@@ -145,7 +145,7 @@ if [ -n "$only" ]; then
 else
   deno_tests integration tests/integration/
   # --- unit + real pi suites under Node 22 ----------------------------------
-  node_tests tests/unit/*_test.ts tests/pi/*_test.ts
+  node_tests tests/unit/*/*_test.ts tests/pi/*_test.ts
 fi
 
 

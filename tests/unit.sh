@@ -31,6 +31,6 @@ as_tester=in_checkout
 
 static_checks
 deno_unit
-node_tests tests/unit/*_test.ts
+node_tests tests/unit/*/*_test.ts
 summary_line
 exit "$rc"

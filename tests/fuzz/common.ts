@@ -22,7 +22,7 @@ export interface FuzzOptions {
 /** One named property of the registry. */
 export interface FuzzProperty {
   readonly name: string;
-  /** Runs for the fixed-seed pass in `tests/unit/fuzz_test.ts` (keep it quick). */
+  /** Runs for the fixed-seed pass in `tests/unit/package/fuzz_test.ts` (keep it quick). */
   readonly ciRuns: number;
   /** Runs for the long `deno task fuzz` pass, unless `--runs` overrides it. */
   readonly longRuns: number;

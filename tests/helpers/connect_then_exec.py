@@ -1,4 +1,4 @@
-# Used by tests/integration/refusal_reasons_test.ts: connects to the session
+# Used by tests/integration/kernel/refusal_reasons_test.ts: connects to the session
 # socket ($PI_ASKPASS_SOCKET) as the calling user, so SO_PEERCRED records this
 # process with the user's ids, hands the connection to a forked child, and
 # then execs argv[1:] (a setuid program, e.g. sudo), so that the process

@@ -1,4 +1,4 @@
-# Attack used by tests/integration/attacks_test.ts: an askpass of the agent's
+# Attack used by tests/integration/kernel/attacks_test.ts: an askpass of the agent's
 # choosing, run by real sudo, that connects to the session socket FIRST, keeps
 # the connection in a forked child, and then execs the real launcher, so that
 # SO_PEERCRED of its connection names a process that now looks exactly like

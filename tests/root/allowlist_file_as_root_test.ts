@@ -3,4 +3,4 @@
  * cases only root can arrange (a directory owned by another user, a safe
  * root-owned chain) run here; the user suites cover the rest.
  */
-import "../integration/allowlist_file_test.ts";
+import "../integration/broker/allowlist_file_test.ts";

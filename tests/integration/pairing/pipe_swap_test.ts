@@ -1,0 +1,249 @@
+/**
+ * The password reaches only the sudo the modal shows (ADR 0005), against
+ * real sudo as the throwaway user: the real launcher and Deno helper, the
+ * real session server, and the pipe swap of issue 9 (attack 2) run the way a
+ * tool call would. Each layer is proven alone: the user-level checks (every
+ * install) with the root layer off, and the root-confirmed check of hardened
+ * mode (the broker is installed by tests/run.sh's root phase) with the user
+ * layer off. Neither may refuse legitimate requests, alone or at once.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AskpassSession,
+  type SessionEvent,
+  startSession,
+} from "../../../extension/channel/session_server.ts";
+import type { PairingLayers } from "../../../extension/pairing/pairing_guard.ts";
+import {
+  PAIRING_CHECK,
+  rootPairingInstalled,
+  runRootPairing,
+} from "../../../extension/pairing/root_pairing.ts";
+import { PAIRING_REFUSALS } from "../../../extension/pairing/sudo_pairing.ts";
+import { type ScriptedAnswer, ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
+import { runShell, runToolCommand } from "../../helpers/tool_command.ts";
+import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
+import { waitFor } from "../../helpers/processes.ts";
+import process from "node:process";
+import { REPO_ROOT, testPassword } from "../../helpers/test_env.ts";
+
+const PASSWORD = testPassword();
+const SWAP = join(REPO_ROOT, "tests/pi/attack_scripts/pipe_swap.sh");
+
+interface Fixture {
+  session: AskpassSession;
+  prompter: ScriptedPrompter;
+  events: SessionEvent[];
+  scratch: string;
+}
+
+async function withSession(
+  script: ScriptedAnswer[],
+  pairing: PairingLayers,
+  run: (f: Fixture) => Promise<void>,
+): Promise<void> {
+  const prompter = new ScriptedPrompter(script);
+  const events: SessionEvent[] = [];
+  const started = await startSession({
+    prompter,
+    onEvent: (e) => events.push(e),
+    pairing,
+    timeoutMs: 20_000,
+  });
+  assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
+  const scratch = await mkdtemp(join(tmpdir(), "pi-pipe-swap-"));
+  const heartbeat: Heartbeat = startHeartbeat();
+  try {
+    await run({ session: started.session, prompter, events, scratch });
+    heartbeat.assertNoStall();
+  } finally {
+    heartbeat.stop();
+    await started.session.close();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+function refusals(events: SessionEvent[]): string[] {
+  return events.flatMap((e) => e.kind === "refused" ? [e.reason] : []);
+}
+
+/** Runs the swap as a tool call; returns its output and whether the hidden command ran. */
+async function pipeSwap(f: Fixture, keep = false) {
+  const r = await runToolCommand(
+    f.session,
+    `sh '${SWAP}' '${f.scratch}'${keep ? " keep" : ""}`,
+    40_000,
+  );
+  const out = r.stdout + r.stderr;
+  assert.match(out, /swap: the holder has sudo B's pipe/, out);
+  assert.match(out, /^pwned: absent$/m, `the hidden command ran as root:\n${out}`);
+  await assert.rejects(readFile(join(f.scratch, "pwned")), "no pwned file");
+  assert.match(out, /no password was provided/, "the decoy got no password");
+  assert.equal(f.prompter.seen.length, 0, "no prompt opened");
+  return out;
+}
+
+const USER_ONLY: PairingLayers = { root: false };
+const ROOT_ONLY: PairingLayers = { user: false };
+
+describe("the password reaches only the sudo it shows (real sudo)", () => {
+  let beat: Heartbeat;
+  before(() => beat = startHeartbeat());
+  after(() => beat.assertNoStall());
+
+  it("pipe swap, user layer: refused other_sudo_foreign_askpass, the hidden command never runs as root, no prompt", async () => {
+    await withSession([{ submit: PASSWORD }], USER_ONLY, async (f) => {
+      await pipeSwap(f);
+      assert.deepEqual(refusals(f.events), [PAIRING_REFUSALS.OTHER_SUDO_FOREIGN_ASKPASS]);
+      const refused = f.events.find((e) => e.kind === "refused");
+      assert.ok(
+        refused?.kind === "refused" && /other_sudo_foreign_askpass \(pid \d+\)/.test(
+          refused.notice ?? "",
+        ),
+        "the notice names the reason and the other sudo's pid",
+      );
+      // The same session still serves a legitimate sudo.
+      const r = await runToolCommand(f.session, "sudo -k id -u");
+      assert.equal(r.stdout, "0\n", r.stderr);
+    });
+  });
+
+  it("pipe swap with the holder keeping a copy: refused stdout_pipe_held_elsewhere at once", async () => {
+    await withSession([], USER_ONLY, async (f) => {
+      await pipeSwap(f, true);
+      assert.deepEqual(refusals(f.events), [PAIRING_REFUSALS.STDOUT_PIPE_HELD_ELSEWHERE]);
+    });
+  });
+
+  it("a sudo of the user's waiting at a terminal prompt: refused other_sudo_at_terminal, then works once it is gone", async () => {
+    await withSession([{ submit: PASSWORD }], USER_ONLY, async (f) => {
+      // A real pty: sudo prints its tty prompt and waits, as in another terminal.
+      const other = spawn("/usr/bin/python3", [
+        "-c",
+        "import pty,os,sys,time\npid,fd=pty.fork()\nif pid==0: os.execv('/usr/bin/sudo',['sudo','-k','true'])\n" +
+        "buf=b''\nwhile b'assword' not in buf: buf+=os.read(fd,1024)\nprint('waiting',flush=True)\ntime.sleep(60)",
+      ], { stdio: ["ignore", "pipe", "ignore"], detached: true });
+      try {
+        await waitFor("the tty sudo's prompt", () => {
+          return new Promise<true | undefined>((r) => {
+            other.stdout.once("data", () => r(true));
+            setTimeout(() => r(undefined), 200);
+          });
+        }, 10_000);
+        const r = await runToolCommand(f.session, "sudo -k id -u");
+        assert.match(r.stderr, /no password was provided/);
+        assert.deepEqual(refusals(f.events), [PAIRING_REFUSALS.OTHER_SUDO_AT_TERMINAL]);
+        assert.equal(f.prompter.seen.length, 0);
+      } finally {
+        process.kill(-other.pid!, "SIGKILL");
+      }
+      await new Promise((r) => setTimeout(r, 300)); // the tty sudo ends with its terminal
+      const r = await runToolCommand(f.session, "sudo -k id -u");
+      assert.equal(r.stdout, "0\n", r.stderr);
+    });
+  });
+
+  it("two sudo tool calls at once, both layers: both modals, both run as root", async () => {
+    let release!: (pw: string) => void;
+    const gate = new Promise<string>((r) => release = r);
+    await withSession([{ gate }, { submit: PASSWORD }], {}, async (f) => {
+      const a = runToolCommand(f.session, "sudo -k id -u");
+      const b = runToolCommand(f.session, "sudo -k id -un");
+      // Both verified and queued before the first answer leaves.
+      await waitFor("both queued", () => f.session.pendingCount() === 2 ? true : undefined, 15_000);
+      release(PASSWORD);
+      const [ra, rb] = await Promise.all([a, b]);
+      assert.equal(ra.stdout, "0\n", ra.stderr);
+      assert.equal(rb.stdout, "root\n", rb.stderr);
+      assert.deepEqual(refusals(f.events), []);
+      assert.equal(f.prompter.seen.length, 2);
+    });
+  });
+
+  describe("hardened mode: root confirms the pairing", () => {
+    it("the broker's pairing check is installed (tests/run.sh's root phase)", async () => {
+      assert.equal(
+        await rootPairingInstalled(),
+        true,
+        `${PAIRING_CHECK} missing or not root-owned`,
+      );
+    });
+
+    it("pipe swap, root layer alone: refused root_pairing_refused, the hidden command never runs as root", async () => {
+      await withSession([], ROOT_ONLY, async (f) => {
+        await pipeSwap(f);
+        assert.deepEqual(refusals(f.events), [PAIRING_REFUSALS.ROOT_PAIRING_REFUSED]);
+      });
+    });
+
+    it("root layer alone: a legitimate sudo is confirmed and runs as root", async () => {
+      await withSession([{ submit: PASSWORD }], ROOT_ONLY, async (f) => {
+        const r = await runToolCommand(f.session, "sudo -k id -u");
+        assert.equal(r.stdout, "0\n", r.stderr);
+        assert.deepEqual(refusals(f.events), []);
+      });
+    });
+
+    it("the root check itself: paired for sudo's own askpass, not paired for a swapped pipe, usage for junk", async () => {
+      const scratch = await mkdtemp(join(tmpdir(), "pi-pairing-root-"));
+      try {
+        // An askpass that just waits (exec: no child shares its fd 1).
+        const askpass = join(scratch, "wait");
+        await runShell(
+          `printf '#!/bin/sh\\nexec sleep 5\\n' > '${askpass}'; chmod 700 '${askpass}'`,
+          {
+            PATH: "/usr/bin:/bin",
+          },
+        );
+        const sudo = spawn("/usr/bin/sudo", ["-A", "-k", "true"], {
+          env: { PATH: "/usr/bin:/bin", SUDO_ASKPASS: askpass },
+          stdio: "ignore",
+          detached: true,
+        });
+        const helper = await waitFor("the askpass", async () => {
+          const kids = await readFile(`/proc/${sudo.pid}/task/${sudo.pid}/children`, "utf8")
+            .catch(() => "");
+          const pid = Number(kids.trim().split(" ")[0]);
+          return pid > 0 && (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => ""))
+              .includes("sleep")
+            ? pid
+            : undefined;
+        }, 10_000);
+        const { readlink } = await import("node:fs/promises");
+        const inode = Number(/\d+/.exec(await readlink(`/proc/${helper}/fd/1`))![0]);
+        const started = performance.now();
+        const paired = await runRootPairing("/usr/bin/sudo", {
+          helperPid: helper,
+          sudoPid: sudo.pid!,
+          pipeInode: inode,
+        });
+        const ms = performance.now() - started;
+        assert.deepEqual(paired, { ok: true });
+        assert.ok(ms < 2000, `one root check took ${ms.toFixed(0)} ms`);
+        // The same helper claimed under another sudo, or another pipe: not paired.
+        for (const args of [{ sudoPid: process.pid }, { pipeInode: inode + 1 }]) {
+          const v = await runRootPairing("/usr/bin/sudo", {
+            helperPid: helper,
+            sudoPid: sudo.pid!,
+            pipeInode: inode,
+            ...args,
+          });
+          assert.ok(!v.ok && v.reason === PAIRING_REFUSALS.ROOT_PAIRING_REFUSED, JSON.stringify(v));
+        }
+        const junk = await runShell(
+          "/usr/bin/sudo -n /usr/local/libexec/pi-sudo-prompt/pi-secret-broker --verify-pairing 1 2 '3;id'",
+          { PATH: "/usr/bin:/bin" },
+        );
+        assert.equal(junk.code, 125, junk.stderr);
+        process.kill(-sudo.pid!, "SIGKILL");
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    });
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { parseNulList, parseStat, parseStatusIds, sameList } from "../../../kernel/proc.ts";
+
+const tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21";
+
+describe("/proc parsers", () => {
+  it("parses a real /proc/self/stat", () => {
+    const s = parseStat(readFileSync("/proc/self/stat", "utf8"));
+    assert.ok(s);
+    assert.equal(s.pid, process.pid);
+    assert.equal(s.ppid, process.ppid);
+    assert.ok(s.startTime > 0n);
+  });
+
+  it("takes comm up to the LAST parenthesis (spaces and ')' inside)", () => {
+    const s = parseStat(`123 (a) b (c)) ${tail}`);
+    assert.deepEqual(s, {
+      pid: 123,
+      comm: "a) b (c)",
+      state: "S",
+      ppid: 1,
+      ttyNr: 4,
+      startTime: 987654n,
+    });
+    assert.equal(parseStat(`9 (sudo) S 1 ${tail.slice(4)}`)?.comm, "sudo");
+  });
+
+  it("a comm faking extra fields cannot move the start time", () => {
+    const evil = `55 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 111 20 21) ${tail}`;
+    assert.equal(parseStat(evil)?.startTime, 987654n);
+  });
+
+  it("returns undefined for malformed stat lines", () => {
+    for (
+      const bad of [
+        "",
+        "garbage",
+        "12 (x",
+        "x (y) S 1",
+        `12 (x) S 1 2`,
+        `12 (x) ! 1 ${tail.slice(4)}`,
+        `-1 (x) ${tail}`,
+      ]
+    ) {
+      assert.equal(parseStat(bad), undefined, bad);
+    }
+  });
+
+  it("parses Uid and Gid quads of status", () => {
+    const status = "Name:\tsudo\nUid:\t1001\t0\t0\t0\nGid:\t1001\t1001\t1001\t1001\n";
+    assert.deepEqual(parseStatusIds(status), {
+      uid: [1001, 0, 0, 0],
+      gid: [1001, 1001, 1001, 1001],
+    });
+    assert.equal(parseStatusIds("Uid:\t1\t2\t3\nGid:\t1\t1\t1\t1\n"), undefined);
+    assert.equal(parseStatusIds("Name:\tUid:\t0\t0\t0\t0\n"), undefined);
+    assert.ok(parseStatusIds(readFileSync("/proc/self/status", "utf8")));
+  });
+
+  it("splits NUL lists, keeping empty arguments", () => {
+    const enc = (s: string) => new TextEncoder().encode(s);
+    assert.deepEqual(parseNulList(enc("a\0b c\0\0d\0")), ["a", "b c", "", "d"]);
+    assert.deepEqual(parseNulList(enc("")), []);
+    assert.deepEqual(parseNulList(enc("only")), ["only"]);
+    assert.equal(parseNulList(new Uint8Array([0xff, 0])), undefined);
+    assert.ok(sameList(["a", ""], ["a", ""]));
+    assert.ok(!sameList(["a"], ["a", ""]));
+  });
+});

@@ -1,0 +1,577 @@
+/**
+ * Unit tests for the sudo modal: rendering at several widths, keys, paste,
+ * the byte cap, the countdown, sanitising, and the `ui.custom` wiring.
+ *
+ * Run: node --test tests/unit/ui/modal_test.ts (Node >= 22.18, type stripping).
+ * Timers are mocked in every test, so no real interval is left running.
+ */
+
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, mock, test } from "node:test";
+import { CURSOR_MARKER, visibleWidth } from "@earendil-works/pi-tui";
+import {
+  formatCountdown,
+  type ModalTheme,
+  renderSudoModal,
+  sanitizePromptText,
+  shellCommandText,
+  shellQuote,
+  showSudoModal,
+  SUDO_MODAL_TITLE,
+  SudoModal,
+  type SudoModalState,
+  type SudoModalUI,
+} from "../../../extension/ui/modal.ts";
+import type { PromptOutcome, PromptRequest } from "../../../extension/channel/prompter.ts";
+
+const theme: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
+const NOW = 1_700_000_000_000;
+
+beforeEach(() => mock.timers.enable({ apis: ["setInterval"] }));
+afterEach(() => mock.timers.reset());
+
+function makeRequest(overrides: Partial<PromptRequest> = {}): PromptRequest {
+  return {
+    requestId: "0123456789abcdef0123456789abcdef",
+    sudoArgv: ["sudo", "-A", "apt-get", "install", "-y", "curl"],
+    toolCommand: ["/bin/bash", "-c", "sudo apt-get install -y curl"],
+    promptText: "[sudo] password for bob: ",
+    attempt: 1,
+    maxAttempts: 3,
+    deadline: NOW + 114_000,
+    waiting: () => 0,
+    ...overrides,
+  };
+}
+
+function makeState(overrides: Partial<SudoModalState> = {}): SudoModalState {
+  return {
+    request: makeRequest(),
+    typedLength: 0,
+    secondsLeft: 114,
+    waiting: 0,
+    focused: false,
+    ...overrides,
+  };
+}
+
+/** A modal with a controllable clock that records what it reports. */
+function makeModal(overrides: Partial<PromptRequest> = {}) {
+  const clock = { now: NOW };
+  const outcomes: PromptOutcome[] = [];
+  let renders = 0;
+  const modal = new SudoModal({
+    request: makeRequest(overrides),
+    theme,
+    requestRender: () => renders++,
+    done: (o) => outcomes.push(o),
+    now: () => clock.now,
+  });
+  return { modal, outcomes, clock, renders: () => renders };
+}
+
+function text(lines: readonly string[]): string {
+  return lines.join("\n");
+}
+
+function bullets(lines: readonly string[]): number {
+  const line = lines.find((l) => l.includes("Password: "));
+  assert.ok(line, "password line rendered");
+  return [...line].filter((ch) => ch === "•").length;
+}
+
+function submitted(outcomes: PromptOutcome[]): Uint8Array {
+  assert.equal(outcomes.length, 1);
+  const [outcome] = outcomes;
+  assert.equal(outcome.kind, "submit");
+  return outcome.kind === "submit" ? outcome.password : new Uint8Array();
+}
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+describe("renderSudoModal", () => {
+  const busy = makeState({
+    request: makeRequest({
+      sudoArgv: [
+        "sudo",
+        "-A",
+        "sh",
+        "-c",
+        "x".repeat(300) + " && rm -rf /tmp/some/long/path/name",
+      ],
+      toolCommand: [
+        "bash",
+        "-c",
+        Array.from({ length: 8 }, (_, i) => `echo line ${i} `.repeat(20))
+          .join("\n"),
+      ],
+      promptText: "[sudo] " + "very long prompt ".repeat(30),
+      attempt: 2,
+    }),
+    typedLength: 300,
+    waiting: 2,
+    focused: true,
+  });
+
+  for (const width of [40, 80, 120]) {
+    test(`no line exceeds width ${width}`, () => {
+      const lines = renderSudoModal(busy, width, theme);
+      for (const line of lines) {
+        assert.ok(
+          visibleWidth(line) <= width,
+          `${visibleWidth(line)} > ${width}: ${JSON.stringify(line)}`,
+        );
+      }
+      assert.match(lines[0], /^╭─+╮$/);
+      assert.match(lines.at(-1) ?? "", /^╰─+╯$/);
+      assert.ok(lines.slice(1, -1).every((l) => l.startsWith("│ ")));
+      assert.ok(text(lines).includes(CURSOR_MARKER), "cursor when focused");
+    });
+  }
+
+  test("tiny widths never overflow either", () => {
+    for (const width of [1, 5, 11, 12, 20]) {
+      for (const line of renderSudoModal(busy, width, theme)) {
+        assert.ok(visibleWidth(line) <= width, `${width}: ${line}`);
+      }
+    }
+  });
+
+  test("shows the spec's content", () => {
+    const out = text(renderSudoModal(makeState({ typedLength: 4 }), 80, theme));
+    assert.ok(out.includes(SUDO_MODAL_TITLE));
+    assert.equal(SUDO_MODAL_TITLE, "🔐 Sudo Authentication Required");
+    assert.ok(out.includes("Command: sudo -A apt-get install -y curl"));
+    assert.ok(out.includes("Shell command:"));
+    assert.ok(out.includes("  sudo apt-get install -y curl"));
+    assert.ok(out.includes("sudo asks: «[sudo] password for bob:»"));
+    assert.ok(out.includes("Password: ••••"));
+    assert.ok(
+      out.includes(
+        "Press Enter to submit, Escape to cancel · auto-cancel in 1:54",
+      ),
+    );
+    assert.ok(
+      out.includes(
+        "Your password is secure and will not be visible to the AI model.",
+      ),
+    );
+    assert.ok(!out.includes("Incorrect password"));
+    assert.ok(!out.includes("more waiting"));
+    assert.ok(!out.includes(CURSOR_MARKER), "no cursor when unfocused");
+  });
+
+  test("quotes argv elements with spaces or shell specials", () => {
+    const state = makeState({
+      request: makeRequest({
+        sudoArgv: ["sudo", "cp", "my file", "it's", "$HOME", "", "a;b"],
+      }),
+    });
+    assert.ok(
+      text(renderSudoModal(state, 120, theme)).includes(
+        `Command: sudo cp 'my file' 'it'\\''s' '$HOME' '' 'a;b'`,
+      ),
+    );
+  });
+
+  test("wraps a long Command line and cuts it with an ellipsis", () => {
+    const lines = renderSudoModal(busy, 40, theme);
+    const start = lines.findIndex((l) => l.includes("Command: "));
+    const end = lines.findIndex((l) => l.includes("Shell command:"));
+    assert.ok(start > 0 && end > start + 1, "wrapped over several lines");
+    assert.ok(end - start <= 4, "at most 4 lines");
+    assert.ok(lines[end - 1].includes("…"));
+    // Continuation lines are indented under the text, not at the margin.
+    assert.ok(lines[start + 1].startsWith("│          "));
+  });
+
+  test("attempt line appears only from attempt 2", () => {
+    const at = (attempt: number) =>
+      text(
+        renderSudoModal(
+          makeState({ request: makeRequest({ attempt, maxAttempts: 3 }) }),
+          80,
+          theme,
+        ),
+      );
+    assert.ok(!at(1).includes("Incorrect password"));
+    assert.ok(at(2).includes("Incorrect password, try again (2/3)"));
+    assert.ok(at(3).includes("Incorrect password, try again (3/3)"));
+  });
+
+  test("the attempt line uses the theme's error colour", () => {
+    const tagged: ModalTheme = {
+      fg: (c, s) => `<${c}>${s}</${c}>`,
+      bold: (s) => s,
+    };
+    const state = makeState({ request: makeRequest({ attempt: 2 }) });
+    assert.ok(
+      text(renderSudoModal(state, 80, tagged)).includes(
+        "<error>Incorrect password, try again (2/3)</error>",
+      ),
+    );
+  });
+
+  test("N more waiting", () => {
+    const out = text(renderSudoModal(makeState({ waiting: 3 }), 80, theme));
+    assert.ok(out.includes("3 more waiting"));
+  });
+
+  test("multi-line shell command: 3 lines and a hidden-line count", () => {
+    const script = (n: number) =>
+      Array.from({ length: n }, (_, i) => `echo ${i + 1}`).join("\n") + "\n";
+    const render = (n: number) =>
+      text(
+        renderSudoModal(
+          makeState({
+            request: makeRequest({ toolCommand: ["bash", "-c", script(n)] }),
+          }),
+          80,
+          theme,
+        ),
+      );
+    const ten = render(10);
+    assert.ok(ten.includes("  echo 3"));
+    assert.ok(!ten.includes("echo 4"));
+    assert.ok(ten.includes("… (7 more lines)"));
+    assert.ok(render(4).includes("… (1 more line)"));
+    assert.ok(!render(3).includes("more line"));
+  });
+
+  test("no shell command section when unknown", () => {
+    const state = makeState({ request: makeRequest({ toolCommand: null }) });
+    assert.ok(!text(renderSudoModal(state, 80, theme)).includes("Shell"));
+  });
+
+  test("password dots keep to the width", () => {
+    const lines = renderSudoModal(makeState({ typedLength: 500 }), 40, theme);
+    assert.ok(bullets(lines) < 40);
+    assert.ok(lines.some((l) => l.includes("Password: …•")));
+  });
+});
+
+describe("sanitising", () => {
+  /** Any character the terminal would act on, or a bidi control. */
+  const UNSAFE =
+    // deno-lint-ignore no-control-regex -- looking for control characters
+    /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
+
+  test("sanitizePromptText removes escapes, controls and bidi", () => {
+    assert.equal(
+      sanitizePromptText(
+        "\x1b[31m[sudo]\x1b[0m pass\x07word\x1b]0;title\x07 for\u202e bob\u2066:\x7f\r\n",
+      ),
+      "[sudo] password for bob:",
+    );
+    assert.equal(sanitizePromptText("a\x1b]8;;http://x\x1b\\b\x9b2Jc"), "abc");
+    assert.equal(sanitizePromptText("a\x1b(Bb\x1bcc\x85d"), "abcd");
+    assert.equal(sanitizePromptText("senha para movída: 🔑"), "senha para movída: 🔑");
+  });
+
+  test("sanitizePromptText keeps at most 200 code points", () => {
+    const out = sanitizePromptText("😀".repeat(500));
+    assert.equal([...out].length, 200);
+    assert.ok(out.endsWith("…"));
+    assert.equal(sanitizePromptText("x".repeat(200)), "x".repeat(200));
+  });
+
+  test("prompt, argv and shell command never put controls on screen", () => {
+    const evil = "\x1b[2J\x1b]52;c;Zm9v\x07\u202e\u2067\r\n\x85\x00";
+    const state = makeState({
+      request: makeRequest({
+        sudoArgv: ["sudo", `rm${evil}`, "-rf", "/tmp/x"],
+        toolCommand: ["bash", "-c", `echo hi${evil}; sudo rm -rf /tmp/x`],
+        promptText: `[sudo] password:${evil}`,
+      }),
+    });
+    for (const width of [40, 80, 120]) {
+      for (const line of renderSudoModal(state, width, theme)) {
+        // Strip the modal's own sequences; nothing else may remain.
+        const own = line.replaceAll(CURSOR_MARKER, "")
+          .replaceAll("\x1b[7m", "").replaceAll("\x1b[27m", "")
+          .replaceAll("\x1b[0m", "");
+        assert.ok(!UNSAFE.test(own), JSON.stringify(line));
+      }
+    }
+    const out = text(renderSudoModal(state, 120, theme));
+    // argv is shown exactly, with the hidden characters spelled out.
+    assert.ok(
+      out.includes(
+        "Command: sudo $'rm\\x1b[2J\\x1b]52;c;Zm9v\\x07\\u202e\\u2067\\r\\n\\x85\\x00' -rf /tmp/x",
+      ),
+      out,
+    );
+    assert.ok(out.includes("«[sudo] password:»"));
+  });
+
+  test("shellQuote", () => {
+    assert.equal(shellQuote("apt-get"), "apt-get");
+    assert.equal(shellQuote("/etc/hosts"), "/etc/hosts");
+    assert.equal(shellQuote("café"), "café");
+    assert.equal(shellQuote("a b"), "'a b'");
+    assert.equal(shellQuote("*"), "'*'");
+    assert.equal(shellQuote("it's"), `'it'\\''s'`);
+    assert.equal(shellQuote(""), "''");
+    assert.equal(shellQuote("a\tb'\\"), `$'a\\tb\\'\\\\'`);
+  });
+
+  test("shellCommandText shows the -c script of a shell", () => {
+    assert.equal(shellCommandText(["/bin/bash", "-c", "ls"]), "ls");
+    assert.equal(shellCommandText(["bash", "-lc", "ls -l"]), "ls -l");
+    assert.equal(shellCommandText(["bash", "-l", "-c", "id"]), "id");
+    assert.equal(shellCommandText(["bash", "x.sh", "-c", "y"]), "bash x.sh -c y");
+    assert.equal(shellCommandText(["sh", "my script"]), "sh 'my script'");
+  });
+});
+
+describe("SudoModal keys", () => {
+  test("Enter submits exactly the bytes typed", () => {
+    const { modal, outcomes } = makeModal();
+    for (const ch of "hunter2") modal.handleInput(ch);
+    assert.equal(bullets(modal.render(80)), 7);
+    modal.handleInput("\r");
+    assert.deepEqual(submitted(outcomes), utf8("hunter2"));
+    assert.ok(modal.resolved);
+  });
+
+  test("multi-byte input: one dot per code point, UTF-8 bytes out", () => {
+    for (const chunks of [[..."sǎo😀"], ["sǎo😀"]]) {
+      const { modal, outcomes } = makeModal();
+      for (const c of chunks) modal.handleInput(c);
+      assert.equal(bullets(modal.render(80)), 4);
+      modal.handleInput("\r");
+      assert.deepEqual(submitted(outcomes), utf8("sǎo😀"));
+    }
+  });
+
+  test("Backspace removes a whole code point", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("sǎo😀");
+    modal.handleInput("\x7f");
+    assert.equal(bullets(modal.render(80)), 3);
+    modal.handleInput("\x7f");
+    modal.handleInput("\x1b[127u"); // Kitty Backspace
+    modal.handleInput("\b");
+    modal.handleInput("\x7f"); // on empty: no-op
+    modal.handleInput("ok");
+    modal.handleInput("\x1b[13u"); // Kitty Enter
+    assert.deepEqual(submitted(outcomes), utf8("ok"));
+  });
+
+  test("Escape and Ctrl+C cancel", () => {
+    for (const key of ["\x1b", "\x03", "\x1b[27u", "\x1b[99;5u"]) {
+      const { modal, outcomes } = makeModal();
+      modal.handleInput("secret");
+      modal.handleInput(key);
+      assert.deepEqual(outcomes, [{ kind: "cancel" }], JSON.stringify(key));
+    }
+  });
+
+  test("Kitty CSI-u printable characters are typed", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("\x1b[97u");
+    modal.handleInput("\x1b[97:65;2u"); // Shift+a with shifted key
+    modal.handleInput("\x1b[128512u");
+    modal.handleInput("\r");
+    assert.deepEqual(submitted(outcomes), utf8("aA😀"));
+  });
+
+  test("other keys and control characters are ignored", () => {
+    const { modal, outcomes } = makeModal();
+    for (const key of ["\x1b[A", "\x1bOP", "\t", "\x00", "x\x01", "\x1bx"]) {
+      modal.handleInput(key);
+    }
+    assert.equal(bullets(modal.render(80)), 0);
+    modal.handleInput("\r");
+    assert.deepEqual(submitted(outcomes), new Uint8Array());
+  });
+
+  test("paste: markers stripped, CR/LF and controls dropped, no submit", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("\x1b[200~pa\r\nss\x1bwö\x00rd😀\r\x1b[201~");
+    assert.equal(outcomes.length, 0, "Enter inside a paste is text");
+    modal.handleInput("!");
+    modal.handleInput("\r");
+    assert.deepEqual(submitted(outcomes), utf8("passwörd😀!"));
+  });
+
+  test("input beyond 1023 UTF-8 bytes is ignored", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("\x1b[200~" + "a".repeat(1022) + "\x1b[201~");
+    modal.handleInput("é"); // 2 bytes: would make 1024
+    modal.handleInput("😀"); // 4 bytes
+    modal.handleInput("b"); // 1 byte: fits exactly
+    modal.handleInput("c");
+    modal.handleInput("\r");
+    assert.deepEqual(submitted(outcomes), utf8("a".repeat(1022) + "b"));
+  });
+
+  test("a long paste is cut at the cap, and Backspace frees room", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("\x1b[200~" + "é".repeat(600) + "\x1b[201~");
+    modal.handleInput("\x7f"); // 511 é (1022 bytes) → 510
+    modal.handleInput("x😀y"); // x fits; 😀 does not, nor does what follows
+    modal.handleInput("\r");
+    const bytes = submitted(outcomes);
+    assert.equal(bytes.length, 1021);
+    assert.deepEqual(bytes, utf8("é".repeat(510) + "x"));
+  });
+
+  test("resolves once; later input, abort and dispose do nothing", () => {
+    const { modal, outcomes, renders } = makeModal();
+    modal.handleInput("pw");
+    modal.handleInput("\r");
+    const before = renders();
+    modal.handleInput("more");
+    modal.handleInput("\r");
+    modal.handleInput("\x1b");
+    modal.abort();
+    modal.dispose();
+    assert.equal(outcomes.length, 1);
+    assert.equal(renders(), before);
+    // The typed password was cleared after submit.
+    assert.equal(bullets(modal.render(80)), 0);
+  });
+
+  test("abort() cancels", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("pw");
+    modal.abort();
+    assert.deepEqual(outcomes, [{ kind: "cancel" }]);
+    assert.equal(bullets(modal.render(80)), 0);
+  });
+
+  test("dispose() stops the timer and cancels an open prompt", () => {
+    const { modal, outcomes, renders } = makeModal();
+    modal.dispose();
+    assert.deepEqual(outcomes, [{ kind: "cancel" }]);
+    mock.timers.tick(5000);
+    assert.equal(renders(), 0);
+  });
+
+  test("the live waiting count is rendered", () => {
+    let waiting = 0;
+    const { modal } = makeModal({ waiting: () => waiting });
+    assert.ok(!text(modal.render(80)).includes("waiting"));
+    waiting = 2;
+    assert.ok(text(modal.render(80)).includes("2 more waiting"));
+    modal.dispose();
+  });
+});
+
+describe("countdown", () => {
+  test("formatCountdown", () => {
+    assert.equal(formatCountdown(114), "1:54");
+    assert.equal(formatCountdown(120), "2:00");
+    assert.equal(formatCountdown(59), "0:59");
+    assert.equal(formatCountdown(0), "0:00");
+    assert.equal(formatCountdown(-3), "0:00");
+  });
+
+  test("shows M:SS left from the deadline and ticks every second", () => {
+    const { modal, clock, renders, outcomes } = makeModal();
+    assert.ok(text(modal.render(80)).includes("auto-cancel in 1:54"));
+    clock.now += 60_000;
+    mock.timers.tick(1000);
+    assert.equal(renders(), 1, "tick asks for a redraw");
+    assert.ok(text(modal.render(80)).includes("auto-cancel in 0:54"));
+    clock.now += 53_500; // 0.5 s left: rounds up
+    assert.ok(text(modal.render(80)).includes("auto-cancel in 0:01"));
+    assert.equal(outcomes.length, 0);
+    modal.dispose();
+  });
+
+  test("expiry resolves cancel by itself", () => {
+    const { modal, clock, outcomes } = makeModal();
+    modal.handleInput("almost");
+    clock.now += 114_000;
+    mock.timers.tick(1000);
+    assert.deepEqual(outcomes, [{ kind: "cancel" }]);
+    mock.timers.tick(5000);
+    assert.equal(outcomes.length, 1);
+    modal.handleInput("\r");
+    assert.equal(outcomes.length, 1);
+  });
+});
+
+describe("showSudoModal", () => {
+  type Custom = SudoModalUI["custom"];
+  type Factory = Parameters<Custom>[0];
+  type Options = Parameters<Custom>[1];
+
+  /** A fake `ctx.ui` that runs the factory like pi's interactive mode. */
+  function fakeUI(callFactory = true) {
+    const seen: {
+      modal?: SudoModal;
+      options?: Options;
+      renders: number;
+      factoryCalls: number;
+    } = { renders: 0, factoryCalls: 0 };
+    const custom = (factory: Factory, options?: Options) => {
+      seen.options = options;
+      if (!callFactory) return Promise.resolve(undefined);
+      return new Promise((resolve) => {
+        seen.factoryCalls++;
+        const tui = { requestRender: () => seen.renders++ };
+        // Only requestRender() of the TUI and fg/bold of the theme are used.
+        const component = factory(
+          tui as never,
+          theme as never,
+          undefined as never,
+          resolve,
+        );
+        seen.modal = component as SudoModal;
+      });
+    };
+    return { ui: { custom } as unknown as SudoModalUI, seen };
+  }
+
+  test("opens a centred overlay and returns the submitted password", async () => {
+    const { ui, seen } = fakeUI();
+    const pending = showSudoModal(ui, makeRequest(), new AbortController().signal);
+    assert.equal(seen.options?.overlay, true);
+    const overlay = seen.options?.overlayOptions;
+    assert.equal(
+      typeof overlay === "function" ? overlay().anchor : overlay?.anchor,
+      "center",
+    );
+    assert.ok(seen.modal instanceof SudoModal);
+    seen.modal.handleInput("pässword");
+    seen.modal.handleInput("\r");
+    const outcome = await pending;
+    assert.equal(outcome.kind, "submit");
+    assert.deepEqual(
+      outcome.kind === "submit" ? outcome.password : undefined,
+      utf8("pässword"),
+    );
+  });
+
+  test("abort closes the modal with cancel", async () => {
+    const { ui, seen } = fakeUI();
+    const controller = new AbortController();
+    const pending = showSudoModal(ui, makeRequest(), controller.signal);
+    seen.modal?.handleInput("half");
+    controller.abort();
+    assert.deepEqual(await pending, { kind: "cancel" });
+    assert.ok(seen.modal?.resolved);
+  });
+
+  test("an already-aborted signal never opens the modal", async () => {
+    const { ui, seen } = fakeUI();
+    const controller = new AbortController();
+    controller.abort();
+    assert.deepEqual(
+      await showSudoModal(ui, makeRequest(), controller.signal),
+      { kind: "cancel" },
+    );
+    assert.equal(seen.factoryCalls, 0);
+  });
+
+  test("RPC mode (factory never called) resolves cancel", async () => {
+    const { ui } = fakeUI(false);
+    assert.deepEqual(
+      await showSudoModal(ui, makeRequest(), new AbortController().signal),
+      { kind: "cancel" },
+    );
+  });
+});
