@@ -24,10 +24,10 @@
 import {
   decodeReply,
   encodeRequest,
-  FrameReader,
   importSessionKey,
   MAX_PROMPT_BYTES,
   newRequestId,
+  readFrame,
 } from "./protocol.ts";
 import { HELPER_ENV, HELPER_FORBIDDEN_ENV } from "./helper_permissions.ts";
 
@@ -73,17 +73,10 @@ async function main(): Promise<void> {
   const frame = await encodeRequest(key, { id, prompt, pid: Deno.pid });
   await conn.write(frame);
 
-  const reader = new FrameReader();
-  const buf = new Uint8Array(1024);
-  let body: Uint8Array | undefined;
-  while (body === undefined) {
-    const n = await conn.read(buf).catch(() => null);
-    if (n === null) fail("the pi session closed the connection");
-    const step = reader.push(buf.slice(0, n));
-    buf.fill(0);
-    if (!step.ok) fail(`bad reply (${step.reason})`);
-    body = step.body;
-  }
+  const read = await readFrame(chunksOf(conn));
+  if (!read.ok && read.reason === "closed") fail("the pi session closed the connection");
+  if (!read.ok) fail(`bad reply (${read.reason})`);
+  const body = read.body;
   conn.close();
   const reply = await decodeReply(key, body, id);
   body.fill(0);
@@ -107,3 +100,17 @@ async function main(): Promise<void> {
 }
 
 main().catch(() => fail("internal error"));
+
+/** The bytes of `conn` as they arrive, in one reused buffer that is zeroed at the end. */
+async function* chunksOf(conn: Deno.Conn): AsyncGenerator<Uint8Array> {
+  const buf = new Uint8Array(1024);
+  try {
+    for (;;) {
+      const n = await conn.read(buf).catch(() => null);
+      if (n === null) return;
+      yield buf.subarray(0, n);
+    }
+  } finally {
+    buf.fill(0);
+  }
+}

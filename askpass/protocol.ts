@@ -420,6 +420,32 @@ export class FrameReader {
   }
 }
 
+/**
+ * Reads exactly one frame from `chunks` (a connection's bytes as they
+ * arrive) through a {@link FrameReader}: the body once complete, the
+ * reader's failure, or `"closed"` when the peer closed first. Every chunk is
+ * copied into the reader and then zeroed, so no copy of the frame is left in
+ * the caller's buffers. Shared by the helper and the broker.
+ */
+export async function readFrame(
+  chunks: AsyncIterable<Uint8Array>,
+): Promise<{ ok: true; body: Uint8Array } | { ok: false; reason: ProtocolError | "closed" }> {
+  const reader = new FrameReader();
+  try {
+    for await (const chunk of chunks) {
+      // A copy (`Buffer#slice` would be a view): the chunk is zeroed next.
+      const step = reader.push(new Uint8Array(chunk));
+      chunk.fill(0);
+      if (!step.ok) return step;
+      if (step.body) return { ok: true, body: step.body };
+    }
+  } catch {
+    // a reset connection ends the frame like a close
+  }
+  reader.wipe();
+  return { ok: false, reason: "closed" };
+}
+
 // ---------------------------------------------------------------------------
 
 type Header = Record<string, unknown>;

@@ -30,11 +30,11 @@ import { createConnection, type Socket } from "node:net";
 import {
   decodeReply,
   encodeSecretRequest,
-  FrameReader,
   importSessionKey,
   MAX_LABEL_BYTES,
   MAX_SECRET_ARGS,
   newRequestId,
+  readFrame,
 } from "../askpass/protocol.ts";
 import {
   BROKER_LIBC,
@@ -294,15 +294,9 @@ async function askSession(
     socket.on("error", () => refuse(socket.readyState === "opening" ? R.UNREACHABLE : R.CLOSED));
   });
   checkPeer(socket, who.uid, who.invoker);
-  const reader = new FrameReader();
-  const body = new Promise<Uint8Array>((resolve) => {
-    socket.on("data", (chunk: Uint8Array) => {
-      const step = reader.push(new Uint8Array(chunk));
-      chunk.fill(0);
-      if (!step.ok) refuse(`bad reply (${step.reason})`);
-      if (step.body) resolve(step.body);
-    });
-    socket.once("close", () => refuse(R.CLOSED));
+  const body = readFrame(socket).then((read) => {
+    if (read.ok) return read.body;
+    return refuse(read.reason === "closed" ? R.CLOSED : `bad reply (${read.reason})`);
   });
   const { proof, ...rest } = request;
   socket.write(
@@ -312,7 +306,6 @@ async function askSession(
   const timer = setTimeout(() => refuse(R.ANSWER_TIMEOUT), ANSWER_DEADLINE_MS);
   const frame = await body;
   clearTimeout(timer);
-  socket.removeAllListeners("close");
   socket.destroy();
   const reply = await decodeReply(key, frame, request.id);
   frame.fill(0);

@@ -15,6 +15,7 @@ import {
   newSessionKeyHex,
   PROTOCOL_ERRORS,
   PROTOCOL_VERSION,
+  readFrame,
 } from "../../../askpass/protocol.ts";
 
 async function key(hex = newSessionKeyHex()): Promise<CryptoKey> {
@@ -224,5 +225,59 @@ describe("FrameReader", () => {
       ok: false,
       reason: PROTOCOL_ERRORS.TRAILING_BYTES,
     });
+  });
+});
+
+describe("readFrame (the helper's and the broker's read loop)", () => {
+  /** `bytes` in chunks of `size`, each a fresh buffer kept for inspection. */
+  function chunked(bytes: Uint8Array, size: number, seen: Uint8Array[]): AsyncIterable<Uint8Array> {
+    return (async function* () {
+      for (let i = 0; i < bytes.length; i += size) {
+        const chunk = bytes.slice(i, i + size);
+        seen.push(chunk);
+        yield chunk;
+      }
+    })();
+  }
+
+  it("reads a frame split in small chunks and zeroes every chunk", async () => {
+    const k = await key();
+    const frame = await encodeResponse(k, newRequestId(), new TextEncoder().encode("s3cret"));
+    const seen: Uint8Array[] = [];
+    const read = await readFrame(chunked(frame, 7, seen));
+    assert.ok(read.ok);
+    assert.deepEqual(read.body, frame.slice(4));
+    assert.ok(seen.length > 1 && seen.every((c) => c.every((b) => b === 0)));
+  });
+
+  it("a Buffer chunk is copied before it is zeroed", async () => {
+    const k = await key();
+    const frame = await encodeResponse(k, newRequestId(), new TextEncoder().encode("s3cret"));
+    const { Buffer } = await import("node:buffer");
+    const read = await readFrame((async function* () {
+      yield Buffer.from(frame);
+    })());
+    assert.ok(read.ok);
+    assert.deepEqual(read.body, frame.slice(4));
+  });
+
+  it("closed before a whole frame, or a frame too large: a named failure", async () => {
+    const k = await key();
+    const frame = await encodeResponse(k, newRequestId(), new TextEncoder().encode("x"));
+    assert.deepEqual(await readFrame(chunked(frame.slice(0, 10), 4, [])), {
+      ok: false,
+      reason: "closed",
+    });
+    const huge = new Uint8Array(8);
+    new DataView(huge.buffer).setUint32(0, MAX_FRAME_BYTES + 1);
+    assert.deepEqual(await readFrame(chunked(huge, 8, [])), {
+      ok: false,
+      reason: PROTOCOL_ERRORS.FRAME_TOO_LARGE,
+    });
+    const failing = (async function* () {
+      yield frame.slice(0, 3);
+      throw new Error("ECONNRESET");
+    })();
+    assert.deepEqual(await readFrame(failing), { ok: false, reason: "closed" });
   });
 });
