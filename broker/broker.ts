@@ -31,6 +31,7 @@ import {
   decodeReply,
   encodeSecretRequest,
   importSessionKey,
+  MAX_FRAME_BYTES,
   MAX_LABEL_BYTES,
   MAX_SECRET_ARGS,
   newRequestId,
@@ -294,7 +295,7 @@ async function askSession(
     socket.on("error", () => refuse(socket.readyState === "opening" ? R.UNREACHABLE : R.CLOSED));
   });
   checkPeer(socket, who.uid, who.invoker);
-  const body = readFrame(socket).then((read) => {
+  const body = readFrame(chunksOf(socket)).then((read) => {
     if (read.ok) return read.body;
     return refuse(read.reason === "closed" ? R.CLOSED : `bad reply (${read.reason})`);
   });
@@ -315,6 +316,55 @@ async function askSession(
     refuse(reason === "timeout" ? R.NOBODY_ANSWERED : reason);
   }
   return reply.message.password;
+}
+
+/**
+ * The socket's chunks as they arrive, for {@link readFrame}, ending when it
+ * closes. Not the stream's own async iterator: stopping that one early
+ * destroys the socket and can emit an error, which here means "closed". At
+ * most two frames' worth of bytes wait unread; past that it ends (the reader
+ * has refused the frame by then).
+ */
+function chunksOf(socket: Socket): AsyncIterable<Uint8Array> {
+  const queue: Uint8Array[] = [];
+  let queued = 0;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const onData = (chunk: Uint8Array) => {
+    queue.push(chunk);
+    queued += chunk.length;
+    if (queued > 2 * MAX_FRAME_BYTES) ended = true;
+    wake?.();
+  };
+  const onClose = () => {
+    ended = true;
+    wake?.();
+  };
+  socket.on("data", onData);
+  socket.once("close", onClose);
+  const stop = () => {
+    socket.off("data", onData);
+    socket.off("close", onClose);
+  };
+  return {
+    [Symbol.asyncIterator]: () => ({
+      async next(): Promise<IteratorResult<Uint8Array>> {
+        while (queue.length === 0 && !ended) await new Promise<void>((r) => wake = r);
+        wake = undefined;
+        const value = queue.shift();
+        if (value) {
+          queued -= value.length;
+          return { value, done: false };
+        }
+        stop();
+        return { value: undefined, done: true };
+      },
+      return(): Promise<IteratorResult<Uint8Array>> {
+        stop();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    }),
+  };
 }
 
 /**
