@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { parseArgs } from "node:util";
 import { PROTOCOL_VERSION } from "../askpass/protocol.ts";
 import { BROKER_REFUSAL_EXIT, brokerArgs, PI_SECRET_RUN_SUDO } from "./broker_permissions.ts";
 import { BROKER_LAUNCHER, BROKER_VERSION_FILE } from "./paths.ts";
@@ -28,25 +29,33 @@ function refuse(reason: string): never {
   Deno.exit(BROKER_REFUSAL_EXIT);
 }
 
-/** `--label TEXT -- PROGRAM ARGS…` (the label may be omitted). */
+/**
+ * `--label TEXT -- PROGRAM ARGS…` (the label may be omitted; `--label=TEXT`
+ * too), read with `node:util`'s `parseArgs`. `--` is required, and nothing
+ * but the label may come before it: everything after it is the command,
+ * taken as it is. `undefined` for anything else.
+ */
 export function parseCommandLine(
   args: readonly string[],
 ): { label: string; argv: string[] } | undefined {
-  let label = "";
-  let i = 0;
-  while (i < args.length && args[i] !== "--") {
-    if (args[i] === "--label" && i + 1 < args.length) {
-      label = args[i + 1];
-      i += 2;
-    } else if (args[i].startsWith("--label=")) {
-      label = args[i].slice("--label=".length);
-      i += 1;
-    } else {
-      return undefined;
-    }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      options: { label: { type: "string" } },
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+  } catch {
+    return undefined;
   }
-  if (args[i] !== "--" || i + 1 >= args.length) return undefined;
-  return { label, argv: args.slice(i + 1) };
+  const end = parsed.tokens.findIndex((t) => t.kind === "option-terminator");
+  if (end < 0 || parsed.tokens.slice(0, end).some((t) => t.kind === "positional")) {
+    return undefined;
+  }
+  if (parsed.positionals.length === 0) return undefined;
+  return { label: parsed.values.label ?? "", argv: parsed.positionals };
 }
 
 /** Whether `error` is Deno refusing a call its permission flags do not allow. */
