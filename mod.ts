@@ -88,11 +88,11 @@ export {
   type VerifyRefusal,
   verifyRequester,
 } from "./kernel/peer_verification.ts";
-export { sudoNeedsAskpass } from "./extension/channel/sudo_args.ts";
-export { sanitizePrompt, sanitizeUntrusted } from "./extension/ui/prompt_text.ts";
+export { sudoNeedsAskpass } from "./askpass/sudo_args.ts";
+export { sanitizePrompt, sanitizeUntrusted } from "./askpass/prompt_text.ts";
 export type {
   Prompter,
   PromptOutcome,
   PromptRequest,
   SecretPromptRequest,
-} from "./extension/channel/prompter.ts";
+} from "./askpass/prompter.ts";

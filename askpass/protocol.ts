@@ -1,6 +1,8 @@
 /**
  * Folder `askpass/`: the wire protocol between the helper sudo runs and the
- * session inside pi, and that Deno helper.
+ * session inside pi, that Deno helper, and the pure rules of the exchange
+ * (which sudo needs the askpass, the prompter's contract, untrusted text
+ * made safe). Imports nothing of ours from outside the folder.
  *
  * Wire protocol between the askpass helper (Deno, started by sudo) and the
  * session server (inside pi). Runtime-neutral: Web Crypto and plain bytes.

@@ -28,7 +28,7 @@ import process from "node:process";
 import { showSecretModal, showSudoModal } from "./ui/modal.ts";
 import { type AskpassSession, type SessionEvent, startSession } from "./channel/session_server.ts";
 import { registerCommands } from "./commands/commands.ts";
-import { sanitizeUntrusted } from "./ui/prompt_text.ts";
+import { sanitizeUntrusted } from "../askpass/prompt_text.ts";
 import { AuditLog } from "./audit/writer.ts";
 import { sessionAuditSink } from "./channel/audit_events.ts";
 import {

@@ -42,7 +42,7 @@ import {
 import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { pairingNotice, type PairingRefusal } from "../pairing/sudo_pairing.ts";
-import { sanitizePrompt } from "../ui/prompt_text.ts";
+import { sanitizePrompt } from "../../askpass/prompt_text.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
 import {
   cachingAllowedNow,

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { sudoResetsTimestamp } from "./sudo_args.ts";
+import { sudoResetsTimestamp } from "../../askpass/sudo_args.ts";
 
 /** Named refusals of the credential policy. */
 export const CREDENTIAL_REFUSALS = {

@@ -20,7 +20,7 @@ import { closeFd } from "../../kernel/peer_credentials.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { pairingNotice } from "../pairing/sudo_pairing.ts";
-import type { PromptOutcome } from "./prompter.ts";
+import type { PromptOutcome } from "../../askpass/prompter.ts";
 import { CONNECTION_ERRORS, type SessionEvent, type SessionOptions } from "./session_types.ts";
 
 /** One verified request in the queue: a sudo password or a broker secret. */

@@ -14,7 +14,7 @@ import type { PairingLayers } from "../pairing/pairing_guard.ts";
 import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
 import type { CredentialCacheMode, CredentialRefusal } from "./credential_policy.ts";
 import type { WarmupResult } from "./deno_warmup.ts";
-import type { Prompter } from "./prompter.ts";
+import type { Prompter } from "../../askpass/prompter.ts";
 
 /** Default time the human has to answer one request (docs/design.md §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;

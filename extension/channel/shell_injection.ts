@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { SUDO_LONG_OPTIONS, SUDO_SHORT_WITH_VALUE } from "./sudo_args.ts";
+import { SUDO_LONG_OPTIONS, SUDO_SHORT_WITH_VALUE } from "../../askpass/sudo_args.ts";
 import type { CredentialCacheMode } from "./credential_policy.ts";
 
 /** Quotes a string for POSIX sh (single quotes; embedded `'` closed and escaped). */

@@ -13,7 +13,7 @@ import { defaultAuditPath } from "../audit/entry.ts";
 import { syslogSocketStatus } from "../audit/syslog.ts";
 import { readAuditTail } from "../audit/verify.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
-import { sanitizeUntrusted } from "../ui/prompt_text.ts";
+import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
 import { parseBrokerVersion } from "../../broker/broker_version.ts";
 

@@ -12,7 +12,7 @@ import process from "node:process";
 import { readStat } from "../../kernel/peer_verification.ts";
 import { firstExecutable } from "../channel/deno_binary.ts";
 import { checkTmuxKeyTables } from "./multiplexer_keys.ts";
-import { sanitizeUntrusted } from "../ui/prompt_text.ts";
+import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import {
   decideTerminal,
   type ProcessSummary,

@@ -12,7 +12,7 @@ import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import type { Component, Focusable, OverlayOptions } from "@earendil-works/pi-tui";
 import { decodeKittyPrintable, Key, matchesKey } from "@earendil-works/pi-tui";
 import { MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
-import type { PromptOutcome } from "../channel/prompter.ts";
+import type { PromptOutcome } from "../../askpass/prompter.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 
 const TICK_MS = 1000;

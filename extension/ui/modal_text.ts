@@ -7,7 +7,7 @@
  */
 
 import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
-import { isUnsafeCodePoint, sanitizeUntrusted } from "./prompt_text.ts";
+import { isUnsafeCodePoint, sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 
 /** Longest sanitised prompt text shown, in code points. */
 export const MAX_PROMPT_DISPLAY_CHARS = 200;

@@ -7,7 +7,7 @@
  */
 
 import type { OverlayOptions } from "@earendil-works/pi-tui";
-import type { PromptOutcome, SecretPromptRequest } from "../channel/prompter.ts";
+import type { PromptOutcome, SecretPromptRequest } from "../../askpass/prompter.ts";
 import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
 import type { ModalOptions } from "./masked_prompt.ts";
 import {

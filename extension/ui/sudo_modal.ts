@@ -9,7 +9,7 @@
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
 import type { OverlayOptions } from "@earendil-works/pi-tui";
-import type { PromptOutcome, PromptRequest } from "../channel/prompter.ts";
+import type { PromptOutcome, PromptRequest } from "../../askpass/prompter.ts";
 import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
 import type { ModalOptions } from "./masked_prompt.ts";
 import { boxed, commandLines, inputFooterLines, untrustedLines } from "./modal_frame.ts";

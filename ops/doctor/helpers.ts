@@ -1,13 +1,13 @@
 /**
  * Small helpers the doctor's checks share: one-line terminal text (cleaned
- * through `extension/ui/prompt_text.ts`, the package's one sanitiser), errno
+ * through `askpass/prompt_text.ts`, the package's one sanitiser), errno
  * codes, and existence and permission probes that never throw.
  *
  * @module
  */
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
-import { sanitizeUntrusted } from "../../extension/ui/prompt_text.ts";
+import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { readProcText } from "../../kernel/proc_reader.ts";
 
 /** Most bytes read of a small `/proc` file (a sysctl value, `/proc/self/stat`). */

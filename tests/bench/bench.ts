@@ -53,7 +53,7 @@ import {
   type SessionEvent,
   startSession,
 } from "../../extension/channel/session_server.ts";
-import type { Prompter, PromptOutcome, PromptRequest } from "../../extension/channel/prompter.ts";
+import type { Prompter, PromptOutcome, PromptRequest } from "../../askpass/prompter.ts";
 import { currentUid, verifyRequester } from "../../kernel/peer_verification.ts";
 import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
 import { socketInodesOf, unixPeerInodeByInode } from "../../kernel/socket_peer.ts";

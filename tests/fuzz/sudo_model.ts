@@ -7,7 +7,7 @@
  * consumes a following non-option word as the remote host; and long options
  * may be abbreviated to any unambiguous prefix.
  *
- * Used as the oracle for the scanner in `extension/channel/sudo_args.ts`: when sudo
+ * Used as the oracle for the scanner in `askpass/sudo_args.ts`: when sudo
  * accepts the arguments, the scanner must not add `-A` where sudo sees `-S`,
  * and must add it where sudo sees neither `-A` nor `-S`.
  *

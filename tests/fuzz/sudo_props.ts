@@ -1,6 +1,6 @@
 /**
  * Properties of the sudo argument scanner: the TypeScript reference
- * (`extension/channel/sudo_args.ts`) and the POSIX-sh scanner that really runs
+ * (`askpass/sudo_args.ts`) and the POSIX-sh scanner that really runs
  * (`sudoScannerFunction()` in `extension/channel/shell_injection.ts`, under dash)
  * agree; the reference answers correctly on argument lists built with a
  * known answer; "leave alone" is only said when a password source is among
@@ -14,7 +14,7 @@ import {
   resolveLongOption,
   sudoNeedsAskpass,
   sudoResetsTimestamp,
-} from "../../extension/channel/sudo_args.ts";
+} from "../../askpass/sudo_args.ts";
 import { sudoScannerFunction } from "../../extension/channel/shell_injection.ts";
 import { SUDO_LONG_OPTION_NAMES, sudoOptionModel } from "./sudo_model.ts";
 import { checkSync, expect, type FuzzOptions, type FuzzProperty } from "./common.ts";

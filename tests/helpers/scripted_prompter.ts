@@ -10,7 +10,7 @@ import type {
   PromptOutcome,
   PromptRequest,
   SecretPromptRequest,
-} from "../../extension/channel/prompter.ts";
+} from "../../askpass/prompter.ts";
 
 /** One scripted answer. */
 export type ScriptedAnswer =

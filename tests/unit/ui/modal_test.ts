@@ -22,7 +22,7 @@ import {
   type SudoModalState,
   type SudoModalUI,
 } from "../../../extension/ui/modal.ts";
-import type { PromptOutcome, PromptRequest } from "../../../extension/channel/prompter.ts";
+import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts";
 
 const theme: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 const NOW = 1_700_000_000_000;

@@ -26,7 +26,7 @@ import {
   SUDO_MODAL_TITLE,
   type SudoModalState,
 } from "../../../extension/ui/modal.ts";
-import type { PromptOutcome, SecretPromptRequest } from "../../../extension/channel/prompter.ts";
+import type { PromptOutcome, SecretPromptRequest } from "../../../askpass/prompter.ts";
 
 const plain: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 /** Marks every colour, so tests can see which text gets which colour. */

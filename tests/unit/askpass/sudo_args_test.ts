@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { sudoNeedsAskpass, sudoResetsTimestamp } from "../../../extension/channel/sudo_args.ts";
+import { sudoNeedsAskpass, sudoResetsTimestamp } from "../../../askpass/sudo_args.ts";
 import { sudoScannerFunction } from "../../../extension/channel/shell_injection.ts";
 
 /** [args, needs -A] */
