@@ -59,7 +59,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   let cacheMode: CredentialCacheMode = "none";
   const calls = new CallTracker();
 
-  registerCommands(pi, { session: () => session });
+  registerCommands(pi, { session: () => session, auditStats: () => audit?.stats() });
   pi.registerFlag("sudo-strict", {
     type: "boolean",
     default: false,

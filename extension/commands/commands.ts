@@ -15,7 +15,7 @@ import { runAsRoot } from "./root_command.ts";
 import { showInfoPanel } from "../ui/info_panel.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
 import { allowFlow } from "./allow_flow.ts";
-import { statusLines } from "./status.ts";
+import { type AuditStats, statusLines } from "./status.ts";
 import { renderDoctor, runDoctor } from "../../ops/doctor/runner.ts";
 
 /** Subcommands, for completion and help. */
@@ -25,6 +25,8 @@ export const SUBCOMMANDS = ["install-broker", "uninstall-broker", "allow", "stat
 export interface CommandDeps {
   /** The running session, if any (interactive mode only). */
   readonly session: () => AskpassSession | undefined;
+  /** The session's audit log counts (its system-log copy included), if the log is open. */
+  readonly auditStats?: () => AuditStats | undefined;
 }
 
 /** The installer shipped with this package. */
@@ -66,7 +68,11 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
           return;
         }
         case "status": {
-          await showInfoPanel(ctx.ui, "pi-sudo-prompt status", await statusLines(session));
+          await showInfoPanel(
+            ctx.ui,
+            "pi-sudo-prompt status",
+            await statusLines(session, deps.auditStats?.()),
+          );
           return;
         }
         case "doctor": {

@@ -10,15 +10,27 @@ import { PACKAGE_VERSION } from "../../askpass/version.ts";
 import { checkAllowlistFile } from "../../broker/allowlist.ts";
 import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../../broker/paths.ts";
 import { defaultAuditPath } from "../audit/entry.ts";
-import { syslogSocketStatus } from "../audit/syslog.ts";
 import { readAuditTail } from "../audit/verify.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
 import { parseBrokerVersion } from "../../broker/broker_version.ts";
 
-/** The status panel's lines (plain text). */
-export async function statusLines(session: AskpassSession | undefined): Promise<string[]> {
+/** What the session's audit log reports of itself (`AuditLog.stats()`). */
+export interface AuditStats {
+  readonly syslog: string;
+  readonly syslogSent: number;
+  readonly syslogDropped: number;
+}
+
+/**
+ * The status panel's lines (plain text). `audit`: the session's audit log
+ * counts, so the system-log line says what this session's copy really did.
+ */
+export async function statusLines(
+  session: AskpassSession | undefined,
+  audit?: AuditStats,
+): Promise<string[]> {
   const lines: string[] = [];
   lines.push(`version ${PACKAGE_VERSION}, protocol ${PROTOCOL_VERSION}`);
   if (session) {
@@ -53,13 +65,15 @@ export async function statusLines(session: AskpassSession | undefined): Promise<
   );
   const auditPath = defaultAuditPath();
   const tail = await readAuditTail(auditPath, 10);
-  const syslog = syslogSocketStatus();
   lines.push(
     "",
     `audit log: ${auditPath}`,
-    syslog.ok
-      ? `  copy in the system log: ${syslog.path} (journalctl -t pi-sudo-prompt)`
-      : `  no copy in the system log: ${syslog.path}: ${syslog.reason.replaceAll("_", " ")}`,
+    !audit
+      ? "  not open in this session"
+      : audit.syslog === "ok"
+      ? `  copy in the system log (journalctl -t pi-sudo-prompt): ${audit.syslogSent} sent, ` +
+        `${audit.syslogDropped} dropped`
+      : `  no copy in the system log: ${audit.syslog.replaceAll("_", " ")}`,
   );
   if (!tail.ok) lines.push(`  (${tail.reason.replaceAll("_", " ")})`);
   else lines.push(...tail.lines.map((l) => `  ${summarizeAuditLine(l)}`));
