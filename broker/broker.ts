@@ -331,6 +331,7 @@ function chunksOf(socket: Socket): AsyncIterable<Uint8Array> {
   let ended = false;
   let wake: (() => void) | undefined;
   const onData = (chunk: Uint8Array) => {
+    if (ended) return void chunk.fill(0); // past the bound: dropped, the reader has refused
     queue.push(chunk);
     queued += chunk.length;
     if (queued > 2 * MAX_FRAME_BYTES) ended = true;
