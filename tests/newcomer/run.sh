@@ -20,6 +20,8 @@
 set -eu
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# Every step has a deadline (an npm install that hangs fails instead).
+STEP_DEADLINE=600
 passed=0
 failed=0
 ok() { echo "ok   $1"; passed=$((passed + 1)); }
@@ -88,7 +90,7 @@ mkdir -p "$prefix"
 log="$work/get-pi.log"
 # prefer-offline: what CI's own npm ci just fetched (pi itself) comes from npm's cache.
 if printf '%s\n' "$get_pi" | (cd "$work" && NPM_CONFIG_PREFIX="$prefix" PATH="$prefix/bin:$PATH" \
-  npm_config_prefer_offline=true sh -eu) >"$log" 2>&1; then
+  npm_config_prefer_offline=true timeout -k 10 "$STEP_DEADLINE" sh -eu) >"$log" 2>&1; then
   ok "Get pi: the README's commands ran ($(printf '%s\n' "$get_pi" | wc -l) lines)"
 else
   fail "Get pi: the README's commands" "$(cat "$log")"
@@ -110,7 +112,7 @@ fi
 as_newcomer() { # $1: directory, then the command
   dir=$1
   shift
-  runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
+  timeout -k 10 "$STEP_DEADLINE" runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
     PATH="$prefix/bin:/usr/local/bin:/usr/bin:/bin" LANG=C.UTF-8 TERM=xterm-256color \
     npm_config_cache="$home/.npm" npm_config_prefer_offline=true \
     sh -c 'cd "$1" && shift && exec "$@"' sh "$dir" "$@"
