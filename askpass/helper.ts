@@ -2,7 +2,10 @@
  * The askpass helper: the program sudo runs (through the per-session
  * launcher) when it needs a password. It checks that it really is sudo's
  * askpass child, asks the pi session for the password over the session
- * socket, and writes `password\n` to sudo's pipe in one write.
+ * socket, and then exits: pi writes the password into sudo's pipe itself
+ * (it takes the pipe with `pidfd_getfd`, docs/adr/0008). Only where pi cannot
+ * take the pipe (Yama 2 or 3, an old kernel) does the reply carry the
+ * password, and this helper writes `password\n` to sudo's pipe in one write.
  *
  * It never reads `/proc` (Deno 2.9 grants `/proc` only with `--allow-all`);
  * the session server verifies this process through the kernel instead. The
@@ -25,6 +28,7 @@ import {
   decodeReply,
   encodeRequest,
   importSessionKey,
+  KEEPALIVE_SILENCE_MS,
   MAX_PROMPT_BYTES,
   newRequestId,
   readFrame,
@@ -73,7 +77,15 @@ async function main(): Promise<void> {
   const frame = await encodeRequest(key, { id, prompt, pid: Deno.pid });
   await conn.write(frame);
 
-  const read = await readFrame(chunksOf(conn));
+  // pi sends a keepalive while the request waits; silence means pi is
+  // stopped or frozen, and then nobody is asking the human any more.
+  let silence = setTimeout(() => fail("pi stopped answering"), KEEPALIVE_SILENCE_MS);
+  const heard = () => {
+    clearTimeout(silence);
+    silence = setTimeout(() => fail("pi stopped answering"), KEEPALIVE_SILENCE_MS);
+  };
+  const read = await readFrame(chunksOf(conn, heard), { keepalives: true });
+  clearTimeout(silence);
   if (!read.ok && read.reason === "closed") fail("the pi session closed the connection");
   if (!read.ok) fail(`bad reply (${read.reason})`);
   const body = read.body;
@@ -82,6 +94,11 @@ async function main(): Promise<void> {
   body.fill(0);
   if (!reply.ok) fail(`bad reply (${reply.reason})`);
   if (reply.message.type === "password_denied") fail(`denied: ${reply.message.reason}`);
+  if (reply.message.type === "password_delivered") {
+    // pi wrote the password into sudo's pipe itself; this process never held it.
+    clearTimeout(timer);
+    Deno.exit(0);
+  }
 
   const password = reply.message.password;
   const line = new Uint8Array(password.length + 1);
@@ -101,13 +118,17 @@ async function main(): Promise<void> {
 
 main().catch(() => fail("internal error"));
 
-/** The bytes of `conn` as they arrive, in one reused buffer that is zeroed at the end. */
-async function* chunksOf(conn: Deno.Conn): AsyncGenerator<Uint8Array> {
+/**
+ * The bytes of `conn` as they arrive, in one reused buffer that is zeroed at
+ * the end; `heard` is called for each chunk.
+ */
+async function* chunksOf(conn: Deno.Conn, heard: () => void): AsyncGenerator<Uint8Array> {
   const buf = new Uint8Array(1024);
   try {
     for (;;) {
       const n = await conn.read(buf).catch(() => null);
       if (n === null) return;
+      heard();
       yield buf.subarray(0, n);
     }
   } finally {

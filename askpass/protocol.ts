@@ -8,8 +8,10 @@
  * session server (inside pi). Runtime-neutral: Web Crypto and plain bytes.
  *
  * One connection carries exactly one exchange: the helper sends a signed
- * `password_request`, the server answers with a signed `password_response`
- * or `password_denied`, and both sides close.
+ * `password_request`, the server answers with a signed `password_delivered`
+ * (pi wrote the password into sudo's pipe itself: the helper exits without
+ * writing), `password_response` (the password, for the helper to write, only
+ * where pi cannot take the pipe) or `password_denied`, and both sides close.
  *
  * Frame layout (all integers big-endian):
  *
@@ -33,7 +35,7 @@
  */
 
 /** Protocol version; both ends must agree exactly. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** Domain-separation tag at the head of every MAC input. */
 const MAC_CONTEXT = "pi-sudo-prompt/askpass";
 /** Bytes in a session key (256 bits). */
@@ -138,8 +140,17 @@ export interface PasswordDenied {
   readonly reason: DenyReason;
 }
 
-/** Either answer the server can give. */
-export type Reply = PasswordResponse | PasswordDenied;
+/**
+ * Sent by the server: pi has written the password into sudo's pipe itself;
+ * the helper exits 0 and writes nothing (docs/adr/0008).
+ */
+export interface PasswordDelivered {
+  readonly type: "password_delivered";
+  readonly id: string;
+}
+
+/** Any answer the server can give. */
+export type Reply = PasswordResponse | PasswordDelivered | PasswordDenied;
 
 /** A typed decode result: never an exception. */
 export type Decoded<T> =
@@ -230,6 +241,16 @@ export function encodeResponse(
     ["password_response", id, password.length],
     { type: "password_response", id },
     password,
+  );
+}
+
+/** Encodes and signs a `password_delivered`: the password is already in sudo's pipe. */
+export function encodeDelivered(key: CryptoKey, id: string): Promise<Uint8Array> {
+  return encodeFrame(
+    key,
+    ["password_delivered", id],
+    { type: "password_delivered", id },
+    new Uint8Array(0),
   );
 }
 
@@ -345,6 +366,15 @@ export async function decodeReply(
     }
     return { ok: true, message: { type: "password_response", id: expectedId, password: payload } };
   }
+  if (header.type === "password_delivered") {
+    if (!hasExactKeys(header, ["v", "type", "id", "mac"]) || payload.length !== 0) {
+      return fail(PROTOCOL_ERRORS.BAD_FIELD);
+    }
+    if (!await verifyMac(key, header.mac, ["password_delivered", expectedId], payload)) {
+      return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
+    }
+    return { ok: true, message: { type: "password_delivered", id: expectedId } };
+  }
   if (header.type === "password_denied") {
     if (!hasExactKeys(header, ["v", "type", "id", "reason", "mac"])) {
       return fail(PROTOCOL_ERRORS.BAD_FIELD);
@@ -365,16 +395,35 @@ export async function decodeReply(
 }
 
 /**
+ * Four zero bytes: a frame of length 0, which the server sends to a waiting
+ * helper about every {@link KEEPALIVE_INTERVAL_MS} while pi runs. A helper
+ * that hears nothing for {@link KEEPALIVE_SILENCE_MS} knows pi is stopped or
+ * frozen and gives up, so a stopped pi never hangs the tool call (ADR 0008).
+ */
+export const KEEPALIVE: Uint8Array = new Uint8Array(4);
+/** How often the server sends {@link KEEPALIVE} to each waiting helper. */
+export const KEEPALIVE_INTERVAL_MS = 500;
+/** Silence after which the helper stops waiting. */
+export const KEEPALIVE_SILENCE_MS = 6000;
+
+/**
  * Accumulates bytes from a stream until exactly one frame has arrived.
  * Enforces the size cap as soon as the length prefix is known, so a peer
  * cannot make the reader buffer more than {@link MAX_FRAME_BYTES} plus one
  * chunk. Bytes after the frame are an error (one message per connection).
+ * With `keepalives`, {@link KEEPALIVE} prefixes before the frame are skipped;
+ * without, a zero length is a malformed frame like any other.
  */
 export class FrameReader {
   #chunks: Uint8Array[] = [];
   #received = 0;
   #expected = -1;
   #done = false;
+  readonly #keepalives: boolean;
+
+  constructor(options: { keepalives?: boolean } = {}) {
+    this.#keepalives = options.keepalives === true;
+  }
 
   /**
    * Adds a chunk. Returns the frame body once complete, `undefined` while
@@ -386,10 +435,17 @@ export class FrameReader {
     if (this.#done) return fail(PROTOCOL_ERRORS.TRAILING_BYTES);
     this.#chunks.push(chunk);
     this.#received += chunk.length;
-    if (this.#expected < 0 && this.#received >= LENGTH_PREFIX_BYTES) {
+    while (this.#expected < 0 && this.#received >= LENGTH_PREFIX_BYTES) {
       const head = concat(this.#chunks, this.#received);
       this.#chunks = [head];
       this.#expected = new DataView(head.buffer, head.byteOffset).getUint32(0);
+      if (this.#expected === 0 && this.#keepalives) {
+        this.#chunks = [head.slice(LENGTH_PREFIX_BYTES)];
+        head.fill(0);
+        this.#received -= LENGTH_PREFIX_BYTES;
+        this.#expected = -1;
+        continue;
+      }
       if (this.#expected > MAX_FRAME_BYTES) return this.#reject(PROTOCOL_ERRORS.FRAME_TOO_LARGE);
     }
     if (this.#expected < 0 || this.#received < LENGTH_PREFIX_BYTES + this.#expected) {
@@ -431,8 +487,9 @@ export class FrameReader {
  */
 export async function readFrame(
   chunks: AsyncIterable<Uint8Array>,
+  options: { keepalives?: boolean } = {},
 ): Promise<{ ok: true; body: Uint8Array } | { ok: false; reason: ProtocolError | "closed" }> {
-  const reader = new FrameReader();
+  const reader = new FrameReader(options);
   try {
     for await (const chunk of chunks) {
       // A copy (`Buffer#slice` would be a view): the chunk is zeroed next.

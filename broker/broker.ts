@@ -315,6 +315,8 @@ async function askSession(
     const reason = reply.message.reason;
     refuse(reason === "timeout" ? R.NOBODY_ANSWERED : reason);
   }
+  // A secret always comes in the reply: nobody else may write the consumer's stdin.
+  if (reply.message.type !== "password_response") refuse("bad reply (unexpected_type)");
   return reply.message.password;
 }
 

@@ -23,7 +23,14 @@
  */
 import type { PasswordRequest } from "../askpass/protocol.ts";
 import type { PeerCredentials } from "./peer_credentials.ts";
-import { parseNulList, parseStat, parseStatusIds, type ProcStat, sameList } from "./proc.ts";
+import {
+  parseNulList,
+  parseStat,
+  parseStatusIds,
+  parseTracerPid,
+  type ProcStat,
+  sameList,
+} from "./proc.ts";
 import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
 import { peerOwnsConnection, SOCKET_PEER_ERRORS } from "./socket_peer.ts";
 import { ownUid } from "../shared/own_uid.ts";
@@ -48,6 +55,7 @@ export const VERIFY_REFUSALS = {
   PEER_HOLDS_CONNECTION_TWICE: "peer_holds_connection_twice",
   CONNECTION_OWNER_UNKNOWN: "connection_owner_unknown",
   PEER_STOPPED: "peer_stopped",
+  HELPER_TRACED: "helper_traced",
   PEER_CHANGED: "peer_changed",
   BROKER_NOT_ROOT: "broker_not_root",
   BROKER_CMDLINE_MISMATCH: "broker_cmdline_mismatch",
@@ -87,6 +95,8 @@ export interface VerifiedRequester {
   readonly toolCommand: readonly string[] | null;
   /** A pidfd for the helper (from SO_PEERPIDFD), when the kernel has it. */
   readonly helperPidfd: number | undefined;
+  /** Inode of the helper's stdout: sudo's root-owned pipe, the one pi writes into. */
+  readonly pipeInode: number;
 }
 
 /** Result of {@link verifyRequester}. */
@@ -115,10 +125,13 @@ export async function verifyRequester(
   if (creds.uid !== expected.uid) return refuse(VERIFY_REFUSALS.PEER_UID_MISMATCH);
 
   const stat = await readStat(pid);
-  const status = parseStatusIds(await readProcText(`/proc/${pid}/status`) ?? "");
+  const statusText = await readProcText(`/proc/${pid}/status`) ?? "";
+  const status = parseStatusIds(statusText);
   if (!stat || !status) return refuse(VERIFY_REFUSALS.PEER_GONE);
   // A stopped helper cannot be talking to us itself (SIGSTOP before it connects).
   if (stat.state === "T" || stat.state === "t") return refuse(VERIFY_REFUSALS.PEER_STOPPED);
+  // A traced helper is driven by its tracer, who sees every byte it handles (ADR 0008).
+  if (parseTracerPid(statusText) !== 0) return refuse(VERIFY_REFUSALS.HELPER_TRACED);
   if (!status.uid.every((u) => u === expected.uid)) {
     return refuse(VERIFY_REFUSALS.PEER_IDS_MISMATCH);
   }
@@ -161,7 +174,14 @@ export async function verifyRequester(
   }
   return {
     ok: true,
-    requester: { helper, sudo, sudoArgv, toolCommand: ancestry.toolCommand, helperPidfd: pidfd },
+    requester: {
+      helper,
+      sudo,
+      sudoArgv,
+      toolCommand: ancestry.toolCommand,
+      helperPidfd: pidfd,
+      pipeInode: out.ino,
+    },
   };
 }
 
@@ -262,6 +282,16 @@ export async function setuidSudoParent(
     return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT };
   }
   return { ok: true, stat: sudoStat };
+}
+
+/**
+ * The pid tracing `pid` now: 0 for none, `undefined` when it cannot be read
+ * (gone, or a malformed file: the caller treats that as traced). Read right
+ * before the password leaves, to catch a tracer that attached after the
+ * verification (ADR 0008).
+ */
+export async function tracerOf(pid: number): Promise<number | undefined> {
+  return parseTracerPid(await readProcText(`/proc/${pid}/status`) ?? "");
 }
 
 /** Our own uid ({@link ownUid}, kept under this name for the verifier's callers). */

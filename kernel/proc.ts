@@ -59,6 +59,17 @@ export function parseStatusIds(text: string): ProcIds | undefined {
 }
 
 /**
+ * The `TracerPid:` of `/proc/<pid>/status`: the pid of the process tracing
+ * it, 0 when none. `undefined` when the line is missing or malformed (the
+ * caller then treats the process as traced: fail closed).
+ */
+export function parseTracerPid(text: string): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith("TracerPid:"));
+  const match = line === undefined ? null : /^TracerPid:\t([0-9]{1,10})$/.exec(line);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
  * Splits a NUL-separated `/proc` file (`cmdline`, `environ`) into strings.
  * A trailing NUL terminates the last element; an empty file is an empty list.
  * Returns `undefined` if the bytes are not valid UTF-8.

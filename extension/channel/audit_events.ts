@@ -65,6 +65,8 @@ export function auditEntryFromSessionEvent(
         requestId: event.requestId,
         decision: "answered",
         attempt: event.attempt,
+        ...(event.writer === "pi" ? { reason: "pi_wrote_pipe" } : {}),
+        ...(event.writer === "helper" ? { reason: `helper_wrote_pipe:${event.fallback}` } : {}),
         ...t,
       };
     case "denied":

@@ -253,6 +253,8 @@ export class ConnectionIntake {
     socket.once("close", () => void this.#queue.finish(pending, DENY_REASONS.PROCESS_GONE));
     socket.resume();
     socket.on("data", () => void this.#queue.finish(pending, DENY_REASONS.PROCESS_GONE));
+    // From now until its reply, a helper hears that pi is alive (ADR 0008).
+    if (entry.kind === "sudo") this.#queue.keepAlive(socket);
     this.#queue.enqueue(pending, {
       kind: "queued",
       requestId: request.id,
@@ -269,6 +271,7 @@ export class ConnectionIntake {
       id: request.id,
       kind: "sudo" as const,
       argv: requester.sudoArgv,
+      pipeInode: requester.pipeInode,
       attempt,
       watched: [requester.helper, requester.sudo],
       ask: (signal: AbortSignal) =>
@@ -294,6 +297,7 @@ export class ConnectionIntake {
       id: request.id,
       kind: "secret" as const,
       argv: request.argv,
+      pipeInode: undefined,
       attempt: 1,
       watched: [verified.broker, verified.sudo],
       ask: (signal: AbortSignal) => {

@@ -8,6 +8,7 @@
  */
 import type { DenyReason, ProtocolError } from "../../askpass/protocol.ts";
 import type { VerifyRefusal } from "../../kernel/peer_verification.ts";
+import type { PipeHandoverError } from "../../kernel/sudo_pipe.ts";
 import type { TerminalRefusal } from "../keyboard/terminal_holders.ts";
 import type { ModalGate } from "../keyboard/terminal_gate.ts";
 import type { PairingLayers } from "../pairing/pairing_guard.ts";
@@ -61,7 +62,8 @@ export type SessionEvent =
       | ConnectionError
       | CredentialRefusal
       | TerminalRefusal
-      | PairingRefusal;
+      | PairingRefusal
+      | PipeHandoverError;
     readonly peerPid?: number;
     readonly requestId?: string;
     /** One line for the human: what was found and what to do (never a secret). */
@@ -79,7 +81,17 @@ export type SessionEvent =
     readonly verifyMs: number;
   }
   | { readonly kind: "prompted"; readonly requestId: string; readonly attempt: number }
-  | { readonly kind: "answered"; readonly requestId: string; readonly attempt: number }
+  | {
+    readonly kind: "answered";
+    readonly requestId: string;
+    readonly attempt: number;
+    /**
+     * Who wrote a sudo password into sudo's pipe: pi itself, or the helper
+     * because pi could not take the pipe (`fallback` says why; ADR 0008).
+     */
+    readonly writer?: "pi" | "helper";
+    readonly fallback?: PipeHandoverError;
+  }
   | { readonly kind: "denied"; readonly requestId: string; readonly reason: DenyReason };
 
 /** Options of {@link startSession}. */

@@ -25,7 +25,7 @@ const conn = await Deno.connect({ transport: "unix", path: Deno.env.get("PI_ASKP
 await conn.write(
   await encodeRequest(imported.key, { id, prompt: Deno.args[0] ?? "", pid: Deno.pid }),
 );
-const reader = new FrameReader();
+const reader = new FrameReader({ keepalives: true });
 const buf = new Uint8Array(4096);
 let body: Uint8Array | undefined;
 while (body === undefined) {
@@ -44,5 +44,6 @@ while (body === undefined) {
 const reply = await decodeReply(imported.key, body, id);
 if (!reply.ok) say(`BAD_REPLY ${reply.reason}`);
 else if (reply.message.type === "password_denied") say(`DENIED ${reply.message.reason}`);
+else if (reply.message.type === "password_delivered") say("DELIVERED");
 else say("GOT_PASSWORD");
 Deno.exit(1);

@@ -84,13 +84,41 @@ cleanup() {
 trap cleanup EXIT INT TERM
 useradd -m -s /bin/bash "$user"
 
+# --- the machine's npm settings, for every step that reaches the registry -----
+# npm reads its CA, registry and proxy from root's npmrc and from the global
+# npmrc under npm's prefix; a fresh user has neither, and a step with its own
+# --prefix reads another global npmrc. So they are read here once, as root,
+# and every npm step below runs through registry_env, which passes them on
+# (tests/unit/package/registry_steps_test.ts checks that none bypasses it).
+npm_settings=""
+for key in registry cafile proxy https-proxy noproxy strict-ssl; do
+  value=$(npm config get "$key" 2>/dev/null || true)
+  case "$value" in "" | null | undefined) continue ;; esac
+  case "$value" in *[[:space:]]*)
+    fail "npm setting $key has white space: cannot pass it on" "$value"
+    continue ;;
+  esac
+  if [ "$key" = cafile ]; then
+    # The fresh user may not be able to read root's copy.
+    cp "$value" "$work/npm-ca.pem" && chmod 0644 "$work/npm-ca.pem" && value="$work/npm-ca.pem"
+  fi
+  npm_settings="$npm_settings npm_config_$(printf '%s' "$key" | tr - _)=$value"
+done
+npm_settings="$npm_settings npm_config_prefer_offline=true" # CI's npm ci just filled the cache
+# registry_env CMD…: CMD with the machine's npm settings (as_newcomer passes
+# the same words through its env -i).
+registry_env() {
+  # shellcheck disable=SC2086 # NAME=value words without white space (checked above)
+  env $npm_settings "$@"
+}
+
 # --- 1. Get pi, as root, into a private prefix --------------------------------
 prefix="$work/prefix"
 mkdir -p "$prefix"
 log="$work/get-pi.log"
 # prefer-offline: what CI's own npm ci just fetched (pi itself) comes from npm's cache.
 if printf '%s\n' "$get_pi" | (cd "$work" && NPM_CONFIG_PREFIX="$prefix" PATH="$prefix/bin:$PATH" \
-  npm_config_prefer_offline=true timeout -k 10 "$STEP_DEADLINE" sh -eu) >"$log" 2>&1; then
+  registry_env timeout -k 10 "$STEP_DEADLINE" sh -eu) >"$log" 2>&1; then
   ok "Get pi: the README's commands ran ($(printf '%s\n' "$get_pi" | wc -l) lines)"
 else
   fail "Get pi: the README's commands" "$(cat "$log")"
@@ -109,12 +137,14 @@ pi: $pi_version"
 fi
 
 # The user's PATH: the Node and pi from "Get pi" first, as after a global install.
+# Every command of the user runs through here, so every npm step of theirs
+# gets the machine's npm settings (registry_env's words).
 as_newcomer() { # $1: directory, then the command
   dir=$1
   shift
   timeout -k 10 "$STEP_DEADLINE" runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
     PATH="$prefix/bin:/usr/local/bin:/usr/bin:/bin" LANG=C.UTF-8 TERM=xterm-256color \
-    npm_config_cache="$home/.npm" npm_config_prefer_offline=true \
+    npm_config_cache="$home/.npm" $npm_settings \
     sh -c 'cd "$1" && shift && exec "$@"' sh "$dir" "$@"
 }
 

@@ -192,7 +192,7 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
         for (const [label, outcome] of outcomes) {
           assert.equal(outcome, "DENIED verification_failed", `${label}: ${outcome}`);
         }
-        assert.doesNotMatch(output, /GOT_PASSWORD/);
+        assert.doesNotMatch(output, /GOT_PASSWORD|DELIVERED/);
         assert.match(output, /^legit: 0$/m, "the real sudo got the password and ran as root");
         await assertNoLeak(pi, PASSWORD, { extraDirs: [work] });
       });

@@ -59,10 +59,13 @@ describe("real sudo through the askpass channel", () => {
   after(() => beat.assertNoStall());
 
   it("correct password: sudo -k id -u prints 0", async () => {
-    await withSession([{ submit: PASSWORD }], async ({ session, prompter }) => {
+    await withSession([{ submit: PASSWORD }], async ({ session, prompter, events }) => {
       const r = await runToolCommand(session, "sudo -k id -u");
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, "0\n");
+      // pi wrote the password into sudo's pipe itself; the helper never held it (ADR 0008).
+      const answered = events.find((e) => e.kind === "answered");
+      assert.ok(answered?.kind === "answered" && answered.writer === "pi", JSON.stringify(events));
       assert.equal(prompter.seen.length, 1);
       const seen = prompter.seen[0].request;
       assert.deepEqual(seen.sudoArgv.slice(1), ["-A", "-k", "id", "-u"]);

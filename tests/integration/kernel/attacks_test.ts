@@ -184,7 +184,7 @@ describe("attacks", () => {
             15_000,
           );
           assert.match(r.stderr, /rogue: DENIED verification_failed/);
-          assert.doesNotMatch(r.stderr, /GOT_PASSWORD/);
+          assert.doesNotMatch(r.stderr, /GOT_PASSWORD|DELIVERED/);
           assert.deepEqual(refusals(f.events), ["peer_stdout_not_sudo_pipe"]);
           assert.equal(f.prompter.seen.length, 0);
         });

@@ -244,7 +244,7 @@ describe("refusal reasons produced by real processes", () => {
           10_000,
         );
         assert.match(sudo.stderr(), /gated: DENIED verification_failed/);
-        assert.doesNotMatch(sudo.stderr(), /GOT_PASSWORD/);
+        assert.doesNotMatch(sudo.stderr(), /GOT_PASSWORD|DELIVERED/);
       } finally {
         killQuietly(sudoPid, "SIGCONT");
         sudo.child.stdin?.end();

@@ -65,7 +65,7 @@ async function forge(key: CryptoKey, label: string, pid: number, prompt: string)
   const id = newRequestId();
   const frame = await encodeRequest(key, { id, prompt, pid });
   const body = await new Promise<Uint8Array | undefined>((resolve) => {
-    const reader = new FrameReader();
+    const reader = new FrameReader({ keepalives: true });
     const sock = connect(socketPath);
     const timer = setTimeout(() => sock.destroy(), 10_000);
     let result: Uint8Array | undefined;
@@ -85,6 +85,8 @@ async function forge(key: CryptoKey, label: string, pid: number, prompt: string)
   if (!reply.ok) say(`ATTACK ${label}: BAD_REPLY ${reply.reason}`);
   else if (reply.message.type === "password_denied") {
     say(`ATTACK ${label}: DENIED ${reply.message.reason}`);
+  } else if (reply.message.type === "password_delivered") {
+    say(`ATTACK ${label}: DELIVERED`);
   } else {
     say(`ATTACK ${label}: GOT_PASSWORD (${reply.message.password.length} bytes)`);
     reply.message.password.fill(0);

@@ -1,0 +1,149 @@
+/**
+ * pi writes the password into sudo's pipe itself (ADR 0008): it copies the
+ * helper's stdout with `pidfd_getfd(2)`, checks that the copy is the very
+ * pipe the verification saw (same inode, a FIFO, root-owned, mode 0600),
+ * writes `password\n` in one non-blocking `write(2)` and closes it. The
+ * helper, a dumpable process the agent could trace, never holds the password.
+ *
+ * `pidfd_getfd` needs ptrace rights over the helper. pi is the helper's
+ * ancestor (pi → tool shell → sudo → helper), so Yama 0 and 1 allow it; Yama
+ * 2 and 3 refuse it (`EPERM`), and kernels before 5.6 lack it (`ENOSYS`).
+ * Those two answers mean "use the old path" (the helper writes); every other
+ * failure denies the request.
+ *
+ * Every call here is a non-blocking system call on a descriptor this process
+ * holds: nothing waits on pi's event loop.
+ *
+ * @module
+ */
+import { loadLibc } from "./libc.ts";
+import { fdStatSync } from "./socket_fd.ts";
+
+/** Named outcomes of a handover that did not write the password. */
+export const PIPE_HANDOVER_ERRORS = {
+  /** Yama 2/3 or an LSM refused `pidfd_getfd`: the helper must write (old path). */
+  NOT_PERMITTED: "pidfd_getfd_not_permitted",
+  /** The kernel has no `pidfd_getfd` (< 5.6), or FFI is missing: the helper must write. */
+  UNSUPPORTED: "pidfd_getfd_unsupported",
+  /** The helper is gone, or its stdout is closed. */
+  HELPER_GONE: "helper_gone",
+  /** The helper's stdout is no longer the pipe that was verified. */
+  PIPE_CHANGED: "helper_pipe_changed",
+  /** The pipe did not take the whole line in one write (full, or closed by sudo). */
+  WRITE_FAILED: "pipe_write_failed",
+} as const;
+
+/** One of the values of {@link PIPE_HANDOVER_ERRORS}. */
+export type PipeHandoverError = typeof PIPE_HANDOVER_ERRORS[keyof typeof PIPE_HANDOVER_ERRORS];
+
+/** The failures after which the helper may still write the password (the old path). */
+export const FALLBACK_REASONS: ReadonlySet<PipeHandoverError> = new Set([
+  PIPE_HANDOVER_ERRORS.NOT_PERMITTED,
+  PIPE_HANDOVER_ERRORS.UNSUPPORTED,
+]);
+
+const SYS_PIDFD_OPEN = 434; // the same number on every architecture
+const SYS_PIDFD_GETFD = 438;
+const F_GETFL = 3;
+const F_SETFL = 4;
+const O_NONBLOCK = 0o4000;
+const EPERM = 1;
+const ENOSYS = 38;
+
+interface PipeCalls {
+  syscall(nr: number, ...typedArgs: unknown[]): number;
+  fcntl(fd: number, cmd: number, arg: number): number;
+  write(fd: number, bytes: Uint8Array, length: number): number;
+  close(fd: number): number;
+  errno(): number;
+}
+
+let calls: PipeCalls | null | undefined;
+
+function bind(): PipeCalls | null {
+  if (calls !== undefined) return calls;
+  const c = loadLibc();
+  if (!c) return calls = null;
+  try {
+    const syscall = c.lib.func("long syscall(long, ...)");
+    const fcntl = c.lib.func("int fcntl(int, int, ...)");
+    const write = c.lib.func("long write(int, const uint8_t *buf, size_t)");
+    const close = c.lib.func("int close(int)");
+    calls = {
+      syscall: (nr, ...args) => Number(syscall(nr, ...args)),
+      fcntl: (fd, cmd, arg) => fcntl(fd, cmd, "int", arg),
+      write: (fd, bytes, length) => Number(write(fd, bytes, length)),
+      close: (fd) => close(fd),
+      errno: c.errno,
+    };
+  } catch {
+    calls = null;
+  }
+  return calls;
+}
+
+/** The helper to write through: its pidfd if one is held, else its pid (a pidfd is opened). */
+export interface PipeTarget {
+  readonly pidfd: number | undefined;
+  readonly pid: number;
+  /** Inode of the helper's stdout when it was verified. */
+  readonly pipeInode: number;
+}
+
+/**
+ * Writes `secret` plus a newline into the helper's stdout, which must still be
+ * the verified sudo pipe. The caller still owns (and zeroes) `secret`; the
+ * line built here is zeroed before this returns.
+ */
+export function writeIntoSudoPipe(
+  target: PipeTarget,
+  secret: Uint8Array,
+): { ok: true } | { ok: false; reason: PipeHandoverError } {
+  const c = bind();
+  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };
+  let pidfd = target.pidfd;
+  let ownPidfd = false;
+  if (pidfd === undefined) {
+    pidfd = c.syscall(SYS_PIDFD_OPEN, "int", target.pid, "unsigned int", 0);
+    if (pidfd < 0) return { ok: false, reason: openFailure(c.errno()) };
+    ownPidfd = true;
+  }
+  let fd = -1;
+  try {
+    fd = c.syscall(SYS_PIDFD_GETFD, "int", pidfd, "int", 1, "unsigned int", 0);
+    if (fd < 0) return { ok: false, reason: openFailure(c.errno()) };
+    const st = fdStatSync(fd);
+    if (
+      !st || !st.isFIFO() || st.uid !== 0 || (st.mode & 0o777) !== 0o600 ||
+      st.ino !== target.pipeInode
+    ) {
+      return { ok: false, reason: PIPE_HANDOVER_ERRORS.PIPE_CHANGED };
+    }
+    // A full pipe must not stall pi: EAGAIN instead of a wait. The flag is on
+    // the open file the helper shares, which writes nothing after this.
+    const flags = c.fcntl(fd, F_GETFL, 0);
+    if (flags < 0 || c.fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+      return { ok: false, reason: PIPE_HANDOVER_ERRORS.WRITE_FAILED };
+    }
+    const line = new Uint8Array(secret.length + 1);
+    try {
+      line.set(secret);
+      line[secret.length] = 0x0a;
+      // At most 1024 bytes to a pipe: one write below PIPE_BUF is atomic.
+      const n = c.write(fd, line, line.length);
+      if (n !== line.length) return { ok: false, reason: PIPE_HANDOVER_ERRORS.WRITE_FAILED };
+    } finally {
+      line.fill(0);
+    }
+    return { ok: true };
+  } finally {
+    if (fd >= 0) c.close(fd);
+    if (ownPidfd) c.close(pidfd);
+  }
+}
+
+function openFailure(errno: number): PipeHandoverError {
+  if (errno === EPERM) return PIPE_HANDOVER_ERRORS.NOT_PERMITTED;
+  if (errno === ENOSYS) return PIPE_HANDOVER_ERRORS.UNSUPPORTED;
+  return PIPE_HANDOVER_ERRORS.HELPER_GONE;
+}
