@@ -45,6 +45,11 @@ export interface SecretPromptRequest {
   readonly label: string;
   /** True only when the allowlist allows this exact argv (else the red warning). */
   readonly allowlisted: boolean;
+  /**
+   * True when the agent can trace the command (it runs as the user, below the
+   * agent's shell; Yama `ptrace_scope` < 2): the modal says so.
+   */
+  readonly traceable: boolean;
   /** Epoch milliseconds at which the request is denied automatically. */
   readonly deadline: number;
   /** How many other verified requests wait behind this one right now. */

@@ -84,6 +84,8 @@ export const DENY_REASONS = {
   ATTEMPTS_EXHAUSTED: "attempts_exhausted",
   SESSION_CLOSED: "session_closed",
   NO_INTERACTIVE_UI: "no_interactive_ui",
+  /** pi was stopped (SIGTSTP, SIGSTOP) while the request waited. */
+  PI_STOPPED: "pi_stopped",
 } as const;
 
 /** One of the values of {@link DENY_REASONS}. */

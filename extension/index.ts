@@ -42,7 +42,12 @@ import {
   CallTracker,
   removeCachedCredentials,
 } from "./channel/call_credentials.ts";
-import { startTerminalGuard, terminalGuardStatus } from "./keyboard/terminal_guard.ts";
+import {
+  noteModal,
+  onStopOrResume,
+  startTerminalGuard,
+  terminalGuardStatus,
+} from "./keyboard/terminal_guard.ts";
 import { terminalGate } from "./keyboard/terminal_gate.ts";
 import { currentUid } from "../kernel/peer_verification.ts";
 import { packageInstall, startFailureNotice } from "./ui/start_notice.ts";
@@ -58,6 +63,9 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   // Credential cache (ADR 0006): "none" unless the user opts in per call.
   let cacheMode: CredentialCacheMode = "none";
   const calls = new CallTracker();
+  // Requests whose modal is on screen: the guard erases it if pi stops (ADR 0008).
+  const shown = new Set<string>();
+  let unhookStop: (() => void) | undefined;
 
   registerCommands(pi, { session: () => session, auditStats: () => audit?.stats() });
   pi.registerFlag("sudo-strict", {
@@ -81,6 +89,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
 
   pi.on("session_shutdown", async () => {
     await starting;
+    unhookStop?.();
+    unhookStop = undefined;
     const s = session;
     session = undefined;
     await s?.close();
@@ -109,6 +119,14 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     let lastDetailAt = 0;
     const onEvent = (event: SessionEvent) => {
       record?.(event);
+      if (event.kind === "prompted" && !shown.has(event.requestId)) {
+        shown.add(event.requestId);
+        noteModal(true);
+      } else if (
+        (event.kind === "answered" || event.kind === "denied") && shown.delete(event.requestId)
+      ) {
+        noteModal(false);
+      }
       if (event.kind === "answered") calls.noteAnswer();
       if (event.kind !== "refused" || !("requestId" in event) || !event.requestId) return;
       if (event.notice) {
@@ -150,6 +168,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       return;
     }
     session = started.session;
+    unhookStop?.();
+    unhookStop = onStopOrResume(() => session?.denyAllNow());
   }
 
   // The replaced bash tool: pi's own definition (rendering, streaming,

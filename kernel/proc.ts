@@ -13,8 +13,12 @@ export interface ProcStat {
   readonly comm: string;
   readonly state: string;
   readonly ppid: number;
+  /** Field 5: the process group. */
+  readonly pgrp: number | undefined;
   /** Field 7: the controlling terminal's device number (0 for none); unparsable: undefined. */
   readonly ttyNr: number | undefined;
+  /** Field 8: the foreground process group of that terminal (-1 for none). */
+  readonly tpgid: number | undefined;
   /** Field 22: start time in clock ticks since boot (a PID-reuse guard). */
   readonly startTime: bigint;
 }
@@ -35,11 +39,14 @@ export function parseStat(text: string): ProcStat | undefined {
   if (rest.length < 20) return undefined;
   const state = rest[0];
   const ppid = parseDecimal(rest[1]);
-  const ttyNr = /^-?[0-9]{1,10}$/.test(rest[4] ?? "") ? Number(rest[4]) : undefined;
+  const signed = (s: string | undefined) => /^-?[0-9]{1,10}$/.test(s ?? "") ? Number(s) : undefined;
+  const pgrp = signed(rest[2]);
+  const ttyNr = signed(rest[4]);
+  const tpgid = signed(rest[5]);
   const start = rest[19];
   if (pid === undefined || ppid === undefined || !/^[0-9]{1,20}$/.test(start)) return undefined;
   if (!/^[A-Za-z]$/.test(state)) return undefined;
-  return { pid, comm, state, ppid, ttyNr, startTime: BigInt(start) };
+  return { pid, comm, state, ppid, pgrp, ttyNr, tpgid, startTime: BigInt(start) };
 }
 
 /** The four ids of a `Uid:` or `Gid:` line: real, effective, saved, filesystem. */

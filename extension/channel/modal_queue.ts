@@ -410,6 +410,27 @@ export class ModalQueue {
     }
   }
 
+  /**
+   * Ends every request now, synchronously: its modal closes and its
+   * connection is destroyed (the helper then gives sudo nothing). For the
+   * moment pi stops, when nothing asynchronous would still run.
+   */
+  denyAllNow(reason: DenyReason): void {
+    for (const entry of [...this.#queue]) {
+      if (entry.finished) continue;
+      entry.finished = true;
+      clearTimeout(entry.timer);
+      entry.abort.abort();
+      if (entry.pidfd !== undefined) closeFd(entry.pidfd);
+      this.#unwait(entry.socket);
+      entry.socket.destroy();
+      this.emit({ kind: "denied", requestId: entry.id, reason });
+    }
+    this.#queue.length = 0;
+    this.#active = undefined;
+    this.#stopLiveness();
+  }
+
   /** Denies everything pending; replies already on their way may arrive. */
   async shutdown(): Promise<void> {
     this.#closing = true;

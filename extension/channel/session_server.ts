@@ -21,7 +21,12 @@ import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { importSessionKey, newSessionKeyHex, PROTOCOL_VERSION } from "../../askpass/protocol.ts";
+import {
+  DENY_REASONS,
+  importSessionKey,
+  newSessionKeyHex,
+  PROTOCOL_VERSION,
+} from "../../askpass/protocol.ts";
 import { isProtectedPath } from "../../broker/allowlist_policy.ts";
 import { BROKER_ROOT, BROKER_VERSION_FILE, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 import { HARDENED_HELPER_FILES } from "../../broker/root_files.ts";
@@ -220,6 +225,7 @@ export async function startSession(
     },
     shellPrelude: () => prelude,
     pendingCount: () => queue.pendingCount(),
+    denyAllNow: () => queue.denyAllNow(DENY_REASONS.PI_STOPPED),
     lastUnverifiedArgv: () => intake.lastUnverifiedArgv(),
     async close() {
       if (closed) return;

@@ -172,6 +172,12 @@ export interface AskpassSession {
   pendingCount(): number;
   /** The last argv shown with the red "not allowlisted" warning in this session. */
   lastUnverifiedArgv(): readonly string[] | undefined;
+  /**
+   * Denies everything pending at once, without waiting for anything: pi is
+   * about to stop or has just run again after a stop (docs/adr/0008). Each
+   * helper's connection is closed, so its sudo gets no password.
+   */
+  denyAllNow(): void;
   /** Denies everything pending, closes the socket and removes the directory. */
   close(): Promise<void>;
 }

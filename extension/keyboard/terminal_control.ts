@@ -34,6 +34,8 @@ export type SwitchResult =
 // architectures libc.ts accepts).
 const TIOCEXCL = 0x540c;
 const TIOCNXCL = 0x540d;
+const TCFLSH = 0x540b;
+const TCIFLUSH = 0;
 /** `_IOR('T', 0x40, int)`. */
 const TIOCGEXCL = 0x80045440;
 const PR_GET_DUMPABLE = 3;
@@ -84,6 +86,20 @@ export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
     return { ok: false, reason: TERMINAL_CONTROL_ERRORS.IOCTL_FAILED, errno: c.errno() };
   }
   return { ok: true, on };
+}
+
+/**
+ * Drops what was typed on the terminal open on `fd` and not yet read
+ * (`TCFLSH`, `TCIFLUSH`): keys typed at a modal that is gone must not reach
+ * whatever reads the terminal next.
+ */
+export function flushTerminalInput(fd: number): SwitchResult {
+  const c = load();
+  if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
+  if (c.ioctlInt(fd, TCFLSH, TCIFLUSH) !== 0) {
+    return { ok: false, reason: TERMINAL_CONTROL_ERRORS.IOCTL_FAILED, errno: c.errno() };
+  }
+  return { ok: true, on: false };
 }
 
 /** Whether the terminal open on `fd` is in exclusive mode (`TIOCGEXCL`). */

@@ -9,9 +9,16 @@
  *   debugging);
  * - pi's terminal goes into exclusive mode (`TIOCEXCL`), so no process
  *   without CAP_SYS_ADMIN can open it again, to read keys or to draw;
- * - a guardian process (`terminal_guardian.ts`) holds the terminal too and
- *   takes it out of exclusive mode when pi dies, even by SIGKILL; pi itself
- *   does so on a normal exit and while it is suspended (Ctrl+Z).
+ * - a guardian process (`terminal_guardian.ts`) holds the terminal too; it
+ *   takes it out of exclusive mode only when the user's shell takes the
+ *   terminal back: after the human's own Ctrl+Z, or once pi has ended (even
+ *   by SIGKILL). A stop the human did not ask for (an agent's SIGTSTP or
+ *   SIGSTOP) keeps the terminal exclusive;
+ * - a job-control signal never leaves a modal behind (docs/adr/0008): on
+ *   SIGTSTP pi denies what is pending, erases the modal and drops the keys
+ *   typed at it before it stops; for SIGSTOP and SIGKILL, which pi cannot
+ *   catch, the guardian does the erasing, and on SIGCONT pi denies whatever
+ *   was pending while it was stopped.
  *
  * The guard is one per process, not per session: it is kept on `globalThis`
  * so that `/reload` (which imports the extension afresh) and `/new` find the
@@ -20,7 +27,7 @@
  * @module
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { fstatSync, readFileSync, readlinkSync } from "node:fs";
+import { fstatSync, readFileSync, readlinkSync, writeSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isatty } from "node:tty";
@@ -32,6 +39,7 @@ import { parseStat } from "../../kernel/proc.ts";
 import { resolveDenoBinary } from "../channel/deno_binary.ts";
 import {
   dumpable,
+  flushTerminalInput,
   setDumpable,
   setTerminalExclusive,
   terminalExclusive,
@@ -80,6 +88,12 @@ interface GuardState {
   respawns: number[];
   exiting: boolean;
   started?: Promise<void>;
+  /** Modals on screen now (see {@link noteModal}). */
+  modals: number;
+  /** Called when pi stops or resumes: deny what is pending (see {@link onStopOrResume}). */
+  stopListeners: Set<() => void>;
+  /** This suspension came from outside pi (not the human's Ctrl+Z). */
+  external: boolean;
 }
 
 const KEY = Symbol.for("pi-sudo-prompt.terminal-guard");
@@ -91,7 +105,67 @@ function state(): GuardState {
     problems: [],
     respawns: [],
     exiting: false,
+    modals: 0,
+    stopListeners: new Set(),
+    external: false,
   };
+}
+
+/**
+ * Tells the guard that a modal opened (`true`) or closed (`false`): the
+ * guardian erases the screen if pi stops or dies while one shows.
+ */
+export function noteModal(open: boolean): void {
+  const s = state();
+  const before = s.modals;
+  s.modals = Math.max(0, s.modals + (open ? 1 : -1));
+  if ((before === 0) !== (s.modals === 0)) tellGuardian(s, s.modals > 0 ? "modal on" : "modal off");
+}
+
+/**
+ * `deny` runs (synchronously) when pi is about to stop and when it runs
+ * again: a request pending across a stop is denied (docs/adr/0008). Returns
+ * the function that removes it.
+ */
+export function onStopOrResume(deny: () => void): () => void {
+  const s = state();
+  s.stopListeners.add(deny);
+  return () => s.stopListeners.delete(deny);
+}
+
+/** The line the screen keeps when pi stops with a modal open (after it is erased). */
+const STOPPED_WITH_MODAL = "pi-sudo-prompt: pi was stopped while it asked for a password: " +
+  "the request is denied. Do not type the password here.";
+
+function denyPending(s: GuardState): void {
+  for (const deny of s.stopListeners) {
+    try {
+      deny();
+    } catch {
+      // one session's failure must not keep pi from stopping
+    }
+  }
+}
+
+/** Sets or clears raw mode on pi's stdin, when it is a terminal. */
+function rawMode(on: boolean): void {
+  try {
+    if (process.stdin.isTTY) process.stdin.setRawMode(on);
+  } catch {
+    // not a terminal any more
+  }
+}
+
+/** One line to the guardian, written at once (pi may stop right after). */
+function tellGuardian(s: GuardState, line: string): void {
+  const stdin = s.guardian?.stdin as unknown as { _handle?: { fd?: number } } | undefined;
+  const fd = stdin?._handle?.fd;
+  if (typeof fd !== "number" || fd < 0) return;
+  try {
+    writeSync(fd, line + "\n");
+  } catch {
+    // a guardian that is gone is respawned by its exit handler
+  }
 }
 
 /**
@@ -159,17 +233,58 @@ async function start(s: GuardState): Promise<void> {
   // Register the releases before the terminal becomes exclusive.
   process.once("exit", () => {
     s.exiting = true;
-    setTerminalExclusive(0, false);
+    // With a guardian, the terminal is released once the shell has it back.
+    if (!liveGuardian()) setTerminalExclusive(0, false);
   });
-  process.on("SIGTSTP", () => {
-    // pi suspends itself (Ctrl+Z) with SIGTSTP to its group; the shell that
-    // takes over must be able to open the terminal (sudo, ssh). Stop for real
-    // once it is released; SIGCONT sets it again.
-    setTerminalExclusive(0, false);
+  // First in line: while pi's TUI owns the terminal it listens too, restores
+  // the terminal and sends SIGTSTP again; so a SIGTSTP that finds its
+  // listener still there came from outside pi, not from the human's Ctrl+Z.
+  process.prependListener("SIGTSTP", () => {
+    if (process.listenerCount("SIGTSTP") > 1) {
+      s.external = true;
+      return;
+    }
+    const hadModal = s.modals > 0;
+    denyPending(s);
+    if (hadModal) {
+      // The TUI is stopped: the modal's image is erased here, the keys typed
+      // at it dropped, and echo kept off (a password typed blindly is not
+      // shown); the guardian keeps dropping keys until pi or the user's shell
+      // reads the terminal again.
+      flushTerminalInput(0);
+      rawMode(true);
+      try {
+        writeSync(1, `\x1b[0m\x1b[2J\x1b[3J\x1b[H${STOPPED_WITH_MODAL}\r\n`);
+      } catch {
+        // a terminal that is gone shows nothing anyway
+      }
+      tellGuardian(s, "scrub");
+    }
+    // The human's Ctrl+Z: the shell that takes over must be able to open the
+    // terminal (sudo, ssh); the guardian releases it once the shell has it.
+    // A SIGTSTP from outside keeps it exclusive: `fg` still works.
+    if (!s.external) {
+      if (liveGuardian()) tellGuardian(s, "suspend");
+      else setTerminalExclusive(0, false);
+    }
+    s.external = false;
     process.kill(process.pid, "SIGSTOP");
   });
   process.on("SIGCONT", () => {
-    if (!s.exiting) setTerminalExclusive(0, true);
+    s.external = false;
+    if (s.exiting) return;
+    setTerminalExclusive(0, true);
+    tellGuardian(s, "resume");
+    // Whatever was pending while pi was stopped (SIGSTOP gives no warning),
+    // and whatever was typed meanwhile: not for pi's editor.
+    denyPending(s);
+    flushTerminalInput(0);
+    // The shell may have set its own modes meanwhile: the TUI's raw mode
+    // again (Node skips a mode it believes is already set).
+    if (process.stdin.isTTY && process.stdin.isRaw) {
+      rawMode(false);
+      rawMode(true);
+    }
   });
   await spawnGuardian(s);
   const now = terminalExclusive(0);
@@ -251,6 +366,7 @@ async function spawnGuardian(s: GuardState): Promise<void> {
   s.guardian = child;
   s.guardianPid = child.pid;
   s.guardianStart = startTimeOf(child.pid);
+  if (s.modals > 0) tellGuardian(s, "modal on"); // a respawned guardian learns what shows
   // Neither the child nor its pipes may keep pi's event loop alive.
   child.unref();
   (child.stdin as unknown as { unref?: () => void })?.unref?.();

@@ -1,33 +1,63 @@
 /**
  * The terminal guardian: a Deno entry point that the extension starts once
- * per pi process (see `terminal_guard.ts`). It exists for one job: when pi
- * dies, even by SIGKILL, take pi's terminal out of exclusive mode so that the
- * user's shell, `sudo` and `ssh` can open it again. It holds no secret and
- * never reads from the terminal.
+ * per pi process (see `terminal_guard.ts`). It holds pi's terminal too, and
+ * acts when pi cannot: while pi is stopped (SIGSTOP cannot be caught) or
+ * dead (SIGKILL). It holds no secret and never reads from the terminal.
+ *
+ * - **A modal on screen when pi stops or dies**: it erases the screen, drops
+ *   the keys typed but not read (`TCFLSH`) and writes one warning line, so
+ *   that the human does not type the password into whatever reads the
+ *   terminal next (docs/adr/0008).
+ * - **Exclusive mode ends only when the user's shell takes the terminal**:
+ *   after the human's own Ctrl+Z (`suspend`), or once pi is gone, it clears
+ *   `TIOCEXCL` only when pi's parent shell shares the terminal, is its
+ *   foreground process group and is running. A shell stopped by another
+ *   process (the agent) keeps the terminal exclusive, and the guardian says
+ *   so once. A suspension it was not asked to release (an agent's SIGTSTP or
+ *   SIGSTOP) never releases the terminal.
+ *
+ * - **Keys typed at a modal that is gone reach nobody**: from then until pi
+ *   runs again or the user's shell has the terminal, it drops unread input
+ *   every {@link POLL_MS} ms, so a password typed blindly is neither read by
+ *   pi's editor when pi resumes (and sent to the model) nor run by the shell.
  *
  * Protocol on its pipes (one word a line): it makes itself non-dumpable and
  * writes `ready`; on `open` it opens the terminal (`O_NOCTTY`), sets
- * exclusive mode and writes `held`. Then it waits for end of file on stdin,
- * which happens only when pi (the one holder of the other end) is gone, and
- * clears exclusive mode. Non-dumpable before it opens the terminal, so no
- * process of the user can copy the descriptor out of it (`pidfd_getfd`,
- * `ptrace`).
+ * exclusive mode and writes `held`. Then pi writes `modal on`, `modal off`,
+ * `scrub` (pi stops with a modal open: drop input as above), `suspend` (the
+ * human's Ctrl+Z: release when the shell takes over) and `resume` (pi runs
+ * again and took the terminal back). End of file on stdin means pi is gone. Non-dumpable before it opens the terminal, so no process
+ * of the user can copy the descriptor out of it.
  *
- * argv: `<absolute libc path> <terminal path>`. Permissions: `--allow-ffi`
- * for that libc only (`guardian_permissions.ts`).
+ * It reads `/proc/<pid>/stat` of pi and of pi's parent through libc (FFI):
+ * Deno grants `/proc` only with `--allow-all`, and the guardian's only flag
+ * is `--allow-ffi` for that libc (`guardian_permissions.ts`).
+ *
+ * argv: `<absolute libc path> <terminal path>`.
  *
  * @module
  */
+import { parseStat, type ProcStat } from "../../kernel/proc.ts";
 
 const [libcPath, ttyPath] = Deno.args;
 const encoder = new TextEncoder();
 const PR_GET_DUMPABLE = 3;
 const PR_SET_DUMPABLE = 4;
+const O_RDONLY = 0o0;
 const O_RDWR = 0o2;
 const O_NOCTTY = 0o400;
 const O_CLOEXEC = 0o2000000;
 const TIOCEXCL = 0x540c;
 const TIOCNXCL = 0x540d;
+const TCFLSH = 0x540b;
+const TCIFLUSH = 0;
+/** How often pi and its shell are looked at while something is to be watched. */
+const POLL_MS = 50;
+
+/** Shown where a modal was when pi stopped or ended (after the screen is erased). */
+const MODAL_GONE =
+  "pi-sudo-prompt: pi stopped while it asked for a password: the request is denied. " +
+  "Do not type the password here.";
 
 function say(word: string): void {
   Deno.stdout.writeSync(encoder.encode(word + "\n"));
@@ -50,12 +80,45 @@ const libc = Deno.dlopen(libcPath, {
   prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
   open: { parameters: ["buffer", "i32"], result: "i32" },
   ioctl: { parameters: ["i32", "u64", "u64"], result: "i32" },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  close: { parameters: ["i32"], result: "i32" },
 });
 const c = libc.symbols;
 
 if (c.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n) !== 0 || c.prctl(PR_GET_DUMPABLE, 0n, 0n, 0n, 0n)) {
   fail("dumpable");
 }
+
+/** `/proc/<pid>/stat`, parsed; `undefined` when gone. One bounded read. */
+function statOf(pid: number): ProcStat | undefined {
+  const fd = c.open(encoder.encode(`/proc/${pid}/stat\0`), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return undefined;
+  const buf = new Uint8Array(1024);
+  const n = Number(c.read(fd, buf, BigInt(buf.length)));
+  c.close(fd);
+  if (n <= 0) return undefined;
+  const stat = parseStat(new TextDecoder().decode(buf.subarray(0, n)));
+  return stat?.pid === pid ? stat : undefined;
+}
+
+/** A process pinned by its start time: `undefined` once it is gone (or a zombie). */
+function current(pid: number, startTime: bigint): ProcStat | undefined {
+  const now = statOf(pid);
+  return now && now.startTime === startTime && now.state !== "Z" && now.state !== "X"
+    ? now
+    : undefined;
+}
+
+const stopped = (s: ProcStat) => s.state === "T" || s.state === "t";
+
+// pi is our parent (we were spawned by it); its parent is the shell, if any.
+const pi = statOf(Deno.ppid);
+if (!pi) fail("no pi");
+const shell = statOf(pi.ppid);
+/** A job-control shell on pi's terminal: pi runs in a process group of its own. */
+const jobShell = shell !== undefined && shell.ttyNr === pi.ttyNr && pi.ttyNr !== 0 &&
+  shell.pgrp !== pi.pgrp;
 say("ready");
 
 /** Reads stdin up to the next newline; `undefined` at end of file. */
@@ -80,7 +143,99 @@ if (fd < 0) fail("open");
 if (c.ioctl(fd, BigInt(TIOCEXCL), 0n) !== 0) fail("ioctl");
 say("held");
 
-// Anything else pi writes is ignored; only the end of file matters.
-while (await nextLine() !== undefined) { /* wait */ }
-c.ioctl(fd, BigInt(TIOCNXCL), 0n);
-Deno.exit(0);
+let modal = false;
+let scrubbing = false;
+let releaseWanted = false;
+let piGone = false;
+let released = false;
+let warnedShell = false;
+
+function write(text: string): void {
+  const bytes = encoder.encode(text);
+  c.write(fd, bytes, BigInt(bytes.length));
+}
+
+/** The screen is erased, unread keys dropped, one line written. */
+function eraseModal(): void {
+  c.ioctl(fd, BigInt(TCFLSH), BigInt(TCIFLUSH));
+  write(`\x1b[?1049l\x1b[0m\x1b[2J\x1b[3J\x1b[H${MODAL_GONE}\r\n`);
+  modal = false;
+  scrubbing = true;
+}
+
+/** True when the user's shell has the terminal again: its foreground group, and running. */
+function shellHasTerminal(): boolean | "gone" {
+  if (!shell) return "gone";
+  const now = current(shell.pid, shell.startTime);
+  if (!now) return "gone";
+  if (now.tpgid === now.pgrp && !stopped(now)) return true;
+  if (stopped(now) && !warnedShell) {
+    warnedShell = true;
+    write(
+      `\r\npi-sudo-prompt: pi's shell (process ${shell.pid}) was stopped by another process; ` +
+        `this terminal stays closed to other processes until it runs again ` +
+        `(from another terminal: kill -CONT ${shell.pid})\r\n`,
+    );
+  }
+  return false;
+}
+
+function release(): void {
+  c.ioctl(fd, BigInt(TIOCNXCL), 0n);
+  released = true;
+}
+
+/** One look at pi and its shell; acts on what changed. */
+function poll(): void {
+  const now = current(pi!.pid, pi!.startTime);
+  if (!now) piGone = true;
+  const away = piGone || (now !== undefined && stopped(now));
+  if (modal && away) eraseModal();
+  if (scrubbing) {
+    // Until pi reads again, or the user's shell does: then its keys are its own.
+    if (!away || (jobShell && shellHasTerminal() === true)) scrubbing = false;
+    else c.ioctl(fd, BigInt(TCFLSH), BigInt(TCIFLUSH));
+  }
+  if (released) return;
+  if (piGone) {
+    // Without a job-control shell on this terminal, nothing else will read it.
+    const taken = jobShell ? shellHasTerminal() : "gone";
+    if (taken !== false) release();
+  } else if (releaseWanted && away && jobShell && shellHasTerminal() === true) {
+    release();
+  }
+}
+
+let timer: ReturnType<typeof setInterval> | undefined;
+function watch(): void {
+  const wanted = modal || scrubbing || releaseWanted || piGone;
+  if (wanted && !timer) timer = setInterval(tick, POLL_MS);
+  if (!wanted && timer) {
+    clearInterval(timer);
+    timer = undefined;
+  }
+}
+function tick(): void {
+  poll();
+  if (piGone && released) Deno.exit(0);
+  watch();
+}
+
+for (;;) {
+  const line = await nextLine();
+  if (line === undefined) break;
+  if (line === "modal on") modal = true;
+  else if (line === "modal off") modal = false;
+  else if (line === "scrub") scrubbing = true;
+  else if (line === "suspend") releaseWanted = true;
+  else if (line === "resume") {
+    releaseWanted = false;
+    scrubbing = false;
+    released = false; // pi set exclusive mode again
+    warnedShell = false;
+  }
+  watch();
+}
+// pi is gone (its end of the pipe closed).
+piGone = true;
+tick();

@@ -69,5 +69,6 @@ export {
   SECRET_MODAL_TITLE,
   SecretModal,
   showSecretModal,
+  TRACEABLE_WARNING,
 } from "./secret_modal.ts";
 export type { SecretModalOptions, SecretModalState, SecretModalUI } from "./secret_modal.ts";

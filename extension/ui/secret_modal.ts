@@ -24,13 +24,22 @@ import type { SudoModalUI } from "./sudo_modal.ts";
 
 /** The secret modal's title: deliberately not the sudo modal's. */
 export const SECRET_MODAL_TITLE = "🔑 Secret request";
+/**
+ * Shown in the warning colour when the agent can trace the command (Yama
+ * `ptrace_scope` < 2): the secret is then readable in its memory.
+ */
+export const TRACEABLE_WARNING =
+  "⚠ Runs as you: the agent can trace it and read the secret (ptrace_scope 2 stops this).";
 /** Shown in the error colour when the secret's argv is not on the allowlist. */
 export const NOT_ALLOWLISTED_WARNING =
   "⚠ Not on the allowlist: this command may show the agent what you type.";
 
 /** Everything {@link renderSecretModal} draws; no secrets, no callbacks. */
 export interface SecretModalState extends MaskedInputView {
-  readonly request: Pick<SecretPromptRequest, "argv" | "cwd" | "label" | "allowlisted">;
+  readonly request: Pick<
+    SecretPromptRequest,
+    "argv" | "cwd" | "label" | "allowlisted" | "traceable"
+  >;
 }
 
 /** The secret modal's content lines, unframed, for a content area `width` wide. */
@@ -54,6 +63,9 @@ function secretContentLines(
   ];
   if (!request.allowlisted) {
     lines.push(...wrapped(NOT_ALLOWLISTED_WARNING, width, (s) => theme.fg("error", s)));
+  }
+  if (request.traceable) {
+    lines.push(...wrapped(TRACEABLE_WARNING, width, (s) => theme.fg("warning", s)));
   }
   lines.push(
     "",

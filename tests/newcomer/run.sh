@@ -90,9 +90,13 @@ useradd -m -s /bin/bash "$user"
 # --prefix reads another global npmrc. So they are read here once, as root,
 # and every npm step below runs through registry_env, which passes them on
 # (tests/unit/package/registry_steps_test.ts checks that none bypasses it).
+# Asked of npm as the machine runs it: under `deno task` or `npm test`, PATH
+# starts with node_modules/.bin, whose Node 22 would make npm look for its
+# global npmrc under node_modules instead.
+machine_path=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)
 npm_settings=""
 for key in registry cafile proxy https-proxy noproxy strict-ssl; do
-  value=$(npm config get "$key" 2>/dev/null || true)
+  value=$(PATH="$machine_path" npm config get "$key" 2>/dev/null || true)
   case "$value" in "" | null | undefined) continue ;; esac
   case "$value" in *[[:space:]]*)
     fail "npm setting $key has white space: cannot pass it on" "$value"

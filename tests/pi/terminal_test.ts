@@ -20,23 +20,19 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { closeSync, constants, openSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
-import { type PiSession, preparePi, waitForPiReady } from "./pi_runner.ts";
-import { TmuxSession } from "../helpers/tmux.ts";
+import type { PiSession } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,
   count,
-  EXTENSION,
   isRunning,
   kill9,
-  parentPid,
   submitCommand,
   TITLE,
   toolResults,
@@ -46,6 +42,7 @@ import {
   withScratch,
 } from "./attack_scripts/pi_checks.ts";
 import { shQuote } from "../../extension/channel/shell_injection.ts";
+import { busy, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
 import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
 
 const PASSWORD = testPassword();
@@ -273,72 +270,6 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
 });
 
 /**
- * pi started from an interactive bash in a tmux pane, the way a user starts
- * it; `run` gets the pane, its terminal and pi's pid once the terminal is
- * exclusive.
- */
-async function withPiInBash(
-  run: (p: { tmux: TmuxSession; tty: string; pi: number }) => Promise<void>,
-  options: { script?: FauxStep[]; before?: (tmux: TmuxSession, tty: string) => Promise<void> } = {},
-): Promise<void> {
-  const launch = await preparePi({
-    script: options.script ?? [{ text: "hello" }],
-    extensions: [EXTENSION],
-  });
-  const tmux = await TmuxSession.start({
-    argv: ["/bin/bash", "--norc", "--noprofile"],
-    env: { ...launch.env, PS1: "shell$ " },
-    cwd: launch.cwd,
-    cols: 120,
-    rows: 40,
-  });
-  try {
-    await tmux.waitFor("shell$", 10_000);
-    const tty = (await tmux.tmux("display-message", "-p", "-t", tmux.target, "#{pane_tty}"))
-      .stdout.trim();
-    await options.before?.(tmux, tty);
-    await tmux.sendText(launch.argv.map(shQuote).join(" "));
-    await tmux.sendKeys("Enter");
-    await waitForPiReady(tmux);
-    // pi is drawn before its session_start work ends; the guard follows.
-    await waitFor("the terminal to be exclusive", () => Promise.resolve(busy(tty)), 10_000);
-    // The pane runs a wrapper sh, which runs bash, which runs pi.
-    const pi = await waitFor("the pi process", async () => {
-      for (const shell of await childrenOf(tmux.pid)) {
-        for (const pid of await childrenOf(shell)) return pid;
-      }
-      return undefined;
-    }, 5_000);
-    await run({ tmux, tty, pi });
-  } finally {
-    await tmux.kill();
-    await launch.cleanup();
-  }
-}
-
-/** Runs `sudo -k -v` in the pane's shell, types the password, waits for `marker`. */
-async function sudoInShell(tmux: TmuxSession, marker: string): Promise<void> {
-  // The output (SUDO-42) differs from the command text, which the leftover
-  // of pi's screen may surround.
-  const n = Number(marker.slice(5));
-  await tmux.sendText(`sudo -k -v && echo SUDO-$((${n - 2} + 2))`);
-  await tmux.sendKeys("Enter");
-  await tmux.waitFor(/password for/, 10_000);
-  await tmux.sendText(PASSWORD);
-  await tmux.sendKeys("Enter");
-  const screen = await tmux.waitFor(new RegExp(marker), 15_000);
-  assert.ok(!screen.includes(PASSWORD));
-}
-
-function opens(tty: string): true | undefined {
-  return tryOpen(tty) === "ok" ? true : undefined;
-}
-
-function busy(tty: string): true | undefined {
-  return tryOpen(tty) === "EBUSY" ? true : undefined;
-}
-
-/**
  * A logger started in the background of the legitimate call takes the
  * terminal 2 s later, while the modal is open: the modal must close within a
  * second and the notice name the logger; once it is stopped, sudo works.
@@ -397,9 +328,13 @@ async function loggerBeforeModal(mode: string): Promise<void> {
       const refused = await waitForResults(pi, 2);
       assert.match(refused[1], /no password was provided/, refused[1]);
       assert.match(refused[1], /rc=1/);
-      const screen = await pi.tmux.capture({ history: true });
+      // The notice is drawn a moment after the result is recorded.
+      const notice = new RegExp(`process ${logger} \\(.*has this terminal open`);
+      const screen = await pi.tmux.waitUntil((t) => notice.test(flat(t)), "the notice", {
+        timeoutMs: 10_000,
+        history: true,
+      });
       assert.equal(count(screen, TITLE), 0, "no modal opened while the logger ran");
-      assert.match(flat(screen), new RegExp(`process ${logger} \\(.*has this terminal open`));
       kill9(logger);
       await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
       await writeFile(join(dir, "stopped"), "");
@@ -411,30 +346,6 @@ async function loggerBeforeModal(mode: string): Promise<void> {
       await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
     });
   });
-}
-
-/** Screen text with pi's own line wrapping undone (one space for any run of blanks). */
-function flat(screen: string): string {
-  return screen.replace(/\s+/g, " ");
-}
-
-/** `open(2)` of `path` for reading without becoming its controlling terminal. */
-function tryOpen(path: string): string {
-  try {
-    closeSync(openSync(path, constants.O_RDONLY | constants.O_NOCTTY | constants.O_NONBLOCK));
-    return "ok";
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? "error";
-  }
-}
-
-async function childrenOf(pid: number): Promise<number[]> {
-  const { readdir } = await import("node:fs/promises");
-  const out: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (/^\d+$/.test(name) && await parentPid(Number(name)) === pid) out.push(Number(name));
-  }
-  return out;
 }
 
 /**

@@ -1,6 +1,9 @@
 /**
  * Doctor check `ptrace_scope`: `kernel.yama.ptrace_scope`, which decides
- * whether any process of the user can read the helper's memory.
+ * which processes of the user can trace others: the terminal emulator or
+ * tmux server (every key), a `pi-secret-run` command (its secret). sudo's
+ * askpass helper never holds the password (docs/adr/0008), so it is not
+ * among them.
  *
  * @module
  */
@@ -18,9 +21,9 @@ export const ptraceScopeCheck = {
 async function checkPtraceScope(ctx: Context): Promise<Finding> {
   const path = join(ctx.procRoot, "sys", "kernel", "yama", "ptrace_scope");
   const value = (await readSmall(path))?.trim();
-  const risk = "any process of yours (the agent's included) can read the helper's memory while " +
-    "a password passes through, and trace your terminal emulator or tmux server to read keys " +
-    "(pi itself is non-dumpable)";
+  const risk = "any process of yours (the agent's included) can trace your terminal emulator or " +
+    "tmux server to read keys, and a pi-secret-run command to read its secret (pi itself is " +
+    "non-dumpable, and sudo's askpass helper never holds the password)";
   if (value === undefined) {
     return {
       status: "warn",
@@ -39,8 +42,9 @@ async function checkPtraceScope(ctx: Context): Promise<Finding> {
   if (value === "1") {
     return {
       status: "ok",
-      detail: "kernel.yama.ptrace_scope=1: other processes cannot read pi; the agent's shell is " +
-        "still an ancestor of the helper (2 closes that too, but disables debuggers)",
+      detail: "kernel.yama.ptrace_scope=1: only ancestors can trace; the agent's shell is still " +
+        "an ancestor of a pi-secret-run command it starts (2 closes that too, but disables " +
+        "debuggers)",
     };
   }
   if (value === "2" || value === "3") {

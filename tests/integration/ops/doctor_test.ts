@@ -266,7 +266,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
     assert.match(missing.fix!, /Yama/);
     const one = await runCheck("ptrace_scope", { procRoot: await fakeProc({ [key]: "1\n" }) });
     assert.equal(one.status, "ok");
-    assert.match(one.detail, /ancestor of the helper/);
+    assert.match(one.detail, /ancestor of a pi-secret-run command/);
     for (const v of ["2", "3"]) {
       const c = await runCheck("ptrace_scope", { procRoot: await fakeProc({ [key]: `${v}\n` }) });
       assert.equal(c.status, "ok", v);

@@ -1,7 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { parseNulList, parseStat, parseStatusIds, sameList } from "../../../kernel/proc.ts";
+import {
+  parseNulList,
+  parseStat,
+  parseStatusIds,
+  parseTracerPid,
+  sameList,
+} from "../../../kernel/proc.ts";
 
 const tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21";
 
@@ -21,7 +27,9 @@ describe("/proc parsers", () => {
       comm: "a) b (c)",
       state: "S",
       ppid: 1,
+      pgrp: 2,
       ttyNr: 4,
+      tpgid: 5,
       startTime: 987654n,
     });
     assert.equal(parseStat(`9 (sudo) S 1 ${tail.slice(4)}`)?.comm, "sudo");
@@ -67,5 +75,15 @@ describe("/proc parsers", () => {
     assert.equal(parseNulList(new Uint8Array([0xff, 0])), undefined);
     assert.ok(sameList(["a", ""], ["a", ""]));
     assert.ok(!sameList(["a"], ["a", ""]));
+  });
+
+  it("TracerPid: the tracer's pid, 0 for none; a missing or bent line is undefined (treated as traced)", () => {
+    assert.equal(parseTracerPid(readFileSync("/proc/self/status", "utf8")), 0);
+    assert.equal(parseTracerPid("Name:\tx\nTracerPid:\t4242\nUid:\t1\t1\t1\t1\n"), 4242);
+    assert.equal(parseTracerPid("Name:\tx\nUid:\t1\t1\t1\t1\n"), undefined);
+    assert.equal(parseTracerPid("TracerPid:\t-1\n"), undefined);
+    assert.equal(parseTracerPid("TracerPid: 0\n"), undefined);
+    // A process name cannot plant the line: the kernel escapes "\n" in Name:.
+    assert.equal(parseTracerPid("Name:\tTracerPid:\t0\nTracerPid:\t7\n"), 7);
   });
 });

@@ -65,6 +65,7 @@ describe("mod.ts", () => {
       cwd: "/home/alice",
       label: "unverified",
       allowlisted: false,
+      traceable: true,
       deadline: Date.now() + 120_000,
       waiting: () => 0,
     };

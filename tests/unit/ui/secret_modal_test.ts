@@ -25,6 +25,7 @@ import {
   showSecretModal,
   SUDO_MODAL_TITLE,
   type SudoModalState,
+  TRACEABLE_WARNING,
 } from "../../../extension/ui/modal.ts";
 import type { PromptOutcome, SecretPromptRequest } from "../../../askpass/prompter.ts";
 
@@ -46,6 +47,7 @@ function makeRequest(overrides: Partial<SecretPromptRequest> = {}): SecretPrompt
     cwd: "/home/bob/project",
     label: "KeePassXC master password",
     allowlisted: true,
+    traceable: false,
     deadline: NOW + 114_000,
     waiting: () => 0,
     ...overrides,
@@ -227,6 +229,14 @@ describe("renderSecretModal", () => {
       pieces.map((l) => l.replaceAll(RED, "").replaceAll("\x1b[39m", "").trim()).join(" "),
       NOT_ALLOWLISTED_WARNING,
     );
+  });
+
+  test("the trace line appears iff the agent can trace the command (Yama ptrace_scope < 2), in the warning colour", () => {
+    const render = (traceable: boolean) =>
+      text(renderSecretModal(makeState({ request: makeRequest({ traceable }) }), 120, tagged));
+    assert.ok(render(true).includes(`<warning>${TRACEABLE_WARNING}</warning>`), render(true));
+    assert.ok(!render(false).includes("trace"));
+    assert.match(TRACEABLE_WARNING, /the agent can trace it and read the secret/);
   });
 
   test("the warning sits between the label and the secret field", () => {
