@@ -6,7 +6,10 @@
 # which validates the entry with the same parser the broker uses; this
 # launcher only runs it on the root-owned deno with a clean environment.
 set -eu
-[ "$(id -u)" = 0 ] || { echo "allowlist-append: must run as root" >&2; exit 1; }
+# Before any program runs: sudo may keep the caller's PATH (no secure_path).
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+[ "$(/usr/bin/id -u)" = 0 ] || { echo "allowlist-append: must run as root" >&2; exit 1; }
 # Deno drops a trailing lone CR from its arguments: refuse every control
 # character here too (a case pattern sees the whole string, newlines included).
 case "$*" in

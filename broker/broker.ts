@@ -47,6 +47,7 @@ import {
 } from "./broker_permissions.ts";
 import { PROOF_DIR } from "./paths.ts";
 import { argvIsAllowlisted } from "./allowlist_policy.ts";
+import { parseStat, parseStatusGroups, parseStatusIds, type ProcStat } from "../kernel/proc.ts";
 
 /** Everything before the request reaches pi (start, slot, checks, key, connect). */
 const PRECONSENT_DEADLINE_MS = 10_000;
@@ -62,8 +63,15 @@ const libc = Deno.dlopen(BROKER_LIBC, {
   getppid: { parameters: [], result: "i32" },
   open: { parameters: ["buffer", "i32"], result: "i32" },
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
 }).symbols;
+/** Most of one `/proc` file read; a longer one is refused, never read in part. */
+const PROC_READ_CAP = 64 * 1024;
+const F_GETFL = 3;
+const F_SETFL = 4;
+const O_NONBLOCK = 0o4000;
 
 /** The proof file this broker holds; removed by {@link exit} whatever the path out. */
 let proofPath: string | undefined;
@@ -79,34 +87,50 @@ function exit(code: number): never {
   Deno.exit(code);
 }
 
+/**
+ * One line on stderr, then exit. The write never waits: a caller whose
+ * stderr is a full pipe nobody reads gets a lost line, not a broker stuck as
+ * root (a stuck broker would outlive its sudo). The descriptor's flags are
+ * put back for the caller's other users of it.
+ */
 function refuse(reason: string): never {
-  Deno.stderr.writeSync(encoder.encode(`pi-secret-broker: ${reason}\n`));
+  const line = encoder.encode(`pi-secret-broker: ${reason}\n`);
+  const flags = libc.fcntl(2, F_GETFL, 0);
+  if (flags >= 0) libc.fcntl(2, F_SETFL, flags | O_NONBLOCK);
+  libc.write(2, line, BigInt(line.length));
+  if (flags >= 0) libc.fcntl(2, F_SETFL, flags);
   exit(BROKER_REFUSAL_EXIT);
 }
 
-/** A `/proc` file through libc (Deno allows `/proc` only to `-A`); `""` when unreadable. */
+/**
+ * A `/proc` file through libc (Deno allows `/proc` only to `-A`), read to its
+ * end: `""` when unreadable; a refusal when longer than the cap, so no
+ * decision is ever made on a prefix (a `Groups:` line cut mid-number).
+ */
 function readProc(path: string): string {
   const fd = libc.open(encoder.encode(`${path}\0`), 0o2000000 /* O_RDONLY|O_CLOEXEC */);
   if (fd < 0) return "";
-  const buf = new Uint8Array(8192);
-  const n = Number(libc.read(fd, buf, BigInt(buf.length)));
-  libc.close(fd);
-  return n > 0 ? new TextDecoder().decode(buf.subarray(0, n)) : "";
+  const buf = new Uint8Array(PROC_READ_CAP + 1);
+  let total = 0;
+  try {
+    while (total < buf.length) {
+      const n = Number(libc.read(fd, buf.subarray(total), BigInt(buf.length - total)));
+      if (n < 0) return "";
+      if (n === 0) break;
+      total += n;
+    }
+  } finally {
+    libc.close(fd);
+  }
+  if (total > PROC_READ_CAP) refuse(R.PROC_TOO_LARGE);
+  return new TextDecoder().decode(buf.subarray(0, total));
 }
 
-/** comm and ppid of a process, from `/proc/<pid>/stat`. */
-function procStat(pid: number): { comm: string; ppid: number } | undefined {
-  const s = readProc(`/proc/${pid}/stat`);
-  const close = s.lastIndexOf(")");
-  if (close < 0) return undefined;
-  return {
-    comm: s.slice(s.indexOf("(") + 1, close),
-    ppid: Number(s.slice(close + 2).split(" ")[1]),
-  };
+/** `/proc/<pid>/stat`, parsed by the one `/proc` parser (kernel/proc.ts). */
+function procStat(pid: number): ProcStat | undefined {
+  const stat = parseStat(readProc(`/proc/${pid}/stat`));
+  return stat?.pid === pid ? stat : undefined;
 }
-
-const statusField = (pid: number, name: string) =>
-  new RegExp(`^${name}:\t?(.*)$`, "m").exec(readProc(`/proc/${pid}/status`))?.[1].trim();
 
 /** The calling user, from sudo's variables; root callers are refused. */
 function caller(): { uid: number; gid: number } {
@@ -126,14 +150,17 @@ function caller(): { uid: number; gid: number } {
 function sudoParent(uid: number): { sudo: number; invoker: number; groups: number[] } {
   const sudo = libc.getppid();
   const stat = procStat(sudo);
-  const ids = statusField(sudo, "Uid")?.split(/\s+/).map(Number);
-  if (stat?.comm !== "sudo" || ids?.[0] !== uid || ids[1] !== 0) refuse(R.NOT_FROM_SUDO);
-  const groups = statusField(stat.ppid, "Groups");
-  const invokerUid = Number(statusField(stat.ppid, "Uid")?.split(/\s+/)[0]);
-  if (groups === undefined || invokerUid !== uid || procStat(sudo)?.ppid !== stat.ppid) {
+  const ids = parseStatusIds(readProc(`/proc/${sudo}/status`));
+  if (stat?.comm !== "sudo" || ids?.uid[0] !== uid || ids.uid[1] !== 0) refuse(R.NOT_FROM_SUDO);
+  const invoker = readProc(`/proc/${stat.ppid}/status`);
+  const groups = parseStatusGroups(invoker);
+  if (
+    groups === undefined || parseStatusIds(invoker)?.uid[0] !== uid ||
+    procStat(sudo)?.ppid !== stat.ppid
+  ) {
     refuse(R.NOT_FROM_SUDO);
   }
-  return { sudo, invoker: stat.ppid, groups: groups.split(/\s+/).filter(Boolean).map(Number) };
+  return { sudo, invoker: stat.ppid, groups: [...groups] };
 }
 
 /** Stops the broker when sudo dies, unless the consumer already runs (then it waits for it). */
@@ -167,8 +194,14 @@ async function claimSlot(uid: number, id: string): Promise<void> {
   const dir = await Deno.lstat(PROOF_DIR);
   if (!dir.isDirectory || dir.uid !== 0 || ((dir.mode ?? 0) & 0o022) !== 0) refuse(R.PROOF_DIR);
   await Deno.chmod(PROOF_DIR, 0o711); // users may look up a name, not list them
-  const lock = await Deno.open(`${PROOF_DIR}/.lock`, { create: true, write: true, mode: 0o600 });
+  // One lock per caller: no user's brokers wait on another's.
+  const lock = await Deno.open(`${PROOF_DIR}/.lock-${uid}`, {
+    create: true,
+    write: true,
+    mode: 0o600,
+  });
   await lock.lock(true);
+  let full = false;
   try {
     let mine = 0;
     for await (const entry of Deno.readDir(PROOF_DIR)) {
@@ -180,17 +213,22 @@ async function claimSlot(uid: number, id: string): Promise<void> {
       else if ((await Deno.readTextFile(path).catch(() => "")).includes(`\nuid=${uid}\n`)) mine++;
       file.close();
     }
-    if (mine >= MAX_BROKERS_PER_UID) refuse(R.TOO_MANY);
-    // A fresh random 128-bit name, the same shape as a request id.
-    proofPath = `${PROOF_DIR}/${newRequestId()}`;
-    const text = `id=${id}\npid=${Deno.pid}\nuid=${uid}\n`;
-    await Deno.writeTextFile(proofPath, text, { createNew: true, mode: 0o644 });
-    // Held until exit (the fd is O_CLOEXEC, so the consumer does not inherit it).
-    await (await Deno.open(proofPath)).lock(true);
+    if (mine >= MAX_BROKERS_PER_UID) {
+      full = true;
+    } else {
+      // A fresh random 128-bit name, the same shape as a request id.
+      proofPath = `${PROOF_DIR}/${newRequestId()}`;
+      const text = `id=${id}\npid=${Deno.pid}\nuid=${uid}\n`;
+      await Deno.writeTextFile(proofPath, text, { createNew: true, mode: 0o644 });
+      // Held until exit (the fd is O_CLOEXEC, so the consumer does not inherit it).
+      await (await Deno.open(proofPath)).lock(true);
+    }
   } finally {
     await lock.unlock();
     lock.close();
   }
+  // Refused only once the lock is released: nothing is written under it.
+  if (full) refuse(R.TOO_MANY);
 }
 
 /** `setpriv` args that drop to the caller: uid, gid, the groups held now, clean environment. */
@@ -200,16 +238,28 @@ function dropTo(who: { uid: number; gid: number }, groups: number[]): string[] {
 }
 
 /**
- * As the caller: enters `cwd` (which must be the real path the caller is in)
- * and resolves the program to an executable regular file. Errors name only
- * what the caller gave or could see itself.
+ * As the caller: enters `cwd` (which must be the real path the caller is in),
+ * resolves the program to an executable regular file, and checks the socket
+ * path: a socket (not a symlink) the caller owns, in a directory (not a
+ * symlink) the caller owns with no access for others. Root looks at none of
+ * these paths, so its answers cannot tell whether a root-only path exists;
+ * errors name only what the caller gave or could see itself.
  */
-async function resolveAsCaller(drop: string[], cwd: string, program: string): Promise<string> {
+async function resolveAsCaller(
+  drop: string[],
+  cwd: string,
+  program: string,
+  socketPath: string,
+): Promise<string> {
   const script = 'cd -- "$1" 2>/dev/null || exit 3; [ "$(pwd -P)" = "$1" ] || exit 4; ' +
     'p=$(/usr/bin/realpath -e -- "$2" 2>/dev/null) || exit 5; ' +
-    '[ -f "$p" ] && [ -x "$p" ] || exit 6; printf "%s" "$p"';
+    '[ -f "$p" ] && [ -x "$p" ] || exit 6; ' +
+    's=$3; d=${s%/*}; [ -S "$s" ] && [ ! -L "$s" ] && [ -O "$s" ] && [ -d "$d" ] && ' +
+    '[ ! -L "$d" ] && [ -O "$d" ] || exit 7; ' +
+    'case $(/usr/bin/stat -c %a -- "$d" 2>/dev/null) in [1-7]00) ;; *) exit 7 ;; esac; ' +
+    'printf "%s" "$p"';
   const out = await new Deno.Command(SETPRIV, {
-    args: [...drop, "/bin/sh", "-c", script, "sh", cwd, program],
+    args: [...drop, "/bin/sh", "-c", script, "sh", cwd, program, socketPath],
     cwd: "/",
     clearEnv: true,
     stdin: "null",
@@ -221,17 +271,9 @@ async function resolveAsCaller(drop: string[], cwd: string, program: string): Pr
   if (out.code === 4) refuse(R.CWD_NOT_REAL);
   if (out.code === 5) refuse(`program not found: ${program}`);
   if (out.code === 6) refuse(`not an executable file: ${real || program}`);
+  if (out.code === 7) refuse(R.NO_SOCKET);
   if (out.code !== 0 || !real.startsWith("/")) refuse(R.INTERNAL);
   return real;
-}
-
-/** The socket must be the caller's own: owned by the caller, in the caller's 0700 directory. */
-async function checkSocket(path: string, uid: number): Promise<void> {
-  const dir = path.slice(0, path.lastIndexOf("/"));
-  const [d, s] = await Promise.all([Deno.lstat(dir), Deno.lstat(path)])
-    .catch(() => refuse(R.NO_SOCKET));
-  if (!d.isDirectory || d.uid !== uid || ((d.mode ?? 0) & 0o077) !== 0) refuse(R.SOCKET_DIR);
-  if (!s.isSocket || s.uid !== uid) refuse(R.SOCKET_NOT_CALLERS);
 }
 
 /**
@@ -444,8 +486,7 @@ async function main(): Promise<void> {
   const id = newRequestId();
   await claimSlot(who.uid, id);
   const drop = dropTo(who, parent.groups);
-  const program = await resolveAsCaller(drop, args.cwd, args.argv[0]);
-  await checkSocket(args.socketPath, who.uid);
+  const program = await resolveAsCaller(drop, args.cwd, args.argv[0], args.socketPath);
   const argv = [program, ...args.argv.slice(1)];
   const allowlisted = await argvIsAllowlisted(argv);
   const secret = await askSession(

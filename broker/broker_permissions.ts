@@ -63,9 +63,10 @@ export const BROKER_REFUSALS = {
   CWD_UNREACHABLE: "the working directory is not one the caller can enter",
   CWD_NOT_REAL: "the working directory must be a real path (no symlinks)",
   PROGRAM_PATH: "the program path must be absolute",
-  SOCKET_DIR: "the session directory is not the caller's private directory",
-  SOCKET_NOT_CALLERS: "the session socket is not the caller's",
-  NO_SOCKET: "no pi session socket at that path (is pi still running?)",
+  /** One text for every socket-path problem: checked as the caller, it reveals nothing of root's. */
+  NO_SOCKET: "no pi session socket of the caller at that path (is pi still running?)",
+  /** A `/proc` file too long to read whole (a status with ~1000 groups): never a truncated read. */
+  PROC_TOO_LARGE: "a /proc file of the caller is too large to read whole",
   SOCKET_PEER: "the session socket is not served by a pi of the caller; sent nothing",
   NO_KEY: "no session key on stdin",
   BAD_KEY: "bad session key",

@@ -14,6 +14,9 @@
 # Creates /etc/pi-sudo-prompt/allowlist (empty, with commented examples) if it
 # does not exist; an existing allowlist is never touched. Re-running upgrades.
 set -eu
+# Before any program runs: sudo may keep the caller's PATH (no secure_path).
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
 
 ROOT=/usr/local/libexec/pi-sudo-prompt
 SUDOERS=/etc/sudoers.d/zz-pi-sudo-prompt
@@ -87,6 +90,24 @@ $other_rules"
   exit 0
 fi
 
+# --- the directories above the broker: only root may change them -----------
+# sudo runs $ROOT/pi-secret-broker as root without a password: whoever can
+# rename or replace any directory above it gets root. Checked before anything
+# is written, so an unsafe machine gets no sudoers rule at all.
+d=$(dirname "$ROOT")
+while :; do
+  if [ -e "$d" ]; then
+    [ -d "$d" ] && [ ! -L "$d" ] || die "$d is not a plain directory: refusing to install the broker below it"
+    set -- $(stat -c '%u %a' "$d")
+    [ "$1" = 0 ] || die "$d is owned by uid $1, not root: whoever owns it could replace the broker that sudo runs as root; fix: chown root:root $d (then re-run)"
+    case "$2" in
+      *[2367][0-7] | *[0-7][2367]) die "$d is writable by group or others (mode $2): they could replace the broker that sudo runs as root; fix: chmod go-w $d (then re-run)" ;;
+    esac
+  fi
+  [ "$d" = / ] && break
+  d=$(dirname "$d")
+done
+
 # --- find the package and its pinned deno binary ---------------------------
 pkg=$(cd "$(dirname "$0")/.." && pwd -P)
 [ -f "$pkg/broker/broker.ts" ] || die "cannot find the package next to $0"
@@ -95,15 +116,18 @@ case "$(uname -m)" in
   aarch64) plat=linux-arm64-glibc ;;
   *) die "unsupported architecture $(uname -m)" ;;
 esac
+# Only the package's own node_modules (an npm install puts @deno beside the
+# package instead, in the node_modules that holds it); never a directory
+# further up, which another user could have planted (/tmp/node_modules).
 deno=""
-d=$pkg
-while [ -n "$d" ] && [ "$d" != / ]; do
-  for c in "$d/node_modules/@deno/$plat/deno" "$d/@deno/$plat/deno"; do
-    if [ -z "$deno" ] && [ -x "$c" ]; then deno=$c; fi
-  done
-  d=$(dirname "$d")
+for c in "$pkg/node_modules/@deno/$plat/deno" "$(dirname "$pkg")/@deno/$plat/deno"; do
+  case "$c" in
+    */node_modules/@deno/*) ;;
+    *) continue ;;
+  esac
+  if [ -z "$deno" ] && [ -f "$c" ] && [ ! -L "$c" ] && [ -x "$c" ]; then deno=$c; fi
 done
-[ -n "$deno" ] || die "the deno binary (@deno/$plat) is not installed next to the package: run npm ci"
+[ -n "$deno" ] || die "the deno binary (@deno/$plat) is not installed in the package's node_modules: run npm ci"
 
 # --- stage everything, then swap it in --------------------------------------
 install -d -m 0755 -o root -g root "$(dirname "$ROOT")"
@@ -116,8 +140,17 @@ install -m 0755 -o root -g root "$deno" "$stage/deno"
 sources=$(sed -n '/^export const ROOT_SOURCE_FILES = \[$/,/^\] as const;$/s/^  "\([a-z_/]*\.ts\)",$/\1/p' \
   "$pkg/broker/root_files.ts")
 [ -n "$sources" ] || die "cannot read the list of sources in $pkg/broker/root_files.ts"
+# Regular files only: a symlinked "source" (to /etc/shadow, say) would be
+# published world-readable.
+regular() { [ -f "$1" ] && [ ! -L "$1" ] || die "$1 is not a regular file: refusing to copy it"; }
+regular "$deno"
 for f in $sources; do
+  regular "$pkg/$f"
+  install -d -m 0755 -o root -g root "$(dirname "$stage/src/$f")"
   install -m 0644 -o root -g root "$pkg/$f" "$stage/src/$f"
+done
+for f in pi-secret-broker.sh pairing_check.sh terminal_check.sh allowlist-append.sh; do
+  regular "$pkg/broker/$f"
 done
 install -m 0755 -o root -g root "$pkg/broker/pi-secret-broker.sh" "$stage/pi-secret-broker"
 install -m 0755 -o root -g root "$pkg/broker/pairing_check.sh" "$stage/pairing-check"

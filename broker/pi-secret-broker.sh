@@ -6,6 +6,12 @@
 # variable part is the session socket, checked here before it becomes part
 # of a flag. Keep in step with broker/broker_permissions.ts.
 #
+# sudo may keep the caller's PATH (no secure_path: Arch's default, custom
+# sudoers, exempt_group), so PATH is set before any program runs, and
+# programs are named by absolute path.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+#
 # --verify-pairing HELPER_PID SUDO_PID PIPE_INODE (ADR 0005): root confirms
 # that a sudo askpass helper's stdout pipe is read by its parent sudo alone.
 # Decimal numbers only; runs the root-owned pairing-check with a clean
@@ -43,9 +49,11 @@ if [ "$#" -lt 2 ] || [ "$1" != "--socket" ]; then
   exit 125
 fi
 sock=$2
+# A pi session's socket is always <session dir>/askpass.sock: anything else
+# (a directory such as /) would widen the broker's write grant below.
 case "$sock" in
-  /*) ;;
-  *) echo "pi-secret-broker: the socket path must be absolute" >&2; exit 125 ;;
+  /?*/askpass.sock) ;;
+  *) echo "pi-secret-broker: the socket path must be a pi session's /…/askpass.sock" >&2; exit 125 ;;
 esac
 case "$sock" in
   *[!A-Za-z0-9._/@+-]* | *//* | *..*)

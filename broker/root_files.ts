@@ -21,6 +21,7 @@ export const ROOT_SOURCE_FILES = [
   "broker/allowlist_policy.ts",
   "broker/allowlist_append.ts",
   "shared/errno.ts",
+  "kernel/proc.ts",
 ] as const;
 
 /** The askpass helper and every module it imports: hardened mode runs these root-owned copies. */

@@ -46,9 +46,12 @@ tty_nr=$(((minor & 255) | (major << 8) | ((minor & ~255) << 12)))
 ulimit -s unlimited 2>/dev/null || ulimit -s 65536 2>/dev/null
 ulimit -n 4096 2>/dev/null
 # find: 0, or 1 when a process vanished during the walk (benign); anything
-# else (it could not run, or the list was too long) fails closed.
+# else (it could not run, or the list was too long) fails closed. Matched on
+# the file itself (device and inode, -samefile through the link), not on the
+# link's text: a descriptor opened through a bind mount of the pts, or in
+# another mount namespace, names another path.
 links() {
-  found=$(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname "$1" 2>/dev/null)
+  found=$(find -L /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -samefile "$1" 2>/dev/null)
   rc=$?
   [ "$rc" -le 1 ] || { say "error: find exited $rc"; exit 1; }
 }
@@ -64,14 +67,16 @@ for link in $found; do
   pid=${link#/proc/}
   add "${pid%%/*}"
 done
-# /dev/tty is the controlling terminal of whoever opened it.
+# /dev/tty is the controlling terminal of whoever opened it; a process that
+# has since left its session (setsid: no controlling terminal now) cannot be
+# told apart, and counts as a holder.
 links /dev/tty
 for link in $found; do
   pid=${link#/proc/}
   pid=${pid%%/*}
   stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
   set -- ${stat##*) }
-  [ "${5-}" = "$tty_nr" ] && add "$pid"
+  case "${5-}" in "$tty_nr" | 0) add "$pid" ;; esac
 done
 say "holders${holders}"
 exit 0

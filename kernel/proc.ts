@@ -66,6 +66,19 @@ export function parseStatusIds(text: string): ProcIds | undefined {
 }
 
 /**
+ * The `Groups:` of `/proc/<pid>/status`: the supplementary groups, each a
+ * decimal id, space-separated (an empty line for none). `undefined` when the
+ * line is missing or bent: the caller must have read the file whole, or a
+ * cut number (`4` of `42`) would be a group the process does not have.
+ */
+export function parseStatusGroups(text: string): readonly number[] | undefined {
+  const line = text.split("\n").find((l) => l.startsWith("Groups:"));
+  if (line === undefined || !/^Groups:\t?(?:[0-9]{1,10}(?: [0-9]{1,10})*)? ?$/.test(line)) return undefined;
+  const ids = line.slice("Groups:".length).trim().split(" ").filter((s) => s !== "").map(Number);
+  return ids.every(Number.isSafeInteger) ? ids : undefined;
+}
+
+/**
  * The `TracerPid:` of `/proc/<pid>/status`: the pid of the process tracing
  * it, 0 when none. `undefined` when the line is missing or malformed (the
  * caller then treats the process as traced: fail closed).

@@ -38,6 +38,8 @@ only=${PI_TEST_ONLY:-}
 . "$repo/tests/suite_lib.sh"
 cleanup() {
   status=$?
+  # PI_TEST_KEEP_LOGS=DIR (development): keep the suites' logs there.
+  [ -z "${PI_TEST_KEEP_LOGS:-}" ] || cp -r "$logs" "$PI_TEST_KEEP_LOGS" 2>/dev/null || true
   for fs in full one-page; do umount "$work/fs-$fs" 2>/dev/null || true; done
   broker_state_restore
   test_user_cleanup

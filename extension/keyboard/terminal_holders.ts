@@ -225,8 +225,11 @@ async function isTheTerminal(
   if (kind === "other") return false;
   if (kind === "controlling") {
     const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
-    // An unreadable field counts as a match: fail closed.
-    return stat !== undefined && (stat.ttyNr === undefined || stat.ttyNr === spec.rdev);
+    // An unreadable field counts as a match: fail closed. So does no
+    // controlling terminal now: the process opened /dev/tty and then left
+    // its session (setsid), and which terminal it holds cannot be told.
+    return stat !== undefined &&
+      (stat.ttyNr === undefined || stat.ttyNr === 0 || stat.ttyNr === spec.rdev);
   }
   const st = await statProcPath(fdPath);
   return st !== undefined && st.isCharacterDevice() && st.rdev === spec.rdev;
@@ -240,13 +243,10 @@ export function classifyLink(
   if (link === ttyPath) return "match";
   if (link === "/dev/tty") return "controlling";
   if (!link.startsWith("/")) return "other"; // socket:[…], pipe:[…], anon_inode:…
-  // A character device can sit at any path only in another mount namespace
-  // or as a device node root made; compare device numbers for everything
-  // outside the usual file places.
-  if (link.startsWith("/dev/") || link.includes("/pts/") || link.includes("/dev/")) {
-    return "compare_device";
-  }
-  return "other";
+  // Any path may be the terminal: a bind mount of the pts, or a path in
+  // another mount namespace (unshare -m). The file is compared, by device
+  // number, through the descriptor itself, never by its name.
+  return "compare_device";
 }
 
 async function summarize(pid: number): Promise<ProcessSummary | undefined> {

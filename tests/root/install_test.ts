@@ -7,7 +7,6 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import {
   chmod,
   chown,
@@ -45,23 +44,8 @@ import { PACKAGE_VERSION } from "../../askpass/version.ts";
 import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
 import { resolveDenoBinary } from "../../extension/channel/deno_binary.ts";
 
-const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const USER = process.env.PI_SUDO_PROMPT_TEST_USER ?? "";
+import { asUser, REPO, run, USER } from "./root_helpers.ts";
 const CONSUMER = "/usr/local/libexec/pi-sudo-prompt-test/consumer";
-
-function run(file: string, args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; out: string }>((resolve) => {
-    execFile(file, args, {
-      timeout: 120_000,
-      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", ...env },
-    }, (err, stdout, stderr) => {
-      resolve({
-        code: err ? (typeof err.code === "number" ? err.code : 1) : 0,
-        out: stdout + stderr,
-      });
-    });
-  });
-}
 
 const install = (...extra: string[]) =>
   run("/bin/sh", [join(REPO, "broker/install.sh"), "--user", USER, ...extra]);
@@ -207,20 +191,6 @@ describe("broker installation (as root)", () => {
     assert.match(asUser.out, /must run as root/);
   });
 });
-
-/** Runs `argv` as the throwaway user through setpriv (no fork: the caller's groups are chosen). */
-async function asUser(groups: "clear" | "init", argv: string[]) {
-  const uid = (await run("/usr/bin/id", ["-u", USER])).out.trim();
-  const gid = (await run("/usr/bin/id", ["-g", USER])).out.trim();
-  return await run("/usr/bin/setpriv", [
-    `--reuid=${uid}`,
-    `--regid=${gid}`,
-    groups === "clear" ? "--clear-groups" : "--init-groups",
-    "--reset-env",
-    "--",
-    ...argv,
-  ]);
-}
 
 describe("the broker called directly (hostile review, root-arranged parts)", () => {
   it("R6: a caller that dropped a supplementary group does not get it back in the consumer", async () => {

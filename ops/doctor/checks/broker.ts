@@ -77,10 +77,15 @@ async function checkBroker(ctx: Context): Promise<Finding> {
   for (const p of [ctx.brokerVersionFile, ctx.brokerLauncher]) {
     const problem = await rootOwnedProblem(p, "file", true, ctx.uid);
     if (problem) {
+      // sudo runs the launcher as root without a password: whoever can
+      // change it, or a directory above it, gets root (docs/pi-secret-run.md).
       return {
-        status: "warn",
-        detail: `${shown}, but ${problem}: not a root-owned install`,
-        fix: `reinstall the broker: ${installHint}`,
+        status: "fail",
+        detail: `${shown}, but ${problem}: not a root-owned install, and whoever can change ` +
+          "it can run anything as root through the broker's sudo rule",
+        fix: "make every directory above it root-owned and not writable by group or others " +
+          `(chown root:root DIR; chmod go-w DIR), then reinstall: ${installHint}; or remove ` +
+          `the broker now: sudo sh ${join(ctx.packageRoot, "broker", "install.sh")} --uninstall`,
       };
     }
   }

@@ -351,7 +351,9 @@ describe("attacks", () => {
           const decoded = await decodeReply(f.key, new Uint8Array(reply).subarray(4), id);
           assert.ok(
             decoded.ok && decoded.message.type === "password_denied",
-            "the attacker is denied",
+            `the attacker is denied: ${JSON.stringify(decoded)} ${
+              new Uint8Array(reply).subarray(0, 8)
+            } ${JSON.stringify(f.events)}`,
           );
           assert.deepEqual(refusals(f.events), [
             cloexec ? "peer_does_not_hold_connection" : "peer_connection_inherited",

@@ -518,8 +518,9 @@ describe("doctor: checks that fail or warn on purpose", () => {
     assert.match(c.detail, new RegExp(`protocol ${PROTOCOL_VERSION}`));
     if (isRoot) assert.equal(c.status, "ok", c.detail);
     else {
-      assert.equal(c.status, "warn");
-      assert.match(c.detail, /not a root-owned install/);
+      assert.equal(c.status, "fail");
+      assert.match(c.detail, /not a root-owned install, and whoever can change it can run/);
+      assert.match(c.fix!, /chmod go-w DIR/);
     }
   });
 

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import {
   parseNulList,
   parseStat,
+  parseStatusGroups,
   parseStatusIds,
   parseTracerPid,
   sameList,
@@ -75,6 +76,20 @@ describe("/proc parsers", () => {
     assert.equal(parseNulList(new Uint8Array([0xff, 0])), undefined);
     assert.ok(sameList(["a", ""], ["a", ""]));
     assert.ok(!sameList(["a"], ["a", ""]));
+  });
+
+  it("Groups: every id of a whole line; a missing or bent line (a cut read) is undefined", () => {
+    assert.ok(parseStatusGroups(readFileSync("/proc/self/status", "utf8")));
+    assert.deepEqual(parseStatusGroups("Name:\tx\nGroups:\t4 24 27 \nUid:\t1\t1\t1\t1\n"), [
+      4,
+      24,
+      27,
+    ]);
+    assert.deepEqual(parseStatusGroups("Groups:\t\n"), []);
+    assert.deepEqual(parseStatusGroups("Groups:\n"), []);
+    assert.equal(parseStatusGroups("Name:\tx\n"), undefined);
+    assert.equal(parseStatusGroups("Groups:\t4 x 27\n"), undefined);
+    assert.equal(parseStatusGroups("Groups:\t4,27\n"), undefined);
   });
 
   it("TracerPid: the tracer's pid, 0 for none; a missing or bent line is undefined (treated as traced)", () => {

@@ -25,13 +25,14 @@ describe("holder scan: descriptor links", () => {
     assert.equal(classifyLink("/dev/pts/3", "/dev/pts/3"), "match");
     assert.equal(classifyLink("/dev/tty", "/dev/pts/3"), "controlling");
   });
-  it("other device paths are compared by device number; sockets, pipes and files are not", () => {
+  it("every other path is compared by device number (a bind mount of the pts can sit anywhere); sockets, pipes and anonymous inodes are not", () => {
     assert.equal(classifyLink("/dev/pts/4", "/dev/pts/3"), "compare_device");
     assert.equal(classifyLink("/newroot/dev/pts/3", "/dev/pts/3"), "compare_device");
+    assert.equal(classifyLink("/home/u/.cache/x/3", "/dev/pts/3"), "compare_device");
+    assert.equal(classifyLink("/home/u/notes.txt", "/dev/pts/3"), "compare_device");
     assert.equal(classifyLink("socket:[123]", "/dev/pts/3"), "other");
     assert.equal(classifyLink("pipe:[9]", "/dev/pts/3"), "other");
     assert.equal(classifyLink("anon_inode:[eventfd]", "/dev/pts/3"), "other");
-    assert.equal(classifyLink("/home/u/notes.txt", "/dev/pts/3"), "other");
   });
 });
 

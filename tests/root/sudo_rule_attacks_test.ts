@@ -1,0 +1,305 @@
+/**
+ * The root broker, second hostile round (docs/security-tests.md, rows
+ * R10–R17): each attack runs through the installed broker with `sudo -n` as
+ * the throwaway user (or, for the installer, as root the way a human runs
+ * it), after root arranged what the attack needs: a sudoers drop-in without
+ * `secure_path`, a group-writable `/usr/local`, a root-only path, a caller
+ * with thousands of groups, a pts bind mount, a planted `/tmp/node_modules`.
+ *
+ * Needs: root, PI_SUDO_PROMPT_TEST_USER, the broker installed by
+ * install_test.ts (which runs first: the files run in name order).
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { chmod, chown, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BROKER_LAUNCHER, SUDOERS_FILE } from "../../broker/paths.ts";
+import { BROKER_REFUSALS as R } from "../../broker/broker_permissions.ts";
+import { asUser, REPO, run, USER } from "./root_helpers.ts";
+
+const refusal = (reason: string) => `pi-secret-broker: ${reason}\n`;
+const NODE = join(REPO, "node_modules/.bin/node");
+const FAKE_PI = join(REPO, "tests/helpers/fake_pi.ts");
+/** Programs a caller might plant where root's scripts look them up. */
+const PLANTED = [
+  "uname",
+  "id",
+  "env",
+  "sed",
+  "find",
+  "stat",
+  "cat",
+  "realpath",
+  "setpriv",
+  "mktemp",
+  "install",
+  "dirname",
+  "chmod",
+  "visudo",
+];
+
+let uid = 0;
+let gid = 0;
+before(async () => {
+  uid = Number((await run("/usr/bin/id", ["-u", USER])).out.trim());
+  gid = Number((await run("/usr/bin/id", ["-g", USER])).out.trim());
+});
+
+describe("the root broker, second round (hostile review)", () => {
+  describe("R10: the caller's PATH never runs as root", () => {
+    let dir = "";
+    const dropIn = "/etc/sudoers.d/zz-pi-sudo-prompt-test-path";
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), "planted-path-"));
+      await chmod(dir, 0o755);
+      for (const name of PLANTED) {
+        const real = (await run("/bin/sh", ["-c", `command -v ${name}`])).out.trim();
+        await writeFile(
+          join(dir, name),
+          `#!/bin/sh\n[ "$(/usr/bin/id -u)" != 0 ] || echo "$0 $*" >> ${dir}/ran-as-root\n` +
+            `exec ${real || "/bin/false"} "$@"\n`,
+          { mode: 0o755 },
+        );
+      }
+      await chown(dir, uid, gid);
+      // Arch's default, a custom sudoers file, or exempt_group: sudo keeps PATH.
+      // printenv only, to show that sudo really hands the planted PATH to root.
+      await writeFile(
+        dropIn,
+        `Defaults:${USER} !secure_path\n${USER} ALL=(root) NOPASSWD: /usr/bin/printenv PATH\n`,
+        { mode: 0o440 },
+      );
+      assert.equal((await run("/usr/sbin/visudo", ["-c"])).code, 0);
+    });
+    after(async () => {
+      await rm(dropIn, { force: true });
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it("R10: a sudoers drop-in without secure_path and uname, id, env… planted first on PATH: nothing of the caller's runs as root (every mode of the launcher, allowlist-append, the installer)", async () => {
+      const path = `${dir}:/usr/local/bin:/usr/bin:/bin`;
+      const sudo = (args: string) =>
+        asUser(
+          "init",
+          ["/bin/sh", "-c", `/usr/bin/sudo -n ${BROKER_LAUNCHER} ${args} </dev/null`],
+          {
+            PATH: path,
+          },
+        );
+      // sudo really keeps the planted PATH for this user: the drop-in works.
+      const kept = await asUser("init", ["/usr/bin/sudo", "-n", "/usr/bin/printenv", "PATH"], {
+        PATH: path,
+      });
+      assert.equal(kept.out.trim(), path, "root gets the caller's PATH");
+      const usage = await sudo("");
+      assert.equal(usage.code, 125, usage.out);
+      await sudo("--verify-pairing 1 2 3");
+      await sudo("--terminal-holders 0");
+      const broker = await sudo(
+        "--socket /tmp/no-such-session/askpass.sock --label x --cwd / -- /bin/true",
+      );
+      assert.equal(broker.out, refusal(R.NO_SOCKET));
+      // As root with the planted PATH: a human's sudo without secure_path.
+      await run("/bin/sh", ["/usr/local/libexec/pi-sudo-prompt/allowlist-append", "not an entry"], {
+        PATH: path,
+      });
+      const reinstall = await run("/bin/sh", [join(REPO, "broker/install.sh"), "--user", USER], {
+        PATH: path,
+      });
+      assert.equal(reinstall.code, 0, reinstall.out);
+      const ran = await readFile(join(dir, "ran-as-root"), "utf8").catch(() => "");
+      assert.equal(ran, "", `ran as root from the caller's PATH:\n${ran}`);
+    });
+  });
+
+  it("R11: a group-writable /usr/local: the installer refuses and writes no sudoers rule; doctor fails", async () => {
+    const before = await stat("/usr/local");
+    const rule = await readFile(SUDOERS_FILE, "utf8");
+    await chmod("/usr/local", (before.mode & 0o7777) | 0o020);
+    try {
+      const r = await run("/bin/sh", [join(REPO, "broker/install.sh"), "--user", USER]);
+      assert.notEqual(r.code, 0, r.out);
+      assert.match(
+        r.out,
+        /\/usr\/local is writable by group or others \(mode \d+\).*chmod go-w \/usr\/local/,
+      );
+      assert.equal(await readFile(SUDOERS_FILE, "utf8"), rule, "the sudoers file is untouched");
+      const doctor = await asUser("init", [
+        NODE,
+        "--no-warnings",
+        "--input-type=module",
+        "-e",
+        `const d = await import(${JSON.stringify(join(REPO, "ops/doctor/runner.ts"))});` +
+        'console.log(JSON.stringify(await d.runCheck("broker")));',
+      ]);
+      const broker = JSON.parse(doctor.out.trim().split("\n").at(-1) ?? "{}");
+      assert.equal(broker.status, "fail", doctor.out);
+      assert.match(broker.detail, /\/usr\/local .*not a root-owned install/);
+    } finally {
+      await chmod("/usr/local", before.mode & 0o7777);
+    }
+  });
+
+  it("R12: a present and an absent root-only socket path get the same refusal, checked as the caller", async () => {
+    const present = await mkdtemp("/root/pi-present-");
+    await writeFile(join(present, "askpass.sock"), "");
+    try {
+      const ask = (sock: string) =>
+        asUser("init", [
+          "/bin/sh",
+          "-c",
+          `/usr/bin/sudo -n ${BROKER_LAUNCHER} --socket ${sock} --label x --cwd / -- /bin/true </dev/null`,
+        ]);
+      const a = await ask(join(present, "askpass.sock"));
+      const b = await ask("/root/pi-absent-dir/askpass.sock");
+      assert.equal(a.out, refusal(R.NO_SOCKET));
+      assert.equal(b.out, a.out, "the same words whether the root-only path exists or not");
+      // A path that is not a session socket never becomes part of a write grant.
+      const slash = await ask("/");
+      assert.equal(slash.code, 125);
+      assert.match(slash.out, /must be a pi session's/);
+    } finally {
+      await rm(present, { recursive: true, force: true });
+    }
+  });
+
+  it("R13: a caller whose stderr is a full pipe nobody reads: the refusal never waits, the broker exits at once", async () => {
+    const script = `
+import fcntl, os, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)
+try:
+    while True: os.write(w, b"x" * 4096)
+except BlockingIOError:
+    pass
+fcntl.fcntl(w, fcntl.F_SETFL, 0)
+t = time.monotonic()
+p = subprocess.Popen(["/usr/bin/sudo", "-n", "${BROKER_LAUNCHER}", "--socket", "/tmp/no-such/askpass.sock",
+    "--label", "x", "--cwd", "/", "--", "/bin/true"], stdin=subprocess.DEVNULL, stderr=w)
+try:
+    code = p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill(); code = "stuck"
+print("exit", code, "after", round(time.monotonic() - t, 1))
+`;
+    const r = await asUser("init", ["/usr/bin/python3", "-c", script]);
+    const m = /^exit (\S+) after ([0-9.]+)$/m.exec(r.out);
+    assert.ok(m, r.out);
+    assert.equal(m[1], "125", r.out);
+    assert.ok(Number(m[2]) < 10, `the broker took ${m[2]} s with a stuck stderr`);
+  });
+
+  it("R14: a caller with 2,000 groups (a status past 8 KiB) gives the consumer exactly its groups; with 14,000 the broker refuses instead of reading part", async () => {
+    const many = Array.from({ length: 2000 }, (_, i) => 200_000 + i);
+    const held = await asUser(many, [NODE, FAKE_PI, "secret", "--", "/usr/bin/id", "-G"]);
+    assert.match(held.out, /FAKE_PI \{"code":0,"requests":1\}/, held.out.slice(-2000));
+    const got = held.out.split("\n")[0].trim().split(" ").map(Number).sort((a, b) => a - b);
+    assert.deepEqual(got, [gid, ...many].sort((a, b) => a - b));
+    const huge = Array.from({ length: 14_000 }, (_, i) => 300_000 + i);
+    const cut = await asUser(huge, [NODE, FAKE_PI, "secret", "--", "/usr/bin/id", "-G"]);
+    assert.match(
+      cut.out,
+      new RegExp(`pi-secret-broker: ${R.PROC_TOO_LARGE}`),
+      cut.out.slice(-2000),
+    );
+    assert.match(cut.out, /FAKE_PI \{"code":125,"requests":0\}/);
+  });
+
+  it("R15: terminal-check lists a holder of the pts through a bind mount (unshare -Urm) and one holding /dev/tty after setsid", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pts-bind-"));
+    await chown(dir, uid, gid);
+    const script = `
+import os, pty, subprocess, sys, time
+d = sys.argv[1]
+master, slave = pty.openpty()
+n = os.ttyname(slave).rsplit("/", 1)[1]
+os.close(slave)
+open(d + "/mnt", "w").close()
+# 1. through a bind mount of the pts, in a user and mount namespace of its own
+bound = subprocess.Popen(["/usr/bin/unshare", "-Urm", "/bin/sh", "-c",
+    'mount --bind "$1" "$2" && exec python3 -c "import os,time; f=os.open(\\'$2\\', os.O_RDWR|os.O_NOCTTY); time.sleep(30)"',
+    "sh", "/dev/pts/" + n, d + "/mnt"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+# 2. /dev/tty opened as the controlling terminal, then setsid: no ctty any more
+setsid = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, args=["/usr/bin/python3", "-c",
+    "import os,sys,time,fcntl,termios\\n"
+    "os.setsid(); t=os.open(sys.argv[1], os.O_RDWR); fcntl.ioctl(t, termios.TIOCSCTTY, 0)\\n"
+    "h=os.open('/dev/tty', os.O_RDWR); os.close(t)\\n"
+    "pid=os.fork()\\n"
+    "if pid: os._exit(0)\\n"
+    "os.setsid(); open(sys.argv[2], 'w').write(str(os.getpid())); time.sleep(30)",
+    "/dev/pts/" + n, d + "/holder.pid"])
+setsid.wait()
+time.sleep(1.5)
+out = subprocess.run(["/usr/bin/sudo", "-n", "${BROKER_LAUNCHER}", "--terminal-holders", n],
+    capture_output=True, text=True).stdout
+print("bound", bound.pid)
+print(out.strip())
+holders = out.split()[2:]
+kids = [int(x) for x in subprocess.run(["/usr/bin/pgrep", "-P", str(bound.pid)], capture_output=True, text=True).stdout.split()]
+print("bound-listed", any(int(h) in [bound.pid] + kids for h in holders))
+print("setsid-listed", any(open("/proc/%s/cmdline" % h).read().find("setsid") >= 0 for h in holders if os.path.exists("/proc/%s" % h)))
+bound.kill()
+os.kill(int(open(d + "/holder.pid").read()), 9)
+`;
+    try {
+      const r = await asUser("init", ["/usr/bin/python3", "-c", script, dir]);
+      assert.match(r.out, /^pi-terminal: holders/m, r.out);
+      assert.match(r.out, /^bound-listed True$/m, r.out);
+      assert.match(r.out, /^setsid-listed True$/m, r.out);
+    } finally {
+      // A holder of /dev/tty left behind would refuse every later modal.
+      const holder = Number(await readFile(join(dir, "holder.pid"), "utf8").catch(() => "0"));
+      if (holder > 0) await run("/bin/kill", ["-9", String(holder)]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("R16: a package under /tmp without node_modules and a planted /tmp/node_modules deno: the installer refuses, the planted binary never runs", async () => {
+    const base = await mkdtemp("/tmp/pi-plant-");
+    const pkg = join(base, "pkg");
+    await mkdir(pkg);
+    for (const part of ["broker", "askpass", "shared", "kernel", "extension"]) {
+      await cp(join(REPO, part), join(pkg, part), { recursive: true });
+    }
+    const planted = join(base, "node_modules/@deno/linux-x64-glibc");
+    const arm = join(base, "node_modules/@deno/linux-arm64-glibc");
+    const marker = join(base, "planted-ran");
+    for (const d of [planted, arm]) {
+      await mkdir(d, { recursive: true });
+      await writeFile(join(d, "deno"), `#!/bin/sh\necho "$@" >> ${marker}\n`, { mode: 0o755 });
+    }
+    try {
+      const r = await run("/bin/sh", [join(pkg, "broker/install.sh"), "--user", USER]);
+      assert.notEqual(r.code, 0, r.out);
+      assert.match(r.out, /not installed in the package's node_modules/);
+      assert.equal(await readFile(marker, "utf8").catch(() => ""), "", "the planted deno ran");
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("R17: a source that is a symlink (to /etc/shadow) is refused, never published", async () => {
+    const base = await mkdtemp("/tmp/pi-symlink-src-");
+    const pkg = join(base, "pkg");
+    for (const part of ["broker", "askpass", "shared", "kernel", "extension"]) {
+      await cp(join(REPO, part), join(pkg, part), { recursive: true });
+    }
+    const { symlink, unlink } = await import("node:fs/promises");
+    await symlink(join(REPO, "node_modules"), join(pkg, "node_modules"));
+    await unlink(join(pkg, "shared/errno.ts"));
+    await symlink("/etc/shadow", join(pkg, "shared/errno.ts"));
+    try {
+      const r = await run("/bin/sh", [join(pkg, "broker/install.sh"), "--user", USER]);
+      assert.notEqual(r.code, 0, r.out);
+      assert.match(r.out, /errno\.ts is not a regular file: refusing to copy it/);
+      const installed = await readFile(
+        "/usr/local/libexec/pi-sudo-prompt/src/shared/errno.ts",
+        "utf8",
+      );
+      assert.doesNotMatch(installed, /^root:/m, "/etc/shadow published");
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
