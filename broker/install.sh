@@ -174,7 +174,7 @@ rm -rf "$ROOT.old"
 # Warm the root-owned cache so the broker starts fast; not fatal.
 DENO_DIR="$ROOT/deno-cache" "$ROOT/deno" cache --no-config --no-lock --no-remote --no-npm \
   "$ROOT/src/broker/broker.ts" "$ROOT/src/askpass/helper.ts" "$ROOT/src/broker/allowlist_append.ts" \
-  >/dev/null 2>&1 ||
+  "$ROOT/src/extension/keyboard/terminal_guardian.ts" >/dev/null 2>&1 ||
   say "note: could not pre-compile the broker (it will compile on first use)"
 # `deno cache` transpiles but leaves V8's code cache empty; one run of the
 # helper with no argument (it exits 1 at its first check) fills it, so the
@@ -184,6 +184,12 @@ warm=0
 DENO_DIR="$ROOT/deno-cache" NO_COLOR=1 "$ROOT/deno" run --no-prompt --no-remote --no-npm \
   --no-config --no-lock "$ROOT/src/askpass/helper.ts" </dev/null >/dev/null 2>&1 || warm=$?
 [ "$warm" = 1 ] || say "note: could not warm the helper's cache (its first run will be slower)"
+# The same for the terminal guardian that hardened sessions run (ADR 0008).
+warm=0
+DENO_DIR="$ROOT/deno-cache" NO_COLOR=1 "$ROOT/deno" run --no-prompt --no-remote --no-npm \
+  --no-config --no-lock "$ROOT/src/extension/keyboard/terminal_guardian.ts" \
+  </dev/null >/dev/null 2>&1 || warm=$?
+[ "$warm" = 1 ] || say "note: could not warm the guardian's cache (its first run will be slower)"
 if [ "$upgraded" = yes ]; then
   say "upgraded $ROOT (version $version, protocol $protocol)"
 else

@@ -22,7 +22,18 @@ export const ROOT_SOURCE_FILES = [
   "broker/allowlist_append.ts",
   "shared/errno.ts",
   "kernel/proc.ts",
+  "extension/keyboard/terminal_guardian.ts",
 ] as const;
+
+/**
+ * The terminal guardian and every module it imports: hardened mode runs these
+ * root-owned copies (the guardian is exempt from the holder scans, so it must
+ * not run code the user's files could change; docs/adr/0008).
+ */
+export const HARDENED_GUARDIAN_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [
+  "extension/keyboard/terminal_guardian.ts",
+  "kernel/proc.ts",
+];
 
 /** The askpass helper and every module it imports: hardened mode runs these root-owned copies. */
 export const HARDENED_HELPER_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [

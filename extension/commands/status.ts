@@ -44,7 +44,9 @@ export async function statusLines(
   if (guard.started) {
     const tty = guard.ttyPath
       ? `${guard.ttyPath} ${guard.exclusive ? "exclusive" : "NOT exclusive"}` +
-        (guard.guardianPid ? ` (guardian pid ${guard.guardianPid})` : " (no guardian)")
+        (guard.guardianPid
+          ? ` (guardian pid ${guard.guardianPid}${guard.guardianRootOwned ? ", root-owned" : ""})`
+          : " (no guardian)")
       : "no terminal";
     lines.push(`keyboard: ${tty}; pi ${guard.nonDumpable ? "non-dumpable" : "DUMPABLE"}`);
   }

@@ -37,6 +37,9 @@ import { fileURLToPath } from "node:url";
 import { guardianArgv } from "./guardian_permissions.ts";
 import { parseStat } from "../../kernel/proc.ts";
 import { resolveDenoBinary } from "../channel/deno_binary.ts";
+import { isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { BROKER_ROOT, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
+import { HARDENED_GUARDIAN_FILES } from "../../broker/root_files.ts";
 import {
   dumpable,
   flushTerminalInput,
@@ -72,6 +75,8 @@ export interface TerminalGuardStatus {
   readonly dumpableByChoice: boolean;
   /** pid of the live guardian, if any. */
   readonly guardianPid: number | undefined;
+  /** The guardian runs the root-owned deno and sources (hardened mode). */
+  readonly guardianRootOwned: boolean;
   /** Why something above is off (one line each). */
   readonly problems: readonly string[];
 }
@@ -94,6 +99,8 @@ interface GuardState {
   stopListeners: Set<() => void>;
   /** This suspension came from outside pi (not the human's Ctrl+Z). */
   external: boolean;
+  /** The live guardian runs the root-owned copies (hardened mode). */
+  guardianRootOwned?: boolean;
 }
 
 const KEY = Symbol.for("pi-sudo-prompt.terminal-guard");
@@ -194,6 +201,7 @@ export function terminalGuardStatus(): TerminalGuardStatus {
     nonDumpable: dump.ok && !dump.on,
     dumpableByChoice: s.dumpableByChoice,
     guardianPid: s.guardian && s.guardian.exitCode === null ? s.guardianPid : undefined,
+    guardianRootOwned: s.guardianRootOwned === true,
     problems: [...s.problems],
   };
 }
@@ -331,31 +339,55 @@ function libcPath(): string | undefined {
   }
 }
 
-async function spawnGuardian(s: GuardState): Promise<void> {
+/**
+ * Where the guardian runs from. In hardened mode (the broker installed) the
+ * root-owned deno, sources and cache: the guardian is exempt from the holder
+ * scans, so nothing it runs may come from files the user (and so the agent)
+ * can change (docs/adr/0008). Otherwise the package's own, with a fresh cache.
+ */
+async function guardianSource(): Promise<
+  { deno: string; path: string; denoDir: string; fresh: boolean } | undefined
+> {
+  const root = [ROOT_DENO, ...HARDENED_GUARDIAN_FILES.map((f) => `${ROOT_SOURCES}/${f}`)];
+  if ((await Promise.all(root.map(isProtectedPath))).every(Boolean)) {
+    return {
+      deno: ROOT_DENO,
+      path: `${ROOT_SOURCES}/extension/keyboard/terminal_guardian.ts`,
+      denoDir: `${BROKER_ROOT}/deno-cache`,
+      fresh: false,
+    };
+  }
   const deno = await resolveDenoBinary();
+  if (!deno) return undefined;
+  const path = await realpath(fileURLToPath(new URL("./terminal_guardian.ts", import.meta.url)));
+  const denoDir = await mkdtemp(join(tmpdir(), "pi-sudo-prompt-guardian-"));
+  return { deno, path, denoDir, fresh: true };
+}
+
+async function spawnGuardian(s: GuardState): Promise<void> {
   const libc = libcPath();
-  if (!deno || !libc || !s.ttyPath) {
+  const source = libc && s.ttyPath ? await guardianSource() : undefined;
+  if (!libc || !s.ttyPath || !source) {
     s.problems.push("terminal guardian unavailable (no deno binary or libc path)");
     return;
   }
-  const guardianPath = await realpath(
-    fileURLToPath(new URL("./terminal_guardian.ts", import.meta.url)),
-  );
-  const denoDir = await mkdtemp(join(tmpdir(), "pi-sudo-prompt-guardian-"));
+  const dropCache = () =>
+    source.fresh ? rm(source.denoDir, { recursive: true, force: true }) : Promise.resolve();
   let child: ChildProcess;
   try {
-    const [cmd, ...args] = guardianArgv(deno, guardianPath, libc, s.ttyPath);
+    const [cmd, ...args] = guardianArgv(source.deno, source.path, libc, s.ttyPath);
     child = spawn(cmd, args, {
       stdio: ["pipe", "pipe", "ignore"],
       detached: true, // its own session: no job-control signals from pi's terminal
-      env: { DENO_DIR: denoDir, NO_COLOR: "1" },
+      env: { DENO_DIR: source.denoDir, NO_COLOR: "1" },
     });
   } catch (e) {
-    await rm(denoDir, { recursive: true, force: true });
+    await dropCache();
     s.problems.push(`terminal guardian did not start (${(e as Error).message})`);
     return;
   }
-  const ok = await handshake(child).finally(() => rm(denoDir, { recursive: true, force: true }));
+  s.guardianRootOwned = !source.fresh;
+  const ok = await handshake(child).finally(dropCache);
   if (!ok) {
     child.kill("SIGKILL");
     s.problems.push(

@@ -44,6 +44,7 @@ import {
 import { shQuote } from "../../extension/channel/shell_injection.ts";
 import { busy, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
 import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
+import { ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 
 const PASSWORD = testPassword();
 const LEGIT = "sudo -k id -u";
@@ -108,6 +109,15 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
       assert.equal(out.get("ptrace"), "EPERM", results[0]);
       assert.equal(out.get("pidfd_getfd"), "EPERM", results[0]);
       assert.match(out.get("guardian") ?? "", /^\d+$/, "the guardian runs");
+      // Hardened mode (the root phase installed the broker): the guardian,
+      // exempt from the holder scans, runs root-owned deno and sources only.
+      const guardian = await readFile(`/proc/${out.get("guardian")}/cmdline`, "utf8");
+      const argv = guardian.split("\0");
+      assert.equal(argv[0], ROOT_DENO, guardian);
+      assert.ok(
+        argv.includes(`${ROOT_SOURCES}/extension/keyboard/terminal_guardian.ts`),
+        guardian,
+      );
       assert.equal(out.get("guardian-ptrace"), "EPERM", results[0]);
       assert.equal(out.get("guardian-pidfd_getfd"), "EPERM", results[0]);
       await answerLegit(pi, "FLOW-DONE");
