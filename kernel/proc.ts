@@ -73,7 +73,9 @@ export function parseStatusIds(text: string): ProcIds | undefined {
  */
 export function parseStatusGroups(text: string): readonly number[] | undefined {
   const line = text.split("\n").find((l) => l.startsWith("Groups:"));
-  if (line === undefined || !/^Groups:\t?(?:[0-9]{1,10}(?: [0-9]{1,10})*)? ?$/.test(line)) return undefined;
+  if (line === undefined || !/^Groups:\t?(?:[0-9]{1,10}(?: [0-9]{1,10})*)? ?$/.test(line)) {
+    return undefined;
+  }
   const ids = line.slice("Groups:".length).trim().split(" ").filter((s) => s !== "").map(Number);
   return ids.every(Number.isSafeInteger) ? ids : undefined;
 }
