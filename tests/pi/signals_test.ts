@@ -92,7 +92,7 @@ async function resumeShell(pi: number): Promise<void> {
 
 describe("job-control signals never hand the keys to another process (real pi, real sudo)", () => {
   for (const signal of ["SIGTSTP", "SIGSTOP"] as const) {
-    it(`${signal} to pi in an interactive bash while the modal shows, its shell stopped: no one opens the terminal, sudo ends denied, fg resumes pi and sudo works`, async () => {
+    it(`${signal} to pi in a job-control bash during the modal, shell stopped: terminal stays closed, sudo denied, fg resumes`, async () => {
       await withScratch("pi-signal-", async (dir) => {
         await withPiInBash(async ({ tmux, tty, pi }) => {
           await tmux.sendText("go");
@@ -122,7 +122,7 @@ describe("job-control signals never hand the keys to another process (real pi, r
   }
 
   for (const signal of ["SIGKILL", "SIGHUP"] as const) {
-    it(`${signal} to pi in an interactive bash while the modal shows, its shell stopped: no one opens the terminal, sudo ends denied; once the shell runs, sudo in it prompts and works`, async () => {
+    it(`${signal} to pi in a job-control bash during the modal, shell stopped: terminal stays closed, sudo denied, the shell's sudo works after`, async () => {
       await withScratch("pi-signal-", async (dir) => {
         await withPiInBash(async ({ tmux, tty, pi }) => {
           await tmux.sendText("go");
@@ -143,7 +143,7 @@ describe("job-control signals never hand the keys to another process (real pi, r
   }
 
   for (const signal of ["SIGTSTP", "SIGSTOP"] as const) {
-    it(`${signal} to pi as the pane's own command while the modal shows: no one opens the terminal, sudo ends denied; SIGCONT resumes pi and sudo works`, async () => {
+    it(`${signal} to pi as the pane's command during the modal: terminal stays closed, sudo denied, SIGCONT resumes`, async () => {
       await withScratch("pi-signal-", async (dir) => {
         const pi = await startPi({
           script: [
