@@ -10,6 +10,25 @@
  * @module
  */
 
+/**
+ * A process the checks could not clear, named in the modal so that the human
+ * decides (issue 20: where the product cannot see, it asks): a process that
+ * hides its open files (it may hold pi's terminal), or a setuid-root program
+ * of the user waiting with no askpass (a password could reach it). Every
+ * string is untrusted text from `/proc`, sanitised when drawn.
+ */
+export interface UncheckedProcess {
+  readonly pid: number;
+  /** Its command line (or name). */
+  readonly command: string;
+  /** When it started, local time `HH:MM:SS`, or `""` when unknown. */
+  readonly started: string;
+  /** Its parent: `pid (name)`, or `""` when unknown. */
+  readonly parent: string;
+  /** What could not be checked, in a few words. */
+  readonly why: string;
+}
+
 /** What the modal needs to show for one password request. */
 export interface PromptRequest {
   /** Random 128-bit request id (hex), for correlation in the audit log. */
@@ -31,6 +50,8 @@ export interface PromptRequest {
   readonly deadline: number;
   /** How many other verified requests wait behind this one right now. */
   readonly waiting: () => number;
+  /** The processes that could not be checked, as of now (named in the modal). */
+  readonly unchecked?: () => readonly UncheckedProcess[];
 }
 
 /** What the "Secret request" modal needs for one `pi-secret-run` request. */

@@ -45,6 +45,7 @@ import {
 import {
   noteModal,
   onStopOrResume,
+  quittingWithModal,
   startTerminalGuard,
   terminalGuardStatus,
 } from "./keyboard/terminal_guard.ts";
@@ -87,8 +88,9 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     return starting;
   });
 
-  pi.on("session_shutdown", async () => {
+  pi.on("session_shutdown", async (event) => {
     await starting;
+    if (event.reason === "quit") quittingWithModal();
     unhookStop?.();
     unhookStop = undefined;
     const s = session;

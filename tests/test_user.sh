@@ -87,6 +87,9 @@ broker_state_save() {
   done
   install -d -m 0755 -o root -g root "$TEST_CONSUMER_DIR"
   install -m 0755 -o root -g root "$work/repo/tests/root/consumer.sh" "$TEST_CONSUMER_DIR/consumer"
+  # A setuid-root program that is not sudo and stays running, like Xorg's
+  # wrapper (tests/pi/daily_use_test.ts): a copy of sleep.
+  install -m 4755 -o root -g root "$(command -v sleep)" "$TEST_CONSUMER_DIR/Xorg.wrap"
 }
 
 broker_state_restore() {

@@ -44,6 +44,7 @@ import { agentCanTraceItsDescendants } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { pairingNotice, type PairingRefusal } from "../pairing/sudo_pairing.ts";
 import { sanitizePrompt } from "../../askpass/prompt_text.ts";
+import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
 import {
   cachingAllowedNow,
@@ -212,7 +213,7 @@ export class ConnectionIntake {
       // The password must reach only the sudo the modal shows (ADR 0005).
       const paired = await this.#pairing.admit(request.id, verdict.requester);
       if (!paired.ok) return refuse(paired.reason, pairingNotice(paired));
-      entry = this.#sudoEntry(request, verdict.requester);
+      entry = this.#sudoEntry(request, verdict.requester, paired.unchecked ?? []);
     } else {
       const verdict = await verifyBroker(this.#expectedBroker, creds.creds, request);
       if (!verdict.ok) return refuse(verdict.reason);
@@ -266,9 +267,15 @@ export class ConnectionIntake {
     });
   }
 
-  #sudoEntry(request: PasswordRequest, requester: VerifiedRequester) {
+  #sudoEntry(
+    request: PasswordRequest,
+    requester: VerifiedRequester,
+    pairing: readonly UncheckedProcess[],
+  ) {
     const attempt = this.#attempts.next(requester.sudo);
+    const unchecked = { pairing, gate: [] as readonly UncheckedProcess[] };
     return {
+      unchecked,
       id: request.id,
       kind: "sudo" as const,
       argv: requester.sudoArgv,
@@ -285,6 +292,7 @@ export class ConnectionIntake {
           maxAttempts: this.#options.maxAttempts ?? 3,
           deadline: this.#queue.deadlineOf(request.id),
           waiting: () => this.#queue.waitingBehind(request.id),
+          unchecked: () => [...unchecked.pairing, ...unchecked.gate],
         }, signal),
       delivered: () => this.#attempts.recordSubmit(requester.sudo),
     };
@@ -300,6 +308,7 @@ export class ConnectionIntake {
       kind: "secret" as const,
       argv: request.argv,
       pipeInode: undefined,
+      unchecked: { pairing: [], gate: [] },
       attempt: 1,
       watched: [verified.broker, verified.sudo],
       ask: (signal: AbortSignal) => {

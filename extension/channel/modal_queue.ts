@@ -30,7 +30,7 @@ import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { pairingNotice } from "../pairing/sudo_pairing.ts";
-import type { PromptOutcome } from "../../askpass/prompter.ts";
+import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
 import { CONNECTION_ERRORS, type SessionEvent, type SessionOptions } from "./session_types.ts";
 
 /** One verified request in the queue: a sudo password or a broker secret. */
@@ -53,6 +53,11 @@ export interface Pending {
   readonly ask: (signal: AbortSignal) => Promise<PromptOutcome>;
   /** Called once an answer has been handed over (attempt counting). */
   readonly delivered: () => void;
+  /**
+   * Processes the checks could not clear, named in the modal (issue 20): the
+   * pairing's, from admission, and the keyboard gate's, from its latest check.
+   */
+  readonly unchecked: { pairing: readonly UncheckedProcess[]; gate: readonly UncheckedProcess[] };
   finished: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -155,6 +160,7 @@ export class ModalQueue {
     } catch {
       verdict = { ok: false as const, reason: undefined, notice: "" };
     }
+    if (verdict.ok) entry.unchecked.gate = verdict.unchecked ?? [];
     if (verdict.ok || entry.finished) return verdict.ok;
     this.emit({
       kind: "refused",

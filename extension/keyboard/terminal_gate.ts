@@ -23,15 +23,21 @@ import {
 } from "./terminal_holders.ts";
 import { ptsNumber, rootTerminalCheckInstalled, runRootTerminalCheck } from "./root_terminal.ts";
 import { liveGuardian, terminalGuardStatus } from "./terminal_guard.ts";
+import type { UncheckedProcess } from "../../askpass/prompter.ts";
+import { ptraceScope } from "../../kernel/yama.ts";
+import { describeProcess } from "../../kernel/process_facts.ts";
 
 /** How often an open modal is checked again (the issue's bound: 100 ms or less). */
 export const GATE_INTERVAL_MS = 100;
 /** How often root checks again while a modal is open (each check is one `sudo -n`). */
 export const ROOT_RECHECK_MS = 500;
 
-/** A gate's answer. `notice` is one line for the human; it holds no secret. */
+/**
+ * A gate's answer. `notice` is one line for the human; it holds no secret.
+ * An open gate may name processes it could not clear, for the modal to show.
+ */
 export type GateVerdict =
-  | { readonly ok: true }
+  | { readonly ok: true; readonly unchecked?: readonly UncheckedProcess[] }
   | { readonly ok: false; readonly reason: TerminalRefusal; readonly notice: string };
 
 /**
@@ -71,6 +77,8 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   let piStart: bigint | undefined;
   let realSudo: string | undefined;
   let lastRoot = 0;
+  /** When root last listed the holders and found none (its answer stands until the next). */
+  let rootClearedAt = -Infinity;
   return {
     intervalMs: GATE_INTERVAL_MS,
     async check(phase) {
@@ -105,6 +113,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       }
       if (root?.ok) {
         const holder = root.holders.find((pid) => !exclude.has(pid));
+        if (holder === undefined) rootClearedAt = performance.now();
         if (holder !== undefined) {
           const culprit = await summarizeProcess(holder) ??
             { pid: holder, command: "exited since", startTime: 0n };
@@ -115,10 +124,20 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
           };
         }
       }
-      const verdict = decideTerminal(scan, piStart ?? 0n);
+      // Root's last listing stands until its next one; with Yama >= 1 nothing
+      // of the agent's can copy the terminal (ADR 0008); otherwise ask.
+      const rootDecides = performance.now() - rootClearedAt <= ROOT_RECHECK_MS + 100;
+      const scope = rootDecides ? undefined : await ptraceScope();
+      const policy = rootDecides || (scope !== undefined && scope >= 1) ? "ignore" : "ask";
+      const verdict = decideTerminal(scan, piStart ?? 0n, policy);
       if (!verdict.ok) {
         return { ok: false, reason: verdict.reason, notice: terminalNotice(verdict) };
       }
+      const unchecked = await Promise.all(
+        (verdict.unchecked ?? []).map((p) =>
+          describeProcess(p.pid, "hides its open files: it may hold this terminal")
+        ),
+      );
       if (!keys.ok) {
         return {
           ok: false,
@@ -136,7 +155,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
             }) and try again`,
         };
       }
-      return { ok: true };
+      return unchecked.length > 0 ? { ok: true, unchecked } : { ok: true };
     },
   };
 }
@@ -170,8 +189,6 @@ function terminalNotice(
   switch (v.reason) {
     case TERMINAL_REFUSALS.TERMINAL_SHARED:
       return `${who} has this terminal open and could read what you type. Stop it${kill} and try again`;
-    case TERMINAL_REFUSALS.TERMINAL_UNVERIFIABLE:
-      return `${who} started after pi and hides its open files, so it may hold this terminal. Stop it if you do not know it${kill} and try again`;
     default:
       return "could not check who else has this terminal open; try again";
   }

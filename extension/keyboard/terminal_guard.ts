@@ -101,6 +101,8 @@ interface GuardState {
   external: boolean;
   /** The live guardian runs the root-owned copies (hardened mode). */
   guardianRootOwned?: boolean;
+  /** pi is quitting with a modal on screen: the guardian keeps treating it as shown. */
+  quittingWithModal?: boolean;
 }
 
 const KEY = Symbol.for("pi-sudo-prompt.terminal-guard");
@@ -126,7 +128,21 @@ export function noteModal(open: boolean): void {
   const s = state();
   const before = s.modals;
   s.modals = Math.max(0, s.modals + (open ? 1 : -1));
+  if (s.quittingWithModal) return;
   if ((before === 0) !== (s.modals === 0)) tellGuardian(s, s.modals > 0 ? "modal on" : "modal off");
+}
+
+/**
+ * pi is quitting (SIGHUP, SIGTERM) while a modal shows: its denial closes the
+ * modal, but its image may stay on the screen pi leaves behind, so the
+ * guardian is told that a modal still shows and erases it, with typed keys
+ * and echo, once pi has gone (docs/adr/0008).
+ */
+export function quittingWithModal(): void {
+  const s = state();
+  if (s.modals === 0) return;
+  s.quittingWithModal = true;
+  tellGuardian(s, "modal on");
 }
 
 /**

@@ -51,13 +51,18 @@ const TIOCEXCL = 0x540c;
 const TIOCNXCL = 0x540d;
 const TCFLSH = 0x540b;
 const TCIFLUSH = 0;
+const TCGETS = 0x5401;
+const TCSETS = 0x5402;
+/** `c_lflag`'s offset in the kernel's `struct termios`, and its ECHO bit. */
+const LFLAG_OFFSET = 12;
+const ECHO = 0o10;
 /** How often pi and its shell are looked at while something is to be watched. */
 const POLL_MS = 50;
 
 /** Shown where a modal was when pi stopped or ended (after the screen is erased). */
 const MODAL_GONE =
   "pi-sudo-prompt: pi stopped while it asked for a password: the request is denied. " +
-  "Do not type the password here.";
+  "Do not type the password here. (If what you type is not shown afterwards: stty sane)";
 
 function say(word: string): void {
   Deno.stdout.writeSync(encoder.encode(word + "\n"));
@@ -80,6 +85,7 @@ const libc = Deno.dlopen(libcPath, {
   prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
   open: { parameters: ["buffer", "i32"], result: "i32" },
   ioctl: { parameters: ["i32", "u64", "u64"], result: "i32" },
+  ioctlPtr: { name: "ioctl", parameters: ["i32", "u64", "buffer"], result: "i32" },
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   close: { parameters: ["i32"], result: "i32" },
@@ -155,8 +161,22 @@ function write(text: string): void {
   c.write(fd, bytes, BigInt(bytes.length));
 }
 
-/** The screen is erased, unread keys dropped, one line written. */
+/**
+ * Echo off: a password typed blindly at the modal's image must not appear on
+ * the screen (pi, on its way out, may have turned echo back on). pi sets its
+ * own mode again when it runs; a shell that takes over sets its own.
+ */
+function echoOff(): void {
+  const tio = new Uint8Array(64);
+  if (c.ioctlPtr(fd, BigInt(TCGETS), tio) !== 0) return;
+  const view = new DataView(tio.buffer);
+  view.setUint32(LFLAG_OFFSET, view.getUint32(LFLAG_OFFSET, true) & ~ECHO, true);
+  c.ioctlPtr(fd, BigInt(TCSETS), tio);
+}
+
+/** The screen is erased, unread keys dropped, echo off, one line written. */
 function eraseModal(): void {
+  echoOff();
   c.ioctl(fd, BigInt(TCFLSH), BigInt(TCIFLUSH));
   write(`\x1b[?1049l\x1b[0m\x1b[2J\x1b[3J\x1b[H${MODAL_GONE}\r\n`);
   modal = false;

@@ -21,11 +21,6 @@ import { errnoCode } from "../../shared/errno.ts";
 export const TERMINAL_REFUSALS = {
   /** Another process of the user has pi's terminal open. */
   TERMINAL_SHARED: "terminal_shared",
-  /**
-   * A process of the user started after pi hides its descriptors
-   * (non-dumpable), so nobody but root can tell whether it holds the terminal.
-   */
-  TERMINAL_UNVERIFIABLE: "terminal_unverifiable",
   /** The scan did not finish within its deadline or bounds: fail closed. */
   TERMINAL_SCAN_INCOMPLETE: "terminal_scan_incomplete",
   /** tmux would hand typed characters to a binding of the agent's. */
@@ -278,7 +273,11 @@ async function hasLiveThread(pid: number): Promise<boolean> {
 
 /** The verdict on one scan. */
 export type TerminalVerdict =
-  | { readonly ok: true }
+  | {
+    readonly ok: true;
+    /** Young hidden processes the human is asked about (policy `ask`). */
+    readonly unchecked?: readonly ProcessSummary[];
+  }
   | {
     readonly ok: false;
     readonly reason: TerminalRefusal;
@@ -287,22 +286,37 @@ export type TerminalVerdict =
   };
 
 /**
- * Decides on a scan: any holder refuses (`terminal_shared`); an incomplete
- * scan refuses. A hidden process of the user (non-dumpable, so its
- * descriptors are unreadable) that started after pi refuses
- * (`terminal_unverifiable`): it may have copied the terminal from pi's
- * shell. Hidden processes older than pi (an ssh-agent, a gpg-agent) are
- * allowed here; in hardened mode root's own listing (`root_terminal.ts`)
- * covers them, and without it the threat model lists them as a residual risk.
+ * What to make of a hidden process of the user (non-dumpable, so its
+ * descriptors are unreadable) that started after pi, which could have copied
+ * the terminal from pi's shell (ADR 0007, issue 20):
+ *
+ * - `ignore` when root has just listed the terminal's holders (hardened
+ *   mode: root's answer replaces the guess), or when Yama's `ptrace_scope`
+ *   is 1 or more (nothing of the agent's can copy a descriptor out of pi's
+ *   shell or pi then: ADR 0008);
+ * - `ask` otherwise: the modal names them (and any that appear while it is
+ *   open) and the human decides.
  */
-export function decideTerminal(scan: HolderScan | undefined, piStartTime: bigint): TerminalVerdict {
+export type HiddenPolicy = "ignore" | "ask";
+
+/**
+ * Decides on a scan: any holder refuses (`terminal_shared`, a proven
+ * threat); an incomplete scan refuses. Young hidden processes follow
+ * `policy` ({@link HiddenPolicy}); hidden processes older than pi (an
+ * ssh-agent started before it) are never a question.
+ */
+export function decideTerminal(
+  scan: HolderScan | undefined,
+  piStartTime: bigint,
+  policy: HiddenPolicy = "ask",
+): TerminalVerdict {
   if (!scan) return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE };
   if (scan.holders.length > 0) {
     return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit: scan.holders[0] };
   }
-  const young = scan.hidden.find((p) => p.startTime > piStartTime);
-  if (young) return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_UNVERIFIABLE, culprit: young };
-  return { ok: true };
+  const young = scan.hidden.filter((p) => p.startTime > piStartTime);
+  if (young.length === 0 || policy === "ignore") return { ok: true };
+  return { ok: true, unchecked: young };
 }
 
 /** Summary of one process by pid (for a holder that root named). */

@@ -19,8 +19,11 @@ import { firstExecutable } from "../channel/deno_binary.ts";
 import { ownFrontEnds } from "./root_check.ts";
 import { gatherPairingSnapshot } from "./pairing_snapshot.ts";
 import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";
+import type { UncheckedProcess } from "../../askpass/prompter.ts";
+import { describeProcess } from "../../kernel/process_facts.ts";
 import {
   decidePairing,
+  type FrontEnd,
   type HelperShape,
   type PairedHelper,
   PAIRING_REFUSALS,
@@ -58,7 +61,12 @@ export interface PairingGuardOptions {
 
 /** Result of {@link PairingGuard.admit} and {@link PairingGuard.confirm}. */
 export type PairingResult =
-  | { readonly ok: true; readonly rootChecked: boolean }
+  | {
+    readonly ok: true;
+    readonly rootChecked: boolean;
+    /** Front ends the user's uid could not clear, to be named in the modal (issue 20). */
+    readonly unchecked?: readonly UncheckedProcess[];
+  }
   | { readonly ok: false; readonly reason: PairingRefusal; readonly pid?: number };
 
 interface Known extends PairedHelper {
@@ -128,28 +136,33 @@ export class PairingGuard {
     return await this.#evaluate(requestId, entry);
   }
 
+  /**
+   * Root first, where its check is installed: root reads sudo's descriptor
+   * table, so its "paired" settles what the user's uid can only guess at
+   * (other front ends of the user), and nothing is asked of the human.
+   * Otherwise, or when the broker's rule is not this user's, the user-level
+   * checks decide, and name what they could not clear.
+   */
   async #evaluate(requestId: string, entry: Known): Promise<PairingResult> {
     const layers = this.#options.layers ?? {};
-    if (layers.user !== false) {
-      const user = await this.#userLevel(requestId, entry);
-      if (!user.ok) return user;
+    if (layers.root !== false && await rootPairingInstalled()) {
+      const sudoPath = this.#options.sudoPath ??
+        await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
+      if (entry.pipeInode === undefined || !sudoPath) {
+        return { ok: false, reason: PAIRING_REFUSALS.ROOT_PAIRING_UNAVAILABLE };
+      }
+      const verdict = await runRootPairing(
+        sudoPath,
+        { helperPid: entry.helperPid, sudoPid: entry.sudoPid, pipeInode: entry.pipeInode },
+      );
+      if (verdict.ok) return { ok: true, rootChecked: true };
+      // The broker's rule names another user: root cannot be asked for us.
+      if (verdict.reason !== ROOT_PAIRING_NOT_PERMITTED) {
+        return { ok: false, reason: verdict.reason };
+      }
     }
-    if (layers.root === false || !await rootPairingInstalled()) {
-      return { ok: true, rootChecked: false };
-    }
-    const sudoPath = this.#options.sudoPath ??
-      await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
-    if (entry.pipeInode === undefined || !sudoPath) {
-      return { ok: false, reason: PAIRING_REFUSALS.ROOT_PAIRING_UNAVAILABLE };
-    }
-    const verdict = await runRootPairing(
-      sudoPath,
-      { helperPid: entry.helperPid, sudoPid: entry.sudoPid, pipeInode: entry.pipeInode },
-    );
-    if (verdict.ok) return { ok: true, rootChecked: true };
-    // The broker's rule names another user: root cannot be asked for us.
-    if (verdict.reason === ROOT_PAIRING_NOT_PERMITTED) return { ok: true, rootChecked: false };
-    return { ok: false, reason: verdict.reason };
+    if (layers.user === false) return { ok: true, rootChecked: false };
+    return await this.#userLevel(requestId, entry);
   }
 
   async #userLevel(requestId: string, entry: Known): Promise<PairingResult> {
@@ -173,7 +186,10 @@ export class PairingGuard {
       );
       if (!gathered.ok) return { ok: false, reason: PAIRING_REFUSALS.PAIRING_SCAN_FAILED };
       const d = decidePairing(entry, others, gathered.snapshot, shape);
-      if (d.ok) return { ok: true, rootChecked: false };
+      if (d.ok) {
+        const unchecked = await Promise.all((d.unverified ?? []).map(describeFrontEnd));
+        return { ok: true, rootChecked: false, ...(unchecked.length ? { unchecked } : {}) };
+      }
       if (!d.transient || Date.now() + pause > graceEnd) {
         return { ok: false, reason: d.reason, pid: d.pid };
       }
@@ -192,4 +208,11 @@ export class PairingGuard {
     }
     return others;
   }
+}
+
+/** A front end named in the modal: what it is and why its pipe could not be checked. */
+function describeFrontEnd(fe: FrontEnd): Promise<UncheckedProcess> {
+  const what = fe.comm === "sudo" ? "another sudo" : "a setuid-root program";
+  const where = fe.ttyNr !== 0 ? " at a terminal prompt" : "";
+  return describeProcess(fe.pid, `${what} of yours waits${where}: it could get this password`);
 }

@@ -27,10 +27,12 @@ export const PAIRING_REFUSALS = {
   STDOUT_PIPE_SHARED: "stdout_pipe_shared",
   /** Another process of the user holds the helper's stdout pipe. */
   STDOUT_PIPE_HELD_ELSEWHERE: "stdout_pipe_held_elsewhere",
-  /** Another setuid-root front end waits with no child and no terminal. */
+  /**
+   * Another `sudo` front end waits with no child and no terminal: how the
+   * pipe swap's hidden sudo looks once its askpass has handed the pipe over
+   * (no legitimate sudo waits like this, but for a moment).
+   */
   OTHER_SUDO_WITHOUT_HELPER: "other_sudo_without_helper",
-  /** Another setuid-root front end waits with no child on a terminal (its own tty prompt). */
-  OTHER_SUDO_AT_TERMINAL: "other_sudo_at_terminal",
   /** Another front end's user-uid child (zombies included) is not a helper of this session. */
   OTHER_SUDO_FOREIGN_ASKPASS: "other_sudo_foreign_askpass",
   /** Another front end's child looks like a helper but is not verified here (another pi?). */
@@ -108,7 +110,16 @@ export interface HelperShape {
  * and asks again, and refuses only if it persists.
  */
 export type PairingDecision =
-  | { readonly ok: true }
+  | {
+    readonly ok: true;
+    /**
+     * Front ends the user's uid cannot tell apart from the pipe swap's hidden
+     * sudo, and that daily use produces (a sudo at another terminal's
+     * prompt, `su`, `passwd`, a setuid wrapper such as Xorg's): named in the
+     * modal for the human to judge (issue 20); root decides where installed.
+     */
+    readonly unverified?: readonly FrontEnd[];
+  }
   | {
     readonly ok: false;
     readonly reason: PairingRefusal;
@@ -144,30 +155,35 @@ export function decidePairing(
     return refuse(PAIRING_REFUSALS.STDOUT_PIPE_HELD_ELSEWHERE, false, stranger);
   }
   const verified = new Set(others.map((o) => `${o.sudoPid}/${o.helperPid}`));
+  const unverified: FrontEnd[] = [];
   for (const fe of snapshot.frontEnds) {
     if (fe.pid === candidate.sudoPid || shape.ownFrontEnds.has(fe.pid)) continue;
     // A zombie front end reads nothing any more.
     if (fe.state === "Z") continue;
     const verdict = judgeFrontEnd(fe, verified, shape);
-    if (verdict) return refuse(verdict, true, fe.pid);
+    if (verdict === "ask") unverified.push(fe);
+    else if (verdict) return refuse(verdict, true, fe.pid);
   }
-  return { ok: true };
+  return unverified.length > 0 ? { ok: true, unverified } : { ok: true };
 }
 
 /**
- * Why one other front end is a problem, or undefined when it is accounted
- * for: it has children and every child with our uid is a verified helper of
- * this session under that very front end (root-owned children are the
- * command it runs).
+ * Why one other front end is a problem, `"ask"` when the user's uid cannot
+ * tell, or undefined when it is accounted for: it has children and every
+ * child with our uid is a verified helper of this session under that very
+ * front end (root-owned children are the command it runs). With no child, a
+ * front end on a terminal (its own prompt) or not named `sudo` (su, passwd,
+ * a setuid wrapper) is asked about; a `sudo` with neither terminal nor
+ * askpass is the swap's signature and refuses.
  */
 function judgeFrontEnd(
   fe: FrontEnd,
   verified: ReadonlySet<string>,
   shape: HelperShape,
-): PairingRefusal | undefined {
+): PairingRefusal | "ask" | undefined {
   if (fe.children.length === 0) {
-    return fe.ttyNr !== 0
-      ? PAIRING_REFUSALS.OTHER_SUDO_AT_TERMINAL
+    return fe.ttyNr !== 0 || fe.comm !== "sudo"
+      ? "ask"
       : PAIRING_REFUSALS.OTHER_SUDO_WITHOUT_HELPER;
   }
   for (const child of fe.children) {
@@ -246,8 +262,6 @@ const ADVICE: Record<PairingRefusal, string> = {
   other_sudo_without_helper: "another sudo of yours is waiting for a password without an askpass " +
     "of this session; a command may be trying to redirect your password. Stop it (see " +
     "`ps -C sudo -o pid,args`), then retry",
-  other_sudo_at_terminal: "a sudo of yours waits at a terminal prompt; answer or cancel it " +
-    "there, then retry",
   other_sudo_foreign_askpass: "another sudo of yours is using an askpass that is not this " +
     "session's; a command may be trying to redirect your password. Stop it (see " +
     "`ps -C sudo -o pid,args`), then retry",

@@ -9,12 +9,13 @@
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
 import type { OverlayOptions } from "@earendil-works/pi-tui";
-import type { PromptOutcome, PromptRequest } from "../../askpass/prompter.ts";
+import type { PromptOutcome, PromptRequest, UncheckedProcess } from "../../askpass/prompter.ts";
+import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
 import type { ModalOptions } from "./masked_prompt.ts";
 import { boxed, commandLines, inputFooterLines, untrustedLines } from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
-import { escapeUnsafe, shellCommandText } from "./modal_text.ts";
+import { escapeUnsafe, shellCommandText, wrapped } from "./modal_text.ts";
 
 /** The sudo modal's title, exactly as the spec words it. */
 export const SUDO_MODAL_TITLE = "🔐 Sudo Authentication Required";
@@ -30,6 +31,42 @@ export interface SudoModalState extends MaskedInputView {
     PromptRequest,
     "sudoArgv" | "toolCommand" | "promptText" | "attempt" | "maxAttempts"
   >;
+  /** Processes the checks could not clear, named for the human to judge. */
+  readonly unchecked?: readonly UncheckedProcess[];
+}
+
+/** Most processes named one by one; the rest are counted. */
+export const MAX_UNCHECKED_SHOWN = 4;
+
+/**
+ * The "could not be checked" section: each process with its pid, start time,
+ * parent and command line, in the warning colour, then what to do.
+ */
+function uncheckedLines(
+  list: readonly UncheckedProcess[],
+  width: number,
+  theme: ModalTheme,
+): string[] {
+  if (list.length === 0) return [];
+  const warn = (s: string) => theme.fg("warning", s);
+  const lines = wrapped(
+    "⚠ Not checked: if you do not know one of these, press Escape.",
+    width,
+    warn,
+  );
+  for (const p of list.slice(0, MAX_UNCHECKED_SHOWN)) {
+    const when = p.started ? `, started ${sanitizeUntrusted(p.started, 8)}` : "";
+    const parent = p.parent ? `, parent ${sanitizeUntrusted(p.parent, 40)}` : "";
+    lines.push(...wrapped(`• ${p.pid}${when}${parent}`, width, warn));
+    lines.push(...wrapped(`  ${sanitizeUntrusted(p.why, 80)}`, width, warn));
+    lines.push(
+      "  " + truncateToWidth(escapeUnsafe(sanitizeUntrusted(p.command, 200)), width - 2, "…"),
+    );
+  }
+  if (list.length > MAX_UNCHECKED_SHOWN) {
+    lines.push(warn(`  … and ${list.length - MAX_UNCHECKED_SHOWN} more`));
+  }
+  return [...lines, ""];
 }
 
 /** Lines for the shell command: at most 3, then `… (N more lines)`. */
@@ -69,6 +106,7 @@ function sudoContentLines(
     lines.push(...shellCommandLines(request.toolCommand, width, theme));
   }
   lines.push(...untrustedLines("sudo asks: ", request.promptText, width, theme), "");
+  lines.push(...uncheckedLines(state.unchecked ?? [], width, theme));
   if (request.attempt >= 2) {
     lines.push(theme.fg(
       "error",
@@ -108,7 +146,8 @@ export class SudoModal extends MaskedPromptModal {
     super({
       deadline: request.deadline,
       waiting: request.waiting,
-      render: (view, width) => renderSudoModal({ ...view, request }, width, theme),
+      render: (view, width) =>
+        renderSudoModal({ ...view, request, unchecked: request.unchecked?.() }, width, theme),
       requestRender: options.requestRender,
       done: options.done,
       now: options.now,

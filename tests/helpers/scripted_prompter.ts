@@ -10,6 +10,7 @@ import type {
   PromptOutcome,
   PromptRequest,
   SecretPromptRequest,
+  UncheckedProcess,
 } from "../../askpass/prompter.ts";
 
 /** One scripted answer. */
@@ -23,9 +24,11 @@ export type ScriptedAnswer =
 
 /** Snapshot of one prompt as the prompter saw it. */
 export interface SeenPrompt {
-  readonly request: Omit<PromptRequest, "waiting">;
+  readonly request: Omit<PromptRequest, "waiting" | "unchecked">;
   /** Others waiting when the prompt opened, and when it was answered. */
   readonly waiting: number;
+  /** The processes named as not checked when the prompt opened. */
+  readonly unchecked: readonly UncheckedProcess[];
   waitingAtAnswer?: number;
   readonly startedAt: number;
   endedAt?: number;
@@ -55,8 +58,13 @@ export class ScriptedPrompter implements Prompter {
   }
 
   async prompt(request: PromptRequest, signal: AbortSignal): Promise<PromptOutcome> {
-    const { waiting, ...rest } = request;
-    const record: SeenPrompt = { request: rest, waiting: waiting(), startedAt: Date.now() };
+    const { waiting, unchecked, ...rest } = request;
+    const record: SeenPrompt = {
+      request: rest,
+      waiting: waiting(),
+      unchecked: unchecked?.() ?? [],
+      startedAt: Date.now(),
+    };
     this.seen.push(record);
     this.#active++;
     this.maxConcurrent = Math.max(this.maxConcurrent, this.#active);

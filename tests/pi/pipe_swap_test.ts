@@ -69,9 +69,17 @@ describe("the password reaches only the sudo the modal shows (real pi, real sudo
       await assert.rejects(readFile(join(work, "pwned")), "no pwned file");
       assert.match(swap, /no password was provided/);
       const audit = await readFile(defaultAuditPath(pi.launch.env), "utf8");
-      assert.match(audit, /"reason":"other_sudo_foreign_askpass"/, "a named refusal in the audit");
+      // With the broker (the root phase installs it) root decides first.
+      assert.match(
+        audit,
+        /"reason":"(other_sudo_foreign_askpass|root_pairing_refused)"/,
+        "a named refusal in the audit",
+      );
 
-      await pi.tmux.waitFor(/other_sudo_foreign_askpass \(pid \d+\)/, 10_000);
+      await pi.tmux.waitFor(
+        /(other_sudo_foreign_askpass|root_pairing_refused) \(pid \d+\)|root_pairing_refused/,
+        10_000,
+      );
 
       // 2. A legitimate sudo in the same session: one modal, answered, root.
       const modal = await pi.tmux.waitFor(TITLE, 30_000);

@@ -222,7 +222,8 @@ bound = subprocess.Popen(["/usr/bin/unshare", "-Urm", "/bin/sh", "-c",
     "sh", "/dev/pts/" + n, d + "/mnt"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 # 2. /dev/tty opened as the controlling terminal, then setsid: no ctty any more
 setsid = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, args=["/usr/bin/python3", "-c",
-    "import os,sys,time,fcntl,termios\\n"
+    "import os,sys,time,fcntl,termios,signal\\n"
+    "signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the session leader's exit hangs up\\n"
     "os.setsid(); t=os.open(sys.argv[1], os.O_RDWR); fcntl.ioctl(t, termios.TIOCSCTTY, 0)\\n"
     "h=os.open('/dev/tty', os.O_RDWR); os.close(t)\\n"
     "pid=os.fork()\\n"

@@ -120,7 +120,7 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
     });
   });
 
-  it("a sudo of the user's waiting at a terminal prompt: refused other_sudo_at_terminal, then works once it is gone", async () => {
+  it("a sudo of the user's waiting at a terminal prompt is not a refusal: the modal names it, and the tool call's sudo works", async () => {
     await withSession([{ submit: PASSWORD }], USER_ONLY, async (f) => {
       // A real pty: sudo prints its tty prompt and waits, as in another terminal.
       const other = spawn("/usr/bin/python3", [
@@ -136,15 +136,17 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
           });
         }, 10_000);
         const r = await runToolCommand(f.session, "sudo -k id -u");
-        assert.match(r.stderr, /no password was provided/);
-        assert.deepEqual(refusals(f.events), [PAIRING_REFUSALS.OTHER_SUDO_AT_TERMINAL]);
-        assert.equal(f.prompter.seen.length, 0);
+        assert.equal(r.stdout, "0\n", r.stderr);
+        assert.deepEqual(refusals(f.events), []);
+        assert.equal(f.prompter.seen.length, 1);
+        const named = f.prompter.seen[0].unchecked;
+        assert.equal(named.length, 1, JSON.stringify(named));
+        assert.match(named[0].why, /another sudo of yours waits at a terminal prompt/);
+        assert.match(named[0].command, /sudo -k true/);
+        assert.match(named[0].started, /^\d\d:\d\d:\d\d$/);
       } finally {
         process.kill(-other.pid!, "SIGKILL");
       }
-      await new Promise((r) => setTimeout(r, 300)); // the tty sudo ends with its terminal
-      const r = await runToolCommand(f.session, "sudo -k id -u");
-      assert.equal(r.stdout, "0\n", r.stderr);
     });
   });
 

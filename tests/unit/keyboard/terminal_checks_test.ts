@@ -45,11 +45,15 @@ describe("holder scan: the verdict", () => {
       culprit: proc(42, 10n),
     });
   });
-  it("a hidden process started after pi refuses (terminal_unverifiable); an older one does not", () => {
-    const young = decideTerminal({ holders: [], hidden: [proc(7, 100n)] }, 50n);
-    assert.equal(young.ok, false);
-    assert.equal(!young.ok && young.reason, TERMINAL_REFUSALS.TERMINAL_UNVERIFIABLE);
+  it("a hidden process started after pi is asked about (named for the modal), or ignored when root or Yama decides; an older one never counts", () => {
+    const scan = { holders: [], hidden: [proc(7, 100n), proc(8, 10n)] };
+    assert.deepEqual(decideTerminal(scan, 50n, "ask"), { ok: true, unchecked: [proc(7, 100n)] });
+    assert.deepEqual(decideTerminal(scan, 50n, "ignore"), { ok: true });
     assert.deepEqual(decideTerminal({ holders: [], hidden: [proc(7, 10n)] }, 50n), { ok: true });
+  });
+  it("a holder refuses whatever the policy: a proven threat", () => {
+    const v = decideTerminal({ holders: [proc(9, 1n)], hidden: [] }, 5n, "ignore");
+    assert.equal(!v.ok && v.reason, TERMINAL_REFUSALS.TERMINAL_SHARED);
   });
   it("an incomplete scan fails closed", () => {
     const v = decideTerminal(undefined, 1n);

@@ -58,13 +58,20 @@ describe("decidePairing", () => {
     });
   });
 
-  it("another sudo waiting with no child: without a terminal, and at a terminal", () => {
+  it("another sudo waiting with no child and no terminal refuses (the swap's signature); at a terminal, or a setuid program not named sudo, it is named for the human instead", () => {
     const bare = frontEnd(200, []);
     const atTty = frontEnd(300, [], { ttyNr: 34816 });
+    const xorg = frontEnd(400, [], { comm: "Xorg.wrap" });
     const a = decidePairing(ME, [], snap([mine, bare]), SHAPE);
-    const b = decidePairing(ME, [], snap([mine, atTty]), SHAPE);
     assert.ok(!a.ok && a.reason === PAIRING_REFUSALS.OTHER_SUDO_WITHOUT_HELPER && a.transient);
-    assert.ok(!b.ok && b.reason === PAIRING_REFUSALS.OTHER_SUDO_AT_TERMINAL && b.pid === 300);
+    assert.deepEqual(decidePairing(ME, [], snap([mine, atTty]), SHAPE), {
+      ok: true,
+      unverified: [atTty],
+    });
+    assert.deepEqual(decidePairing(ME, [], snap([mine, xorg, atTty]), SHAPE), {
+      ok: true,
+      unverified: [xorg, atTty],
+    });
   });
 
   it("another sudo running its command (root-owned child) is fine", () => {
@@ -196,8 +203,8 @@ describe("notices", () => {
     }
     assert.equal(pairingAdvice("peer_exe_mismatch"), undefined);
     assert.match(
-      pairingNotice({ reason: PAIRING_REFUSALS.OTHER_SUDO_AT_TERMINAL, pid: 77 })!,
-      /^other_sudo_at_terminal \(pid 77\): .*answer or cancel it/,
+      pairingNotice({ reason: PAIRING_REFUSALS.OTHER_SUDO_WITHOUT_HELPER, pid: 77 })!,
+      /^other_sudo_without_helper \(pid 77\): .*Stop it/,
     );
   });
 });

@@ -161,6 +161,26 @@ describe("renderSudoModal", () => {
     assert.ok(!out.includes(CURSOR_MARKER), "no cursor when unfocused");
   });
 
+  test("names what the checks could not clear (issue 20): pid, start, parent, why, command; escapes inert; at most four", () => {
+    const one = {
+      pid: 4242,
+      command: "pi --model x \x1b[2Jfake",
+      started: "14:02:11",
+      parent: "100 (bash)",
+      why: "hides its open files: it may hold this terminal",
+    };
+    const out = text(renderSudoModal(makeState({ unchecked: [one] }), 80, theme));
+    assert.match(out, /⚠ Not checked: if you do not know one of these, press Escape\./);
+    assert.match(out, /• 4242, started 14:02:11, parent 100 \(bash\)/);
+    assert.match(out, /hides its open files: it may hold this terminal/);
+    assert.match(out, /pi --model x/);
+    assert.ok(!out.includes("\x1b[2J"), "an escape in a command line stays inert");
+    const many = Array.from({ length: 6 }, (_, i) => ({ ...one, pid: 100 + i }));
+    const six = text(renderSudoModal(makeState({ unchecked: many }), 80, theme));
+    assert.match(six, /… and 2 more/);
+    assert.ok(!text(renderSudoModal(makeState(), 80, theme)).includes("Not checked"));
+  });
+
   test("quotes argv elements with spaces or shell specials", () => {
     const state = makeState({
       request: makeRequest({
