@@ -12,7 +12,9 @@ import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const DOC = "docs/security-tests.md";
+/** The tables, in two files (one would pass the package's per-file size limit). */
+const DOCS = ["docs/security-tests.md", "docs/security-tests-2.md"];
+const readDocs = () => DOCS.map((d) => readFileSync(join(REPO_ROOT, d), "utf8")).join("\n");
 const STATUSES = ["proven", "pending"] as const;
 
 /** One data row of a table that has `Test file`, `Test name` and `Status` columns. */
@@ -149,14 +151,16 @@ function readRepoFile(path: string): string | undefined {
   }
 }
 
-describe("docs/security-tests.md", () => {
+describe("docs/security-tests.md and security-tests-2.md", () => {
   it("every row not marked pending names an existing file and a test that is in it", () => {
-    const problems = checkTables(readFileSync(join(REPO_ROOT, DOC), "utf8"), readRepoFile);
-    assert.deepEqual(problems, []);
+    for (const doc of DOCS) {
+      const problems = checkTables(readFileSync(join(REPO_ROOT, doc), "utf8"), readRepoFile);
+      assert.deepEqual(problems, [], doc);
+    }
   });
 
   it("covers attacks and faults, with proven and pending rows", () => {
-    const rows = parseTables(readFileSync(join(REPO_ROOT, DOC), "utf8"));
+    const rows = parseTables(readDocs());
     const status = (r: TableRow) => codeSpan(r.cells["Status"]) ?? r.cells["Status"];
     assert.ok(rows.filter((r) => status(r) === "proven").length >= 30, "proven rows");
     assert.ok(rows.some((r) => status(r) === "pending"), "the broker rows are pending");
