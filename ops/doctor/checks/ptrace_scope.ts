@@ -29,14 +29,18 @@ async function checkPtraceScope(ctx: Context): Promise<Finding> {
       status: "warn",
       detail: `kernel.yama.ptrace_scope missing (no Yama LSM): ${risk}`,
       fix: "boot a kernel with Yama (CONFIG_SECURITY_YAMA; lsm=…,yama) and set " +
-        "sysctl kernel.yama.ptrace_scope=1 (persist it in /etc/sysctl.d/)",
+        "sysctl kernel.yama.ptrace_scope=1 (persist it in /etc/sysctl.d/); or install the " +
+        "broker (/sudo-prompt install-broker), so that root clears processes that hide their " +
+        "open files",
     };
   }
   if (value === "0") {
     return {
       status: "warn",
       detail: `kernel.yama.ptrace_scope=0: ${risk}`,
-      fix: "sudo sysctl kernel.yama.ptrace_scope=1 (persist it in /etc/sysctl.d/)",
+      fix: "sudo sysctl kernel.yama.ptrace_scope=1 (persist it in /etc/sysctl.d/); or install " +
+        "the broker (/sudo-prompt install-broker), so that root, not a question in the modal, " +
+        "clears processes that hide their open files",
     };
   }
   if (value === "1") {
