@@ -67,8 +67,9 @@ export interface SecretPromptRequest {
   /** True only when the allowlist allows this exact argv (else the red warning). */
   readonly allowlisted: boolean;
   /**
-   * True when the agent can trace the command (it runs as the user, below the
-   * agent's shell; Yama `ptrace_scope` < 2): the modal says so.
+   * True when the agent can trace the command (it runs as the user; the
+   * broker keeps it out of the caller's process tree, so only Yama
+   * `ptrace_scope` 0, or no Yama, lets the agent trace it): the modal says so.
    */
   readonly traceable: boolean;
   /** Epoch milliseconds at which the request is denied automatically. */

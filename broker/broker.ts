@@ -66,6 +66,8 @@ const libc = Deno.dlopen(BROKER_LIBC, {
   write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
+  mkfifo: { parameters: ["buffer", "u32"], result: "i32" },
+  kill: { parameters: ["i32", "i32"], result: "i32" },
 }).symbols;
 /** Most of one `/proc` file read; a longer one is refused, never read in part. */
 const PROC_READ_CAP = 64 * 1024;
@@ -76,12 +78,15 @@ const O_NONBLOCK = 0o4000;
 /** The proof file this broker holds; removed by {@link exit} whatever the path out. */
 let proofPath: string | undefined;
 /** Set once the consumer runs: from then on the broker lives exactly as long as it. */
-let consumer: Deno.ChildProcess | undefined;
+let consumer: { pid: number; keeper: number } | undefined;
+/** The keeper's status FIFO, removed by {@link exit}. */
+let statusPath: string | undefined;
 
 function exit(code: number): never {
-  if (proofPath) {
+  for (const path of [proofPath, statusPath]) {
+    if (!path) continue;
     try {
-      Deno.removeSync(proofPath);
+      Deno.removeSync(path);
     } catch { /* already gone */ }
   }
   Deno.exit(code);
@@ -169,12 +174,12 @@ function watchParent(sudo: number): void {
     if (consumer) clearInterval(timer);
     else if (libc.getppid() !== sudo) refuse(R.PARENT_GONE);
   }, PARENT_POLL_MS);
+  const numbers = { SIGTERM: 15, SIGINT: 2, SIGHUP: 1 } as const;
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     Deno.addSignalListener(signal, () => {
       if (!consumer) refuse(R.INTERRUPTED);
-      try {
-        consumer.kill(signal); // sudo relays signals to us: pass them on, like sudo does
-      } catch { /* already gone */ }
+      // sudo relays signals to us: pass them on, like sudo does (the keeper forwards them).
+      libc.kill(consumer.keeper, numbers[signal]);
     });
   }
 }
@@ -281,7 +286,7 @@ async function resolveAsCaller(
  * the connected socket must have the caller's uid (`SO_PEERCRED`) and be an
  * ancestor of this broker (the pi that ran `pi-secret-run`).
  */
-function checkPeer(socket: Socket, uid: number, invoker: number): void {
+function checkPeer(socket: Socket, uid: number, invoker: number): number {
   const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd ?? -1;
   const cred = new Uint8Array(12);
   const len = new Uint8Array([12, 0, 0, 0]);
@@ -292,7 +297,7 @@ function checkPeer(socket: Socket, uid: number, invoker: number): void {
   const [pid, peerUid] = [view.getInt32(0, true), view.getUint32(4, true)];
   if (peerUid !== uid) refuse(R.SOCKET_PEER);
   for (let p = invoker, hops = 0; p > 1 && hops < 64; hops++) {
-    if (p === pid) return;
+    if (p === pid) return pid;
     p = procStat(p)?.ppid ?? 0;
   }
   refuse(R.SOCKET_PEER);
@@ -313,7 +318,7 @@ async function readSessionKey(): Promise<string> {
   return new TextDecoder().decode(buf.subarray(0, got)).split("\n")[0];
 }
 
-/** Asks the pi session for the secret; returns it as bytes (caller zeroes). */
+/** Asks the pi session for the secret; returns it as bytes (caller zeroes), and pi's pid. */
 async function askSession(
   socketPath: string,
   keyHex: string,
@@ -327,7 +332,7 @@ async function askSession(
     allowlisted: boolean;
   },
   preconsent: ReturnType<typeof setTimeout>,
-): Promise<Uint8Array> {
+): Promise<{ secret: Uint8Array; piPid: number }> {
   const imported = await importSessionKey(keyHex);
   if (!imported.ok) refuse(R.BAD_KEY);
   const key = imported.key;
@@ -336,7 +341,7 @@ async function askSession(
     socket.once("connect", resolve);
     socket.on("error", () => refuse(socket.readyState === "opening" ? R.UNREACHABLE : R.CLOSED));
   });
-  checkPeer(socket, who.uid, who.invoker);
+  const piPid = checkPeer(socket, who.uid, who.invoker);
   const body = readFrame(chunksOf(socket)).then((read) => {
     if (read.ok) return read.body;
     return refuse(read.reason === "closed" ? R.CLOSED : `bad reply (${read.reason})`);
@@ -359,7 +364,7 @@ async function askSession(
   }
   // A secret always comes in the reply: nobody else may write the consumer's stdin.
   if (reply.message.type !== "password_response") refuse("bad reply (unexpected_type)");
-  return reply.message.password;
+  return { secret: reply.message.password, piPid };
 }
 
 /**
@@ -413,21 +418,105 @@ function chunksOf(socket: Socket): AsyncIterable<Uint8Array> {
 }
 
 /**
+ * The keeper, a root `sh` started by {@link runConsumer}: it goes into the
+ * background of a shell that exits at once, so it is orphaned and leaves the
+ * caller's process tree, and runs the consumer as its own child there. With
+ * Yama `ptrace_scope` 1 a process may trace only its descendants, so the
+ * agent, no longer an ancestor, cannot trace the consumer and read the secret
+ * on its stdin (docs/adr/0008). It refuses to go on when it lands under a
+ * subreaper that is not pi or above it (the agent can make itself one). On
+ * fd 4 (the status FIFO) it writes `started CHILD KEEPER`, then `exit N`;
+ * or `unsafe PARENT`. It passes SIGTERM, SIGINT and SIGHUP on to the child.
+ */
+const KEEPER = `
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+fifo=$1; pi=$2; shift 2
+exec 4>"$fifo" || exit 1
+ppid_of() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2; }
+first=$(ppid_of $$); i=0
+while [ "$(ppid_of $$)" = "$first" ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done
+p=$(ppid_of $$); ok=no; q=$pi; n=0
+[ "$p" = 1 ] && ok=yes
+while [ "$ok" = no ] && [ -n "$q" ] && [ "$q" -gt 1 ] && [ $n -lt 64 ]; do
+  [ "$q" = "$p" ] && ok=yes
+  q=$(ppid_of "$q"); n=$((n + 1))
+done
+[ "$ok" = yes ] || { echo "unsafe $p" >&4; exit 0; }
+"$@" <&5 5<&- 4>&- &
+child=$!
+exec 5<&-
+echo "started $child $$" >&4
+for s in TERM INT HUP; do trap "kill -$s $child 2>/dev/null" "$s"; done
+while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || break; done
+echo "exit $rc" >&4
+`;
+/** The shell that starts the keeper in its background and exits: stdin goes along as fd 5. */
+const ORPHAN = 'body=$1; shift; exec 5<&0 </dev/null; /bin/sh -c "$body" keeper "$@" & exit 0';
+/** How long the keeper may take to report that the consumer started. */
+const KEEPER_START_MS = 10_000;
+
+/** Lines from the keeper's status FIFO, as they come (bounded). */
+async function* statusLines(path: string): AsyncGenerator<string> {
+  const file = await Deno.open(path, { read: true });
+  const buf = new Uint8Array(256);
+  let pending = "";
+  try {
+    for (;;) {
+      const n = await file.read(buf);
+      if (n === null) return;
+      pending += new TextDecoder().decode(buf.subarray(0, n));
+      if (pending.length > 1024) return;
+      let nl;
+      while ((nl = pending.indexOf("\n")) >= 0) {
+        yield pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+      }
+    }
+  } finally {
+    file.close();
+  }
+}
+
+/**
  * Runs the consumer through `setpriv` as the caller, which enters `cwd` only
  * after the drop; Deno creates the stdin pipe while still root, so fd 0 is a
- * root-owned 0600 pipe other processes of the caller cannot open.
+ * root-owned 0600 pipe other processes of the caller cannot open. The
+ * consumer runs under the {@link KEEPER}, outside the caller's process tree.
  */
 async function runConsumer(
   drop: string[],
   cwd: string,
   argv: string[],
   secret: Uint8Array,
+  piPid: number,
 ): Promise<number> {
   const enter = 'cd -- "$1" 2>/dev/null || { echo "pi-secret-broker: $2" >&2; exit 125; }; ' +
     'shift 2; exec "$@"';
+  statusPath = `${PROOF_DIR}/${newRequestId()}.status`;
+  if (libc.mkfifo(encoder.encode(`${statusPath}\0`), 0o600) !== 0) {
+    secret.fill(0);
+    refuse(R.START_FAILED);
+  }
+  let keeper: Deno.ChildProcess;
   try {
-    consumer = new Deno.Command(SETPRIV, {
-      args: [...drop, "/bin/sh", "-c", enter, "sh", cwd, R.CWD_UNREACHABLE, ...argv],
+    keeper = new Deno.Command("/bin/sh", {
+      args: [
+        "-c",
+        ORPHAN,
+        "orphan",
+        KEEPER,
+        statusPath,
+        String(piPid),
+        SETPRIV,
+        ...drop,
+        "/bin/sh",
+        "-c",
+        enter,
+        "sh",
+        cwd,
+        R.CWD_UNREACHABLE,
+        ...argv,
+      ],
       cwd: "/",
       clearEnv: true,
       env: {},
@@ -439,28 +528,42 @@ async function runConsumer(
     secret.fill(0);
     refuse(R.START_FAILED);
   }
-  const child = consumer;
+  const late = setTimeout(() => refuse(R.START_FAILED), KEEPER_START_MS);
+  const lines = statusLines(statusPath);
+  const first = (await lines.next()).value ?? "";
+  clearTimeout(late);
+  const unsafe = /^unsafe (\d+)$/.exec(first);
+  if (unsafe) {
+    secret.fill(0);
+    refuse(R.SUBREAPER);
+  }
+  const started = /^started (\d+) (\d+)$/.exec(first);
+  if (!started) {
+    secret.fill(0);
+    refuse(R.START_FAILED);
+  }
+  consumer = { pid: Number(started[1]), keeper: Number(started[2]) };
   const line = new Uint8Array(secret.length + 1);
   line.set(secret);
   line[secret.length] = 0x0a;
   secret.fill(0);
-  const writer = child.stdin.getWriter();
+  const writer = keeper.stdin.getWriter();
   const deadline = new Promise<"late">((r) => setTimeout(() => r("late"), STDIN_DEADLINE_MS));
   const wrote = await Promise.race([writer.write(line).then(() => "ok" as const), deadline])
     .catch(() => "closed" as const);
   line.fill(0);
   if (wrote === "late") {
-    try {
-      child.kill("SIGKILL"); // kill first, then close
-    } catch { /* already gone */ }
+    libc.kill(consumer.pid, 9); // kill first, then close
     await writer.abort().catch(() => {});
-    await child.status;
     refuse(R.STDIN_LATE);
   }
   await writer.close().catch(() => {});
-  const status = await child.status;
-  const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-  return status.signal ? 128 + (signals[status.signal] ?? 1) : status.code;
+  await keeper.status; // the orphaning shell, gone at once
+  for await (const next of lines) {
+    const m = /^exit (\d+)$/.exec(next);
+    if (m) return Number(m[1]);
+  }
+  return BROKER_REFUSAL_EXIT; // the keeper died without a word
 }
 
 async function main(): Promise<void> {
@@ -489,14 +592,14 @@ async function main(): Promise<void> {
   const program = await resolveAsCaller(drop, args.cwd, args.argv[0], args.socketPath);
   const argv = [program, ...args.argv.slice(1)];
   const allowlisted = await argvIsAllowlisted(argv);
-  const secret = await askSession(
+  const { secret, piPid } = await askSession(
     args.socketPath,
     await readSessionKey(),
     { uid: who.uid, invoker: parent.invoker },
     { id, proof: proofPath!, argv, cwd: args.cwd, label: args.label, allowlisted },
     preconsent,
   );
-  exit(await runConsumer(drop, args.cwd, argv, secret));
+  exit(await runConsumer(drop, args.cwd, argv, secret, piPid));
 }
 
 main().catch(() => refuse(R.INTERNAL));

@@ -78,6 +78,9 @@ export const BROKER_REFUSALS = {
   START_FAILED: "cannot start the program",
   STDIN_LATE: "the program did not read the secret from its stdin within 10 s; killed it",
   INTERNAL: "internal error",
+  /** The keeper landed under a subreaper below pi: the agent could trace the command. */
+  SUBREAPER: "a process of the caller made itself a subreaper: refusing to run the command " +
+    "where it could be traced",
 } as const;
 
 /** `[deno, "run", ...flags, entry]` for a broker talking to `socketPath`. */
@@ -88,7 +91,7 @@ export function brokerArgvPrefix(socketPath: string): string[] {
     "--allow-read",
     `--allow-write=${PROOF_DIR},${socketPath}`,
     `--allow-net=unix:${socketPath}`,
-    `--allow-run=${SETPRIV}`,
+    `--allow-run=/bin/sh,${SETPRIV}`,
     `--allow-env=${BROKER_ENV_NAMES.join(",")}`,
     "--allow-sys=uid",
     `--allow-ffi=${BROKER_LIBC}`,

@@ -81,7 +81,7 @@ exec /usr/bin/env -i \
   --allow-read \
   "--allow-write=/run/pi-sudo-prompt,$sock" \
   "--allow-net=unix:$sock" \
-  --allow-run=/usr/bin/setpriv \
+  --allow-run=/bin/sh,/usr/bin/setpriv \
   --allow-env=SUDO_UID,SUDO_GID \
   --allow-sys=uid \
   "--allow-ffi=$libc" \

@@ -14,10 +14,11 @@ export async function ptraceScope(): Promise<number | undefined> {
 }
 
 /**
- * True when a process the agent started (so descends from its shell) can be
- * traced by the agent: no Yama, or a scope of 0 or 1.
+ * True when the agent can trace a process of the user that is not its
+ * descendant, such as a `pi-secret-run` command (the broker runs it outside
+ * the caller's process tree): no Yama, or a scope of 0.
  */
-export async function agentCanTraceItsDescendants(): Promise<boolean> {
+export async function agentCanTraceAnyProcess(): Promise<boolean> {
   const scope = await ptraceScope();
-  return scope === undefined || scope < 2;
+  return scope === undefined || scope === 0;
 }

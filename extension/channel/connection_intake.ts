@@ -40,7 +40,7 @@ import {
   verifyRequester,
 } from "../../kernel/peer_verification.ts";
 import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
-import { agentCanTraceItsDescendants } from "../../kernel/yama.ts";
+import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { pairingNotice, type PairingRefusal } from "../pairing/sudo_pairing.ts";
 import { sanitizePrompt } from "../../askpass/prompt_text.ts";
@@ -302,7 +302,7 @@ export class ConnectionIntake {
     // The broker says whether the argv is allowlisted; check it ourselves too
     // and show the warning unless both agree.
     const allowlisted = request.allowlisted && await argvIsAllowlisted(request.argv);
-    const traceable = await agentCanTraceItsDescendants();
+    const traceable = await agentCanTraceAnyProcess();
     return {
       id: request.id,
       kind: "secret" as const,

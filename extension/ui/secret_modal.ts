@@ -25,11 +25,11 @@ import type { SudoModalUI } from "./sudo_modal.ts";
 /** The secret modal's title: deliberately not the sudo modal's. */
 export const SECRET_MODAL_TITLE = "🔑 Secret request";
 /**
- * Shown in the warning colour when the agent can trace the command (Yama
- * `ptrace_scope` < 2): the secret is then readable in its memory.
+ * Shown in the warning colour when the agent can trace the command (no Yama,
+ * or `ptrace_scope` 0): the secret is then readable in its memory.
  */
 export const TRACEABLE_WARNING =
-  "⚠ Runs as you: the agent can trace it and read the secret (ptrace_scope 2 stops this).";
+  "⚠ Runs as you: the agent can trace it and read the secret (ptrace_scope 1 stops this).";
 /** Shown in the error colour when the secret's argv is not on the allowlist. */
 export const NOT_ALLOWLISTED_WARNING =
   "⚠ Not on the allowlist: this command may show the agent what you type.";

@@ -177,6 +177,24 @@ describe("the broker called directly (hostile review)", () => {
     });
   });
 
+  it("R18: the consumer runs outside the caller's process tree (Yama 1 then keeps the agent from tracing it), and its exit status still passes through", async () => {
+    await withFake("secret", async (fake) => {
+      const chain = 'p=$$; c=""; while [ "$p" -gt 1 ]; do c="$c $p"; ' +
+        'p=$(sed "s/.*) //" /proc/$p/stat | cut -d" " -f2); done; echo "chain:$c"; ' +
+        'read -r line; echo "got ${#line}"; exit 7';
+      const run = runBroker(brokerArgsFor(fake.socketPath, ["/bin/sh", "-c", chain]), fake.keyHex);
+      const r = await run.done;
+      assert.equal(r.code, 7, r.stderr);
+      const ancestors = (/^chain:(.*)$/m.exec(r.stdout)?.[1] ?? "").trim().split(" ").map(Number);
+      assert.ok(ancestors.length >= 1, r.stdout);
+      const broker = fake.requests[0].pid;
+      for (const caller of [process.pid, run.sudoPid, broker]) {
+        assert.ok(!ancestors.slice(1).includes(caller), `${caller} is an ancestor: ${ancestors}`);
+      }
+      assert.match(r.stdout, new RegExp(`^got ${FAKE_SECRET.length}$`, "m"));
+    });
+  });
+
   it("R4: once the consumer runs, a killed sudo leaves the broker alive exactly as long as the consumer", async () => {
     await withFake("secret", async (fake) => {
       const run = runBroker(

@@ -231,7 +231,7 @@ describe("renderSecretModal", () => {
     );
   });
 
-  test("the trace line appears iff the agent can trace the command (Yama ptrace_scope < 2), in the warning colour", () => {
+  test("the trace line appears iff the agent can trace the command (no Yama, or ptrace_scope 0), in the warning colour", () => {
     const render = (traceable: boolean) =>
       text(renderSecretModal(makeState({ request: makeRequest({ traceable }) }), 120, tagged));
     assert.ok(render(true).includes(`<warning>${TRACEABLE_WARNING}</warning>`), render(true));
