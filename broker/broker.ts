@@ -430,11 +430,11 @@ function chunksOf(socket: Socket): AsyncIterable<Uint8Array> {
  */
 const KEEPER = `
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
-fifo=$1; pi=$2; shift 2
+outer=$1; fifo=$2; pi=$3; shift 3
 exec 4>"$fifo" || exit 1
 ppid_of() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2; }
-first=$(ppid_of $$); i=0
-while [ "$(ppid_of $$)" = "$first" ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done
+i=0
+while [ "$(ppid_of $$)" = "$outer" ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done
 p=$(ppid_of $$); ok=no; q=$pi; n=0
 [ "$p" = 1 ] && ok=yes
 while [ "$ok" = no ] && [ -n "$q" ] && [ "$q" -gt 1 ] && [ $n -lt 64 ]; do
@@ -451,7 +451,7 @@ while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || break; done
 echo "exit $rc" >&4
 `;
 /** The shell that starts the keeper in its background and exits: stdin goes along as fd 5. */
-const ORPHAN = 'body=$1; shift; exec 5<&0 </dev/null; /bin/sh -c "$body" keeper "$@" & exit 0';
+const ORPHAN = 'body=$1; shift; exec 5<&0 </dev/null; /bin/sh -c "$body" keeper "$$" "$@" & exit 0';
 /** How long the keeper may take to report that the consumer started. */
 const KEEPER_START_MS = 10_000;
 
