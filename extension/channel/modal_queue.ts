@@ -28,6 +28,7 @@ import {
 import { closeFd } from "../../kernel/peer_credentials.ts";
 import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
+import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { pairingNotice } from "../pairing/sudo_pairing.ts";
 import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
@@ -62,6 +63,8 @@ export interface Pending {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
+/** How often a modal waiting for tmux's focus to come back to pi's pane looks again. */
+const FOCUS_POLL_MS = 250;
 /** An early keyboard check stands for the modal's own only this fresh (the re-check interval). */
 const GATE_AHEAD_MAX_AGE_MS = 100;
 const LIVENESS_INTERVAL_MS = 200;
@@ -159,6 +162,20 @@ export class ModalQueue {
         : await gate.check(phase);
     } catch {
       verdict = { ok: false as const, reason: undefined, notice: "" };
+    }
+    // Before it opens, a modal waits while the keys go elsewhere in tmux (the
+    // human is in another window, say): paused, not refused, until the focus
+    // is back or the request's deadline ends it. Once open, it is withdrawn.
+    while (
+      phase === "open" && !verdict.ok && verdict.reason === TERMINAL_REFUSALS.FOCUS_MOVED &&
+      !entry.finished
+    ) {
+      await new Promise((r) => setTimeout(r, FOCUS_POLL_MS));
+      verdict = await gate.check("open").catch(() => ({
+        ok: false as const,
+        reason: undefined,
+        notice: "",
+      }));
     }
     if (verdict.ok) entry.unchecked.gate = verdict.unchecked ?? [];
     if (verdict.ok || entry.finished) return verdict.ok;

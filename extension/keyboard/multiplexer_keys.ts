@@ -27,12 +27,31 @@ export type KeyTableVerdict =
     /**
      * `bound` printable keys; `client_table`: a client of pi's session types
      * into another key table (`switch-client -T`), named in `keys`;
-     * `unreadable` (tmux did not answer: fail closed).
+     * `focus`: typed keys would not reach pi's pane (issue 21), what took
+     * them named in `keys`; `unreadable` (tmux did not answer: fail closed).
      */
-    readonly why: "bound" | "client_table" | "unreadable";
+    readonly why: "bound" | "client_table" | "focus" | "unreadable";
     /** The keys, as tmux names them, for the notice. */
     readonly keys: readonly string[];
   };
+
+/**
+ * Where keys typed in pi's session go, from the same tmux run: pi's pane
+ * must be the active pane of the active window, not in a mode (copy mode
+ * takes the keys), not hidden behind another pane's zoom; and no popup may
+ * be open (its job is a child of the tmux server on a pty that is no
+ * pane's). `command-prompt` and `display-menu` leave no trace in tmux 3.3's
+ * formats: they cannot be seen (docs/threat-model.md).
+ */
+export interface FocusFacts {
+  readonly paneActive: boolean;
+  readonly windowActive: boolean;
+  readonly paneInMode: boolean;
+  readonly windowZoomed: boolean;
+  /** The tmux server's pid, and every pane's tty (`/dev/pts/N`). */
+  readonly serverPid: number | undefined;
+  readonly paneTtys: readonly string[];
+}
 
 const MARKER = "pi-sudo-prompt-keys";
 
@@ -49,7 +68,15 @@ export async function checkTmuxKeyTables(
   const target = env.TMUX_PANE && /^%[0-9]+$/.test(env.TMUX_PANE) ? ["-t", env.TMUX_PANE] : [];
   // Formats read options with the pane's session as context, so a
   // session-level key-table or prefix is the one reported.
-  const head = ["display-message", "-p", ...target, `${MARKER} #{key-table} #{prefix} #{prefix2}`];
+  const head = [
+    "display-message",
+    "-p",
+    ...target,
+    `${MARKER} #{key-table} #{prefix} #{prefix2} ` +
+    "#{pane_active}#{window_active}#{pane_in_mode}#{window_zoomed_flag} #{pid}",
+  ];
+  // Every pane's terminal: a tmux child on any other is a popup's job.
+  const panes = ["list-panes", "-a", "-F", `${MARKER}-pane #{pane_tty}`];
   // Which table each client of pi's session types into right now: a client
   // can be switched to any table (`switch-client -T`), key-table option or not.
   const clients = ["list-clients", ...target, "-F", `${MARKER}-client #{client_key_table}`];
@@ -61,15 +88,87 @@ export async function checkTmuxKeyTables(
   const rootOnly = await runTmux(
     tmux,
     env.TMUX,
-    [...head, ";", ...clients, ";", "list-keys", "-T", "root"],
+    [...head, ";", ...clients, ";", ...panes, ";", "list-keys", "-T", "root"],
     timeoutMs,
   );
   const table = splitWords(rootOnly?.split("\n")[0] ?? "")[1];
-  const out = rootOnly !== undefined && table === "root"
-    ? rootOnly
-    : await runTmux(tmux, env.TMUX, [...head, ";", ...clients, ";", "list-keys"], timeoutMs);
+  const out = rootOnly !== undefined && table === "root" ? rootOnly : await runTmux(
+    tmux,
+    env.TMUX,
+    [...head, ";", ...clients, ";", ...panes, ";", "list-keys"],
+    timeoutMs,
+  );
   if (out === undefined) return { ok: false, why: "unreadable", keys: [] };
-  return decideKeyTables(out);
+  const keys = decideKeyTables(out);
+  if (!keys.ok) return keys;
+  const facts = focusFacts(out);
+  if (!facts) return { ok: false, why: "unreadable", keys: [] };
+  const popup = facts.serverPid ? await popupJob(facts.serverPid, facts.paneTtys) : undefined;
+  return decideFocus(facts, popup);
+}
+
+/** The focus facts of a tmux run's output; undefined when malformed. */
+export function focusFacts(output: string): FocusFacts | undefined {
+  const lines = output.split("\n");
+  const head = splitWords(lines[0] ?? "");
+  if (head[0] !== MARKER || head.length !== 6 || !/^[01]{4}$/.test(head[4])) return undefined;
+  const [a, w, m, z] = [...head[4]].map((c) => c === "1");
+  const pid = /^[0-9]{1,10}$/.test(head[5]) ? Number(head[5]) : undefined;
+  const paneTtys = lines.map((l) => splitWords(l))
+    .filter((x) => x[0] === `${MARKER}-pane` && x.length === 2).map((x) => x[1]);
+  return {
+    paneActive: a,
+    windowActive: w,
+    paneInMode: m,
+    windowZoomed: z,
+    serverPid: pid,
+    paneTtys,
+  };
+}
+
+/** Where typed keys go instead of pi's pane, or ok (pure, for tests). */
+export function decideFocus(facts: FocusFacts, popup: string | undefined): KeyTableVerdict {
+  const away = (what: string): KeyTableVerdict => ({ ok: false, why: "focus", keys: [what] });
+  if (!facts.windowActive) return away("another window is the active one");
+  if (!facts.paneActive) {
+    return away(facts.windowZoomed ? "another pane is zoomed over pi's" : "another pane");
+  }
+  if (facts.paneInMode) return away("a mode of pi's pane (copy mode)");
+  if (popup) return away(`a popup (${popup})`);
+  return { ok: true };
+}
+
+/**
+ * A child of the tmux server on a terminal that is no pane's: a popup's job.
+ * Its pid and name, or undefined. Reads `/proc` (a few small files).
+ */
+async function popupJob(server: number, paneTtys: readonly string[]): Promise<string | undefined> {
+  const { readdir, readFile, stat } = await import("node:fs/promises");
+  const paneDevs = new Set<number>();
+  for (const tty of paneTtys) {
+    const st = await stat(tty).catch(() => undefined);
+    if (st) paneDevs.add(st.rdev);
+  }
+  let children: string;
+  try {
+    children = (await Promise.all(
+      (await readdir(`/proc/${server}/task`)).map((t) =>
+        readFile(`/proc/${server}/task/${t}/children`, "utf8").catch(() => "")
+      ),
+    )).join(" ");
+  } catch {
+    return undefined;
+  }
+  for (const pid of children.split(/\s+/).filter((p) => /^[0-9]+$/.test(p))) {
+    const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    const close = text.lastIndexOf(")");
+    if (close < 0) continue;
+    const tty = Number(text.slice(close + 2).split(" ")[4]);
+    if (tty !== 0 && !paneDevs.has(tty)) {
+      return `${pid} ${text.slice(text.indexOf("(") + 1, close)}`;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -100,7 +199,7 @@ function runTmux(
 export function decideKeyTables(output: string): KeyTableVerdict {
   const lines = output.split("\n");
   const head = splitWords(lines[0] ?? "");
-  if (head[0] !== MARKER || head.length !== 4) return { ok: false, why: "unreadable", keys: [] };
+  if (head[0] !== MARKER || head.length < 4) return { ok: false, why: "unreadable", keys: [] };
   const [, table, prefix, prefix2] = head;
   const tables = new Set(["root", table]);
   const elsewhere = lines.map((l) => splitWords(l))
@@ -111,7 +210,11 @@ export function decideKeyTables(output: string): KeyTableVerdict {
   for (const p of [prefix, prefix2]) if (isPrintableKey(p)) keys.push(`prefix ${p}`);
   for (const line of lines.slice(1)) {
     const b = parseBinding(line);
-    if (b && tables.has(b.table) && isPrintableKey(b.key)) keys.push(b.key);
+    // A user key (`set -s user-keys[0] a`, then `bind -n User0 …`) is
+    // matched before the plain character it stands for: any binding counts.
+    if (b && tables.has(b.table) && (isPrintableKey(b.key) || /^User[0-9]+$/.test(b.key))) {
+      keys.push(b.key);
+    }
   }
   return keys.length === 0 ? { ok: true } : { ok: false, why: "bound", keys: keys.slice(0, 10) };
 }

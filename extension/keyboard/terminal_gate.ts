@@ -138,6 +138,17 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
           describeProcess(p.pid, "hides its open files: it may hold this terminal")
         ),
       );
+      if (!keys.ok && keys.why === "focus") {
+        return {
+          ok: false,
+          reason: TERMINAL_REFUSALS.FOCUS_MOVED,
+          notice:
+            `keys typed now would go to ${
+              sanitizeUntrusted(keys.keys[0] ?? "another pane", 60)
+            }, not to pi: the password prompt is withdrawn. Put the focus back on pi's pane (leave ` +
+            "copy mode, close the popup) and try again",
+        };
+      }
       if (!keys.ok) {
         return {
           ok: false,

@@ -25,6 +25,8 @@ export const TERMINAL_REFUSALS = {
   TERMINAL_SCAN_INCOMPLETE: "terminal_scan_incomplete",
   /** tmux would hand typed characters to a binding of the agent's. */
   MULTIPLEXER_KEYS_BOUND: "multiplexer_keys_bound",
+  /** Inside tmux, typed keys would go elsewhere than pi's pane (another pane, a mode, a popup). */
+  FOCUS_MOVED: "focus_moved",
 } as const;
 
 /** One of the values of {@link TERMINAL_REFUSALS}. */

@@ -230,6 +230,65 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
     });
   });
 
+  for (const move of ["split-window", "copy-mode", "new-window"] as const) {
+    it(`F: inside tmux, ${move} takes the keys while the modal shows (a real client attached): the modal is withdrawn (focus_moved), a later sudo works`, async () => {
+      await withLoggerScratch(async (dir) => {
+        const keys = join(dir, "keys");
+        const attack = move === "copy-mode"
+          ? `tmux copy-mode -t "$TMUX_PANE"`
+          : move === "new-window"
+          ? `tmux new-window "cat > '${keys}'"`
+          : `tmux split-window -v -l 3 -t "$TMUX_PANE" "cat > '${keys}'"`;
+        const script: FauxStep[] = [
+          {
+            bash: `(while [ ! -e '${dir}/shown' ]; do sleep 0.05; done; ${attack}) & ` +
+              `${LEGIT}; echo "rc=$?"`,
+          },
+          { bash: `while [ ! -e '${dir}/back' ]; do sleep 0.1; done; ${LEGIT}` },
+          { text: "FLOW-DONE" },
+        ];
+        await withPi(script, async (pi) => {
+          const paneId =
+            (await pi.tmux.tmux("display-message", "-p", "-t", pi.tmux.target, "#{pane_id}"))
+              .stdout.trim();
+          const piPane = () =>
+            pi.tmux.tmux("capture-pane", "-p", "-t", paneId).then((r) => r.stdout);
+          await withAttachedClient(pi, async (client) => {
+            await pi.tmux.sendText("go");
+            await pi.tmux.sendKeys("Enter");
+            await pi.tmux.waitFor(TITLE, 30_000);
+            await writeFile(join(dir, "shown"), "");
+            // The human looks at pi's pane: the modal must be gone before they type.
+            const moved = Date.now();
+            await waitFor("the modal withdrawn", async () => {
+              return (await piPane()).includes(TITLE) ? undefined : true;
+            }, 5_000);
+            const after = Date.now() - moved;
+            assert.ok(after < 2_500, `the modal stayed ${after} ms after the focus moved`);
+            const results = await waitForResults(pi, 1);
+            assert.match(results[0], /rc=1/, results[0]);
+            const screen = flat(await piPane() + await pi.tmux.capture({ history: true }));
+            assert.match(screen, /keys typed now would go to/);
+            // Focus back on pi (leave the mode, kill the agent's pane or window).
+            if (move === "copy-mode") await pi.tmux.tmux("send-keys", "-X", "-t", paneId, "cancel");
+            else if (move === "new-window") await pi.tmux.tmux("kill-window", "-a", "-t", paneId);
+            else await pi.tmux.tmux("kill-pane", "-a", "-t", paneId);
+            await pi.tmux.tmux("select-window", "-t", paneId);
+            await pi.tmux.tmux("select-pane", "-t", paneId);
+            client.type("");
+          });
+          await writeFile(join(dir, "back"), "");
+          await answerLegit(pi, "FLOW-DONE");
+          const all = await waitForResults(pi, 2);
+          assert.equal(all[1].trim(), "0");
+          const logged = await readFile(keys, "utf8").catch(() => "");
+          assert.ok(!logged.includes(PASSWORD), "the agent's pane got the password");
+          await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+        });
+      });
+    });
+  }
+
   it("pi killed with SIGKILL while its terminal is exclusive: the guardian releases it and sudo -v in that shell prompts and works", async () => {
     await withPiInBash(async ({ tmux, tty, pi }) => {
       kill9(pi);

@@ -12,7 +12,9 @@ import {
 } from "../../../extension/keyboard/terminal_holders.ts";
 import { parseRootTerminalOutput, ptsNumber } from "../../../extension/keyboard/root_terminal.ts";
 import {
+  decideFocus,
   decideKeyTables,
+  focusFacts,
   isPrintableKey,
   parseBinding,
 } from "../../../extension/keyboard/multiplexer_keys.ts";
@@ -71,6 +73,45 @@ const DEFAULTS = [
   "bind-key    -T copy-mode    Space                send-keys -X begin-selection",
   "bind-key -r -T prefix       Up                   select-pane -U",
 ].join("\n");
+
+describe("tmux focus (issue 21)", () => {
+  const run = (flags: string) =>
+    `${HEAD} ${flags} 4242\npi-sudo-prompt-keys-pane /dev/pts/3\npi-sudo-prompt-keys-pane /dev/pts/7\n`;
+  it("pi's pane active in the active window, no mode, no popup: the keys reach pi", () => {
+    const f = focusFacts(run("1100"));
+    assert.deepEqual(f, {
+      paneActive: true,
+      windowActive: true,
+      paneInMode: false,
+      windowZoomed: false,
+      serverPid: 4242,
+      paneTtys: ["/dev/pts/3", "/dev/pts/7"],
+    });
+    assert.deepEqual(decideFocus(f!, undefined), { ok: true });
+  });
+  it("another pane (a split took the focus), another window, copy mode, a zoom, a popup: focus", () => {
+    const cases: [string, string | undefined, RegExp][] = [
+      ["0100", undefined, /another pane/],
+      ["1000", undefined, /another window/],
+      ["1110", undefined, /copy mode/],
+      ["0101", undefined, /zoomed over pi's/],
+      ["1100", "77 cat", /a popup \(77 cat\)/],
+    ];
+    for (const [flags, popup, what] of cases) {
+      const v = decideFocus(focusFacts(run(flags))!, popup);
+      assert.equal(!v.ok && v.why, "focus", flags);
+      assert.match(!v.ok ? v.keys[0] : "", what);
+    }
+  });
+  it("a malformed answer is no answer (fail closed)", () => {
+    assert.equal(focusFacts(`${HEAD}\n`), undefined);
+    assert.equal(focusFacts(`${HEAD} 12x0 1\n`), undefined);
+  });
+  it("a user key bound where pi's keys are typed refuses (set -s user-keys[0] a; bind -n User0)", () => {
+    const v = decideKeyTables(`${HEAD}\nbind-key -T root User0 run-shell "echo a >> log"\n`);
+    assert.deepEqual(v, { ok: false, why: "bound", keys: ["User0"] });
+  });
+});
 
 describe("tmux key tables", () => {
   it("the default tables: nothing printable where pi's keys are typed", () => {
