@@ -1,7 +1,10 @@
 /**
  * Doctor check `multiplexer` (ADR 0007): inside tmux, no printable key is
  * bound in a table where pi's keys are typed (a binding could record the
- * password); GNU screen's bindings cannot be checked.
+ * password), and the keys reach pi's pane (focus, mode, popups: issue 21);
+ * GNU screen's bindings cannot be checked. What tmux 3.3 does not show at
+ * all, `command-prompt` and `display-menu` over pi's pane, is said in the
+ * finding.
  *
  * @module
  */
@@ -27,7 +30,23 @@ async function checkMultiplexer(ctx: Context): Promise<Finding> {
   }
   if (!env.TMUX) return { status: "ok", detail: "not inside tmux" };
   const v = await checkTmuxKeyTables(env);
-  if (v.ok) return { status: "ok", detail: "tmux: no printable key is bound where you type" };
+  /** tmux 3.3 has no format that tells whether a prompt or a menu is open on a client. */
+  const unseen = "; tmux cannot show whether a command prompt or a menu is open over pi " +
+    "(command-prompt, display-menu): type your password only into the modal, whose input shows " +
+    "only •";
+  if (v.ok) {
+    return {
+      status: "ok",
+      detail: `tmux: no printable key is bound where you type, and the keys reach pi${unseen}`,
+    };
+  }
+  if (v.why === "focus") {
+    return {
+      status: "ok",
+      detail: `tmux: keys typed now go to ${v.keys[0]} (a modal waits until they reach pi's ` +
+        `pane)${unseen}`,
+    };
+  }
   if (v.why === "client_table") {
     return {
       status: "fail",
