@@ -39,3 +39,40 @@ export function loadLibc(): Libc | null {
   }
   return loaded;
 }
+
+/**
+ * The plain system calls several modules need, bound once here rather than
+ * in each (`syscall`, `close`, an `int`-argument `fcntl`, `write`).
+ */
+export interface CommonCalls {
+  syscall(nr: number, ...typedArgs: unknown[]): number;
+  close(fd: number): number;
+  fcntl(fd: number, cmd: number, arg: number): number;
+  write(fd: number, bytes: Uint8Array, length: number): number;
+  errno(): number;
+}
+
+let common: CommonCalls | null | undefined;
+
+/** {@link CommonCalls}, or `null` when FFI is unavailable here. */
+export function commonCalls(): CommonCalls | null {
+  if (common !== undefined) return common;
+  const c = loadLibc();
+  if (!c) return common = null;
+  try {
+    const syscall = c.lib.func("long syscall(long, ...)");
+    const close = c.lib.func("int close(int)");
+    const fcntl = c.lib.func("int fcntl(int, int, ...)");
+    const write = c.lib.func("long write(int, const uint8_t *buf, size_t)");
+    common = {
+      syscall: (nr, ...args) => Number(syscall(nr, ...args)),
+      close: (fd) => close(fd),
+      fcntl: (fd, cmd, arg) => fcntl(fd, cmd, "int", arg),
+      write: (fd, bytes, length) => Number(write(fd, bytes, length)),
+      errno: c.errno,
+    };
+  } catch {
+    common = null;
+  }
+  return common;
+}

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { loadLibc as loadSharedLibc } from "./libc.ts";
+import { commonCalls, loadLibc as loadSharedLibc } from "./libc.ts";
 
 /** Named reasons a credential lookup fails. */
 export const PEER_CREDENTIAL_ERRORS = {
@@ -41,7 +41,6 @@ interface Syscalls {
   getsockopt(fd: number, level: number, name: number, out: Uint8Array, len: number[]): number;
   syscall(nr: number, ...typedArgs: unknown[]): number;
   close(fd: number): number;
-  errno(): number;
 }
 
 let libc: Syscalls | null | undefined;
@@ -50,18 +49,16 @@ let libc: Syscalls | null | undefined;
 function loadLibc(): Syscalls | null {
   if (libc !== undefined) return libc;
   const c = loadSharedLibc();
-  if (!c) return libc = null;
+  const common = commonCalls();
+  if (!c || !common) return libc = null;
   try {
     const getsockopt = c.lib.func(
       "int getsockopt(int, int, int, _Out_ uint8_t *optval, _Inout_ uint32_t *optlen)",
     );
-    const syscall = c.lib.func("long syscall(long, ...)");
-    const close = c.lib.func("int close(int)");
     libc = {
       getsockopt: (fd, level, name, out, len) => getsockopt(fd, level, name, out, len),
-      syscall: (nr, ...args) => Number(syscall(nr, ...args)),
-      close: (fd) => close(fd),
-      errno: c.errno,
+      syscall: common.syscall,
+      close: common.close,
     };
   } catch {
     libc = null;

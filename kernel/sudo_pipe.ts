@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { loadLibc } from "./libc.ts";
+import { commonCalls } from "./libc.ts";
 import { fdStatSync } from "./socket_fd.ts";
 
 /** Named outcomes of a handover that did not write the password. */
@@ -50,38 +50,6 @@ const O_NONBLOCK = 0o4000;
 const EPERM = 1;
 const ENOSYS = 38;
 
-interface PipeCalls {
-  syscall(nr: number, ...typedArgs: unknown[]): number;
-  fcntl(fd: number, cmd: number, arg: number): number;
-  write(fd: number, bytes: Uint8Array, length: number): number;
-  close(fd: number): number;
-  errno(): number;
-}
-
-let calls: PipeCalls | null | undefined;
-
-function bind(): PipeCalls | null {
-  if (calls !== undefined) return calls;
-  const c = loadLibc();
-  if (!c) return calls = null;
-  try {
-    const syscall = c.lib.func("long syscall(long, ...)");
-    const fcntl = c.lib.func("int fcntl(int, int, ...)");
-    const write = c.lib.func("long write(int, const uint8_t *buf, size_t)");
-    const close = c.lib.func("int close(int)");
-    calls = {
-      syscall: (nr, ...args) => Number(syscall(nr, ...args)),
-      fcntl: (fd, cmd, arg) => fcntl(fd, cmd, "int", arg),
-      write: (fd, bytes, length) => Number(write(fd, bytes, length)),
-      close: (fd) => close(fd),
-      errno: c.errno,
-    };
-  } catch {
-    calls = null;
-  }
-  return calls;
-}
-
 /** The helper to write through: its pidfd if one is held, else its pid (a pidfd is opened). */
 export interface PipeTarget {
   readonly pidfd: number | undefined;
@@ -99,7 +67,7 @@ export function writeIntoSudoPipe(
   target: PipeTarget,
   secret: Uint8Array,
 ): { ok: true } | { ok: false; reason: PipeHandoverError } {
-  const c = bind();
+  const c = commonCalls();
   if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };
   let pidfd = target.pidfd;
   let ownPidfd = false;

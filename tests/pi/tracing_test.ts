@@ -51,7 +51,7 @@ const NO_TRACER_CHECK: Mutation = {
 const HELPER_WRITES: Mutation = {
   file: "kernel/sudo_pipe.ts",
   from:
-    "  const c = bind();\n  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };",
+    "  const c = commonCalls();\n  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };",
   to: "  return { ok: false, reason: PIPE_HANDOVER_ERRORS.NOT_PERMITTED };",
 };
 
