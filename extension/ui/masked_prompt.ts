@@ -82,6 +82,8 @@ export class MaskedPromptModal implements Component, Focusable {
   /** One string per code point, so Backspace and the `•` count are exact. */
   readonly #secret: string[] = [];
   #secretBytes = 0;
+  /** Lines scrolled in the command section: keys that are not text, so never the secret's. */
+  #scroll = 0;
   #resolved = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -107,6 +109,7 @@ export class MaskedPromptModal implements Component, Focusable {
         secondsLeft: this.#secondsLeft(),
         waiting: this.#waiting(),
         focused: this.focused,
+        scroll: this.#scroll,
       },
       width,
     );
@@ -124,6 +127,21 @@ export class MaskedPromptModal implements Component, Focusable {
     if (matchesKey(data, Key.enter)) return this.#submit();
     if (matchesKey(data, Key.escape) || matchesKey(data, Key.ctrl("c"))) {
       return this.#resolve(CANCEL);
+    }
+    const step = matchesKey(data, Key.up)
+      ? -1
+      : matchesKey(data, Key.down)
+      ? 1
+      : matchesKey(data, Key.pageUp)
+      ? -8
+      : matchesKey(data, Key.pageDown)
+      ? 8
+      : 0;
+    if (step !== 0) {
+      // Clamped by the renderer; kept within a sane range here.
+      this.#scroll = Math.min(Math.max(0, this.#scroll + step), 10_000);
+      this.#requestRender();
+      return;
     }
     if (matchesKey(data, Key.backspace)) {
       const removed = this.#secret.pop();

@@ -54,7 +54,6 @@ export type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
 export { MaskedPromptModal } from "./masked_prompt.ts";
 export type { MaskedPromptModalOptions, ModalOptions } from "./masked_prompt.ts";
 export {
-  MAX_SHELL_COMMAND_LINES,
   renderSudoModal,
   showSudoModal,
   SUDO_MODAL_OVERLAY,

@@ -51,11 +51,35 @@ export interface MaskedInputView {
   readonly waiting: number;
   /** Whether the overlay has keyboard focus (draws the cursor). */
   readonly focused: boolean;
+  /** Lines scrolled down in the command section (↑/↓, PgUp/PgDn); 0 when absent. */
+  readonly scroll?: number;
 }
 
-/** `Command: ` and the quoted argv, wrapped under the label. */
+/** Lines of the command section shown at once; more scroll (nothing is cut). */
+export const COMMAND_WINDOW_LINES = 10;
+
+/**
+ * A window of `lines` starting `scroll` lines down, when they do not all
+ * fit, with a line saying where it is and how to move: nothing that root
+ * may run is hidden without a way to see it.
+ */
+export function scrolledLines(
+  lines: readonly string[],
+  scroll: number,
+  theme: ModalTheme,
+): string[] {
+  if (lines.length <= COMMAND_WINDOW_LINES) return [...lines];
+  const top = Math.min(Math.max(0, scroll), lines.length - COMMAND_WINDOW_LINES);
+  const end = top + COMMAND_WINDOW_LINES;
+  return [
+    ...lines.slice(top, end),
+    theme.fg("accent", `↑/↓ to read it all: lines ${top + 1}–${end} of ${lines.length}`),
+  ];
+}
+
+/** `Command: ` and the quoted argv, wrapped under the label, whole (never cut). */
 export function commandLines(argv: readonly string[], width: number): string[] {
-  return labelled("Command: ", argv.map(shellQuote).join(" "), width, MAX_COMMAND_LINES);
+  return labelled("Command: ", argv.map(shellQuote).join(" "), width, Infinity);
 }
 
 /** Agent-controlled text, sanitised and framed in `«…»` after a muted label. */

@@ -15,6 +15,7 @@ import {
   commandLines,
   inputFooterLines,
   MAX_COMMAND_LINES,
+  scrolledLines,
   untrustedLines,
 } from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
@@ -52,7 +53,7 @@ function secretContentLines(
   const lines: string[] = [
     theme.bold(theme.fg("accent", SECRET_MODAL_TITLE)),
     "",
-    ...commandLines(request.argv, width),
+    ...scrolledLines(commandLines(request.argv, width), state.scroll ?? 0, theme),
     // Where it runs matters (`cat .env`): the caller's real cwd, checked by the broker.
     ...labelled("In: ", shellQuote(request.cwd), width, MAX_COMMAND_LINES),
     // The marker is a suffix, so a long label can never push it out of view.

@@ -13,14 +13,18 @@ import type { PromptOutcome, PromptRequest, UncheckedProcess } from "../../askpa
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
 import type { ModalOptions } from "./masked_prompt.ts";
-import { boxed, commandLines, inputFooterLines, untrustedLines } from "./modal_frame.ts";
+import {
+  boxed,
+  commandLines,
+  inputFooterLines,
+  scrolledLines,
+  untrustedLines,
+} from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { escapeUnsafe, shellCommandText, wrapped } from "./modal_text.ts";
 
 /** The sudo modal's title, exactly as the spec words it. */
 export const SUDO_MODAL_TITLE = "🔐 Sudo Authentication Required";
-/** Lines of the shell command shown before the rest is summarised. */
-export const MAX_SHELL_COMMAND_LINES = 3;
 
 /** Preferred overlay width; pi-tui clamps it to the terminal. */
 const OVERLAY_WIDTH = 80;
@@ -69,25 +73,22 @@ function uncheckedLines(
   return [...lines, ""];
 }
 
-/** Lines for the shell command: at most 3, then `… (N more lines)`. */
+/** Lines for the shell command, whole: every line, wrapped, never cut. */
 function shellCommandLines(
   argv: readonly string[],
   width: number,
   theme: ModalTheme,
 ): string[] {
   const source = shellCommandText(argv).replace(/\n+$/, "");
-  const all = source.split("\n").map((line) =>
-    escapeUnsafe(line.replace(/\r$/, "").replaceAll("\t", "  "))
+  const lines = source.split("\n").flatMap((line) =>
+    wrapped(
+      escapeUnsafe(line.replace(/\r$/, "").replaceAll("\t", "  ")),
+      Math.max(1, width - 2),
+      (s) => s,
+    )
+      .map((piece) => "  " + piece)
   );
-  const shown = all.slice(0, MAX_SHELL_COMMAND_LINES).map((line) =>
-    "  " + truncateToWidth(line, Math.max(0, width - 2), "…")
-  );
-  const hidden = all.length - shown.length;
-  if (hidden > 0) {
-    const noun = hidden === 1 ? "line" : "lines";
-    shown.push("  " + theme.fg("muted", `… (${hidden} more ${noun})`));
-  }
-  return [theme.fg("muted", "Shell command:"), ...shown];
+  return [theme.fg("muted", "Shell command:"), ...lines];
 }
 
 /** The sudo modal's content lines, unframed, for a content area `width` wide. */
@@ -97,14 +98,16 @@ function sudoContentLines(
   theme: ModalTheme,
 ): string[] {
   const { request } = state;
+  // sudo's own argv first, then the whole tool command: scrolled, never cut.
+  const command = [...commandLines(request.sudoArgv, width)];
+  if (request.toolCommand !== null && request.toolCommand.length > 0) {
+    command.push(...shellCommandLines(request.toolCommand, width, theme));
+  }
   const lines: string[] = [
     theme.bold(theme.fg("accent", SUDO_MODAL_TITLE)),
     "",
-    ...commandLines(request.sudoArgv, width),
+    ...scrolledLines(command, state.scroll ?? 0, theme),
   ];
-  if (request.toolCommand !== null && request.toolCommand.length > 0) {
-    lines.push(...shellCommandLines(request.toolCommand, width, theme));
-  }
   lines.push(...untrustedLines("sudo asks: ", request.promptText, width, theme), "");
   lines.push(...uncheckedLines(state.unchecked ?? [], width, theme));
   if (request.attempt >= 2) {

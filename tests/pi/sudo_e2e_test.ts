@@ -108,6 +108,28 @@ describe("real pi + real sudo", () => {
     });
   });
 
+  it("a 20-line sh -c script can be read whole in the modal before typing (↓ scrolls; nothing is cut)", async () => {
+    const lines = Array.from({ length: 19 }, (_, i) => `echo step-${i + 1}-of-the-script`);
+    const command = ["sudo -k id -u", ...lines].join("\n");
+    await withPi([{ bash: command }, { text: "FLOW-DONE" }], async (pi) => {
+      await pi.tmux.sendText("go");
+      await pi.tmux.sendKeys("Enter");
+      const seen = new Set<number>();
+      let screen = await pi.tmux.waitFor(TITLE, 20_000);
+      assert.match(screen, /↑\/↓ to read it all/);
+      for (let i = 0; i < 25; i++) {
+        for (const m of screen.matchAll(/step-(\d+)-of-the-script/g)) seen.add(Number(m[1]));
+        await pi.tmux.sendKeys("Down");
+        await new Promise((r) => setTimeout(r, 60));
+        screen = await pi.tmux.capture();
+      }
+      assert.equal(seen.size, 19, `every line was shown: ${[...seen].sort((a, b) => a - b)}`);
+      assert.ok(!screen.includes("more line"), "nothing summarised away");
+      await typePassword(pi, PASSWORD);
+      await pi.tmux.waitFor("FLOW-DONE", 20_000);
+    });
+  });
+
   it("wrong then right: the modal says Incorrect password, try again (2/3)", async () => {
     await withPi([{ bash: "sudo -k id -u" }, { text: "FLOW-DONE" }], async (pi) => {
       await pi.tmux.sendText("go");

@@ -194,13 +194,15 @@ describe("renderSudoModal", () => {
     );
   });
 
-  test("wraps a long Command line and cuts it with an ellipsis", () => {
+  test("wraps a long Command line whole, never cut with an ellipsis", () => {
     const lines = renderSudoModal(busy, 40, theme);
     const start = lines.findIndex((l) => l.includes("Command: "));
-    const end = lines.findIndex((l) => l.includes("Shell command:"));
-    assert.ok(start > 0 && end > start + 1, "wrapped over several lines");
-    assert.ok(end - start <= 4, "at most 4 lines");
-    assert.ok(lines[end - 1].includes("…"));
+    assert.ok(start > 0 && lines[start + 1].includes("x"), "wrapped over several lines");
+    assert.ok(!lines.some((l) => /x…/.test(l)), "nothing cut");
+    assert.ok(
+      lines.some((l) => l.includes("to read it all")),
+      "too long for the window: it scrolls",
+    );
     // Continuation lines are indented under the text, not at the margin.
     assert.ok(lines[start + 1].startsWith("│          "));
   });
@@ -237,25 +239,51 @@ describe("renderSudoModal", () => {
     assert.ok(out.includes("3 more waiting"));
   });
 
-  test("multi-line shell command: 3 lines and a hidden-line count", () => {
+  test("a 20-line shell command is never cut: a window of lines, ↑/↓ scroll through every one", () => {
     const script = (n: number) =>
-      Array.from({ length: n }, (_, i) => `echo ${i + 1}`).join("\n") + "\n";
-    const render = (n: number) =>
+      Array.from({ length: n }, (_, i) => `echo line-${i + 1}`).join("\n") + "\n";
+    const render = (n: number, scroll = 0) =>
       text(
         renderSudoModal(
           makeState({
             request: makeRequest({ toolCommand: ["bash", "-c", script(n)] }),
+            scroll,
           }),
           80,
           theme,
         ),
       );
-    const ten = render(10);
-    assert.ok(ten.includes("  echo 3"));
-    assert.ok(!ten.includes("echo 4"));
-    assert.ok(ten.includes("… (7 more lines)"));
-    assert.ok(render(4).includes("… (1 more line)"));
-    assert.ok(!render(3).includes("more line"));
+    // Short: everything shows, no scroll line.
+    const three = render(3);
+    for (let i = 1; i <= 3; i++) assert.ok(three.includes(`echo line-${i}`));
+    assert.ok(!three.includes("to read it all"));
+    // Long: a window, and scrolling reaches every line; nothing says "more" and hides it.
+    const seen = new Set<number>();
+    for (let scroll = 0; scroll <= 30; scroll++) {
+      const out = render(20, scroll);
+      assert.match(out, /↑\/↓ to read it all: lines \d+–\d+ of 22/);
+      for (const m of out.matchAll(/echo line-(\d+)/g)) seen.add(Number(m[1]));
+    }
+    assert.equal(seen.size, 20, `every line reachable: ${[...seen].sort((a, b) => a - b)}`);
+    assert.ok(render(20).includes("Command: "), "sudo's own argv comes first");
+  });
+
+  test("a long sudo argv wraps whole (the Command: line is never cut)", () => {
+    const argv = ["/usr/bin/sudo", "-A", "sh", "-c", "x".repeat(600) + " END"];
+    const all = new Set<string>();
+    for (let scroll = 0; scroll < 20; scroll++) {
+      all.add(
+        text(
+          renderSudoModal(
+            makeState({ request: makeRequest({ sudoArgv: argv }), scroll }),
+            80,
+            theme,
+          ),
+        ),
+      );
+    }
+    assert.ok([...all].some((out) => out.includes("END")), "the end of the argv can be read");
+    assert.ok(![...all].some((out) => /x…/.test(out)), "never cut with …");
   });
 
   test("no shell command section when unknown", () => {
