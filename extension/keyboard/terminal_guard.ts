@@ -143,6 +143,16 @@ export function quittingWithModal(): void {
   if (s.modals === 0) return;
   s.quittingWithModal = true;
   tellGuardian(s, "modal on");
+  // pi's TUI would restore echo on its way out, and a password typed at the
+  // modal's image would show: the terminal stays raw (no echo), as after a
+  // SIGKILL, and what was typed is dropped.
+  flushTerminalInput(0);
+  if (process.stdin.isTTY) {
+    rawMode(false); // Node skips a mode it believes set: off, then on, re-applies it
+    rawMode(true);
+    const stdin = process.stdin as { setRawMode(on: boolean): unknown };
+    stdin.setRawMode = () => process.stdin;
+  }
 }
 
 /**
