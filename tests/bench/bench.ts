@@ -576,7 +576,7 @@ async function sudoLatency(
     target: `≤ ${TARGETS.submitMs} ms extra (p50)`,
     met: atMost(extraSubmit, TARGETS.submitMs),
     note:
-      "both include sudo's own PAM check and running `true`; extra = liveness re-check, signing, helper decode and write, helper exit",
+      "both include sudo's own PAM check and running `true`; extra = liveness, tracer and pairing re-checks, pi's own write into sudo's pipe (pidfd_getfd, ADR 0008), the helper's exit",
     why: () =>
       "see the note: the extra is everything between the prompter and sudo reading the line",
   });
