@@ -150,8 +150,12 @@ export function quittingWithModal(): void {
   if (process.stdin.isTTY) {
     rawMode(false); // Node skips a mode it believes set: off, then on, re-applies it
     rawMode(true);
-    const stdin = process.stdin as { setRawMode(on: boolean): unknown };
+    const stdin = process.stdin as { setRawMode(on: boolean): unknown; resume(): unknown };
     stdin.setRawMode = () => process.stdin;
+    // Nor may pi's editor take keys meant for the modal (and show them, or
+    // send them on Enter): pi reads no more input; the guardian drops it.
+    process.stdin.pause();
+    stdin.resume = () => process.stdin;
   }
 }
 
