@@ -11,28 +11,20 @@ import type { Socket } from "node:net";
 import {
   DENY_REASONS,
   type DenyReason,
-  encodeDelivered,
   encodeDenied,
   encodeResponse,
-  KEEPALIVE,
-  KEEPALIVE_INTERVAL_MS,
   MAX_PASSWORD_BYTES,
 } from "../../askpass/protocol.ts";
-import {
-  pidfdRefersTo,
-  type ProcessRef,
-  stillRunning,
-  tracerOf,
-  VERIFY_REFUSALS,
-} from "../../kernel/peer_verification.ts";
+import { pidfdRefersTo, type ProcessRef, stillRunning } from "../../kernel/peer_verification.ts";
 import { closeFd } from "../../kernel/peer_credentials.ts";
-import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { pairingNotice } from "../pairing/sudo_pairing.ts";
 import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
 import { CONNECTION_ERRORS, type SessionEvent, type SessionOptions } from "./session_types.ts";
+import { Keepalives } from "./keepalives.ts";
+import { handOver } from "./handover.ts";
 
 /** One verified request in the queue: a sudo password or a broker secret. */
 export interface Pending {
@@ -238,56 +230,15 @@ export class ModalQueue {
         this.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt });
         return await this.finish(entry, undefined, frame);
       }
-      await this.#handOver(entry, password);
+      await handOver(entry, password, {
+        key: this.#key,
+        emit: (e) => this.emit(e),
+        finish: (e, frame) => this.finish(e, undefined, frame),
+        refuse: (e, reason, notice) => this.#refuseAtSend(e, reason, notice),
+      });
     } finally {
       password.fill(0);
     }
-  }
-
-  /**
-   * A sudo password goes into sudo's pipe from pi itself (ADR 0008); the
-   * helper only hears that it is done. Only where pi cannot take the pipe
-   * does the helper get the password to write, as before. A helper with a
-   * tracer gets neither.
-   */
-  async #handOver(entry: Pending, password: Uint8Array): Promise<void> {
-    const helper = entry.watched[0];
-    const tracer = await tracerOf(helper.pid);
-    if (tracer !== 0) {
-      const who = tracer === undefined ? "" : ` by process ${tracer}`;
-      return this.#refuseAtSend(
-        entry,
-        VERIFY_REFUSALS.HELPER_TRACED,
-        `the password was not sent: sudo's askpass helper is traced${who}; ` +
-          "run the command again without a tracer",
-      );
-    }
-    // Signed before the write, so that nothing awaits between the write and
-    // the end of the request (a liveness check must not deny it meanwhile).
-    const done = await encodeDelivered(this.#key, entry.id);
-    if (entry.finished || entry.pipeInode === undefined) return;
-    const written = writeIntoSudoPipe(
-      { pidfd: entry.pidfd, pid: helper.pid, pipeInode: entry.pipeInode },
-      password,
-    );
-    if (written.ok) {
-      entry.delivered();
-      this.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt, writer: "pi" });
-      return await this.finish(entry, undefined, done);
-    }
-    if (!FALLBACK_REASONS.has(written.reason)) return this.#refuseAtSend(entry, written.reason);
-    const frame = await encodeResponse(this.#key, entry.id, password);
-    password.fill(0);
-    if (entry.finished) return void frame.fill(0);
-    entry.delivered();
-    this.emit({
-      kind: "answered",
-      requestId: entry.id,
-      attempt: entry.attempt,
-      writer: "helper",
-      fallback: written.reason,
-    });
-    await this.finish(entry, undefined, frame);
   }
 
   /** A last check failed as the answer was about to leave: a named refusal, then a denial. */
@@ -349,40 +300,16 @@ export class ModalQueue {
   }
 
   /** Helper connections that hear a keepalive until their reply (ADR 0008). */
-  readonly #waiting = new Set<Socket>();
-  #keepalive: ReturnType<typeof setInterval> | undefined;
+  readonly #keepalives = new Keepalives();
 
-  /**
-   * Sends `socket` (a helper's connection with a signed request) a keepalive
-   * now and every {@link KEEPALIVE_INTERVAL_MS} until it is answered or
-   * closed: a helper that stops hearing them knows pi is stopped.
-   */
+  /** See {@link Keepalives.add}: `socket` hears that pi runs until it is answered. */
   keepAlive(socket: Socket): void {
-    if (socket.destroyed || this.#waiting.has(socket)) return;
-    this.#waiting.add(socket);
-    socket.once("close", () => this.#unwait(socket));
-    this.#ping(socket);
-    this.#keepalive ??= setInterval(() => {
-      for (const s of this.#waiting) this.#ping(s);
-    }, KEEPALIVE_INTERVAL_MS);
-  }
-
-  #ping(socket: Socket): void {
-    // A helper that does not read gets no more than a few bytes queued.
-    if (!socket.destroyed && socket.writable && socket.writableLength < 64) socket.write(KEEPALIVE);
-  }
-
-  #unwait(socket: Socket): void {
-    this.#waiting.delete(socket);
-    if (this.#waiting.size === 0 && this.#keepalive) {
-      clearInterval(this.#keepalive);
-      this.#keepalive = undefined;
-    }
+    this.#keepalives.add(socket);
   }
 
   /** Writes one frame, zeroes it once written, closes; destroys after a grace period. */
   reply(socket: Socket, frame: Uint8Array): Promise<void> {
-    this.#unwait(socket);
+    this.#keepalives.remove(socket);
     return new Promise((resolve) => {
       if (socket.destroyed) {
         frame.fill(0);
@@ -445,7 +372,7 @@ export class ModalQueue {
       clearTimeout(entry.timer);
       entry.abort.abort();
       if (entry.pidfd !== undefined) closeFd(entry.pidfd);
-      this.#unwait(entry.socket);
+      this.#keepalives.remove(entry.socket);
       entry.socket.destroy();
       this.emit({ kind: "denied", requestId: entry.id, reason });
     }
@@ -458,8 +385,7 @@ export class ModalQueue {
   async shutdown(): Promise<void> {
     this.#closing = true;
     this.#stopLiveness();
-    clearInterval(this.#keepalive);
-    this.#keepalive = undefined;
+    this.#keepalives.stop();
     const pending = [...this.#queue].map((e) => this.finish(e, DENY_REASONS.SESSION_CLOSED));
     // Denials already on their way (a modal cancelled just before) get to
     // arrive too: each write is bounded by WRITE_GRACE_MS.

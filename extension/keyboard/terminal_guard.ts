@@ -26,20 +26,11 @@
  *
  * @module
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { fstatSync, readFileSync, readlinkSync, writeSync } from "node:fs";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { fstatSync, readlinkSync, writeSync } from "node:fs";
 import { isatty } from "node:tty";
-import { join } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
-import { guardianArgv } from "./guardian_permissions.ts";
-import { parseStat } from "../../kernel/proc.ts";
-import { resolveDenoBinary } from "../channel/deno_binary.ts";
-import { isProtectedPath } from "../../broker/allowlist_policy.ts";
-import { BROKER_ROOT, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
-import { HARDENED_GUARDIAN_FILES } from "../../broker/root_files.ts";
+import { spawnGuardian } from "./guardian_process.ts";
+import { type GuardState, RELEASE_COMMAND, state, tellGuardian } from "./guard_state.ts";
 import {
   dumpable,
   flushTerminalInput,
@@ -51,13 +42,7 @@ import {
 /** The variable that keeps pi dumpable, for debugging with gdb or strace. */
 export const DUMPABLE_SWITCH = "PI_SUDO_PROMPT_DUMPABLE";
 
-/** How long the guardian may take to start and to take the terminal. */
-const GUARDIAN_START_MS = 15_000;
-/** Respawns of a guardian that died, at most this many per minute. */
-const MAX_RESPAWNS_PER_MINUTE = 3;
-
-/** The one-line command that releases a terminal left exclusive (for notices and docs). */
-export const RELEASE_COMMAND = "perl -e 'ioctl(STDIN, 0x540D, 0)'";
+export { RELEASE_COMMAND };
 
 /** What the guard achieved; shown by `/sudo-prompt status` and `doctor`. */
 export interface TerminalGuardStatus {
@@ -79,45 +64,6 @@ export interface TerminalGuardStatus {
   readonly guardianRootOwned: boolean;
   /** Why something above is off (one line each). */
   readonly problems: readonly string[];
-}
-
-interface GuardState {
-  ttyPath?: string;
-  rdev?: number;
-  guardian?: ChildProcess;
-  guardianPid?: number;
-  /** The live guardian's start time (`stat` field 22), so a reused pid is never exempt. */
-  guardianStart?: bigint;
-  dumpableByChoice: boolean;
-  problems: string[];
-  respawns: number[];
-  exiting: boolean;
-  started?: Promise<void>;
-  /** Modals on screen now (see {@link noteModal}). */
-  modals: number;
-  /** Called when pi stops or resumes: deny what is pending (see {@link onStopOrResume}). */
-  stopListeners: Set<() => void>;
-  /** This suspension came from outside pi (not the human's Ctrl+Z). */
-  external: boolean;
-  /** The live guardian runs the root-owned copies (hardened mode). */
-  guardianRootOwned?: boolean;
-  /** pi is quitting with a modal on screen: the guardian keeps treating it as shown. */
-  quittingWithModal?: boolean;
-}
-
-const KEY = Symbol.for("pi-sudo-prompt.terminal-guard");
-
-function state(): GuardState {
-  const g = globalThis as unknown as Record<symbol, GuardState | undefined>;
-  return g[KEY] ??= {
-    dumpableByChoice: false,
-    problems: [],
-    respawns: [],
-    exiting: false,
-    modals: 0,
-    stopListeners: new Set(),
-    external: false,
-  };
 }
 
 /**
@@ -190,18 +136,6 @@ function rawMode(on: boolean): void {
     if (process.stdin.isTTY) process.stdin.setRawMode(on);
   } catch {
     // not a terminal any more
-  }
-}
-
-/** One line to the guardian, written at once (pi may stop right after). */
-function tellGuardian(s: GuardState, line: string): void {
-  const stdin = s.guardian?.stdin as unknown as { _handle?: { fd?: number } } | undefined;
-  const fd = stdin?._handle?.fd;
-  if (typeof fd !== "number" || fd < 0) return;
-  try {
-    writeSync(fd, line + "\n");
-  } catch {
-    // a guardian that is gone is respawned by its exit handler
   }
 }
 
@@ -346,143 +280,4 @@ function terminalOf(fd: number): { path: string; rdev: number } | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `stat` field 22 of `pid` (a small world-readable file, read once per guardian). */
-function startTimeOf(pid: number | undefined): bigint | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    return parseStat(readFileSync(`/proc/${pid}/stat`, "latin1"))?.startTime;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The libc pi has mapped: the guardian may load exactly that file. */
-function libcPath(): string | undefined {
-  try {
-    const maps = readFileSync("/proc/self/maps", "utf8");
-    const m = /\s(\/\S*\/libc\.so\.6)$/m.exec(maps);
-    return m?.[1];
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Where the guardian runs from. In hardened mode (the broker installed) the
- * root-owned deno, sources and cache: the guardian is exempt from the holder
- * scans, so nothing it runs may come from files the user (and so the agent)
- * can change (docs/adr/0008). Otherwise the package's own, with a fresh cache.
- */
-async function guardianSource(): Promise<
-  { deno: string; path: string; denoDir: string; fresh: boolean } | undefined
-> {
-  const root = [ROOT_DENO, ...HARDENED_GUARDIAN_FILES.map((f) => `${ROOT_SOURCES}/${f}`)];
-  if ((await Promise.all(root.map(isProtectedPath))).every(Boolean)) {
-    return {
-      deno: ROOT_DENO,
-      path: `${ROOT_SOURCES}/extension/keyboard/terminal_guardian.ts`,
-      denoDir: `${BROKER_ROOT}/deno-cache`,
-      fresh: false,
-    };
-  }
-  const deno = await resolveDenoBinary();
-  if (!deno) return undefined;
-  const path = await realpath(fileURLToPath(new URL("./terminal_guardian.ts", import.meta.url)));
-  const denoDir = await mkdtemp(join(tmpdir(), "pi-sudo-prompt-guardian-"));
-  return { deno, path, denoDir, fresh: true };
-}
-
-async function spawnGuardian(s: GuardState): Promise<void> {
-  const libc = libcPath();
-  const source = libc && s.ttyPath ? await guardianSource() : undefined;
-  if (!libc || !s.ttyPath || !source) {
-    s.problems.push("terminal guardian unavailable (no deno binary or libc path)");
-    return;
-  }
-  const dropCache = () =>
-    source.fresh ? rm(source.denoDir, { recursive: true, force: true }) : Promise.resolve();
-  let child: ChildProcess;
-  try {
-    const [cmd, ...args] = guardianArgv(source.deno, source.path, libc, s.ttyPath);
-    child = spawn(cmd, args, {
-      stdio: ["pipe", "pipe", "ignore"],
-      detached: true, // its own session: no job-control signals from pi's terminal
-      env: { DENO_DIR: source.denoDir, NO_COLOR: "1" },
-    });
-  } catch (e) {
-    await dropCache();
-    s.problems.push(`terminal guardian did not start (${(e as Error).message})`);
-    return;
-  }
-  s.guardianRootOwned = !source.fresh;
-  const ok = await handshake(child).finally(dropCache);
-  if (!ok) {
-    child.kill("SIGKILL");
-    s.problems.push(
-      "terminal guardian did not take the terminal; if pi is killed, run " + RELEASE_COMMAND,
-    );
-    return;
-  }
-  s.guardian = child;
-  s.guardianPid = child.pid;
-  s.guardianStart = startTimeOf(child.pid);
-  if (s.modals > 0) tellGuardian(s, "modal on"); // a respawned guardian learns what shows
-  // Neither the child nor its pipes may keep pi's event loop alive.
-  child.unref();
-  (child.stdin as unknown as { unref?: () => void })?.unref?.();
-  (child.stdout as unknown as { unref?: () => void })?.unref?.();
-  child.once("exit", () => {
-    if (s.exiting || s.guardian !== child) return;
-    s.guardian = undefined;
-    s.guardianPid = undefined;
-    s.guardianStart = undefined;
-    const now = Date.now();
-    s.respawns = s.respawns.filter((t) => now - t < 60_000);
-    if (s.respawns.length >= MAX_RESPAWNS_PER_MINUTE) {
-      s.problems.push("terminal guardian keeps dying; if pi is killed, run " + RELEASE_COMMAND);
-      return;
-    }
-    s.respawns.push(now);
-    void spawnGuardian(s);
-  });
-}
-
-/**
- * `ready` → (clear exclusive mode if set, so it can open) `open` → `held`.
- * The terminal is non-exclusive only between our clear and its open, a
- * pipe round trip; the holder scan before every modal covers that moment.
- */
-function handshake(child: ChildProcess): Promise<boolean> {
-  return new Promise((resolve) => {
-    let buffer = "";
-    let stage: "ready" | "held" = "ready";
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      child.stdout?.removeAllListeners("data");
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), GUARDIAN_START_MS);
-    child.once("error", () => done(false));
-    child.once("exit", () => done(false));
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString("utf8");
-      if (buffer.length > 256) return done(false);
-      while (buffer.includes("\n")) {
-        const line = buffer.slice(0, buffer.indexOf("\n"));
-        buffer = buffer.slice(line.length + 1);
-        if (stage === "ready" && line === "ready") {
-          stage = "held";
-          const excl = terminalExclusive(0);
-          if (excl.ok && excl.on) setTerminalExclusive(0, false);
-          child.stdin?.write("open\n");
-        } else if (stage === "held" && line === "held") {
-          return done(true);
-        } else {
-          return done(false);
-        }
-      }
-    });
-  });
 }

@@ -178,12 +178,12 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
           await writeFile(join(dir, "attached"), "");
           const results = await waitForResults(pi, 1);
           assert.match(results[0], /no password was provided/, results[0]);
-          const screen = await pi.tmux.capture({ history: true });
-          assert.equal(count(screen, TITLE), 0, "no modal");
-          assert.match(
-            flat(screen),
-            /a tmux client of this session types into the key table logger/,
+          const screen = await pi.tmux.waitUntil(
+            (t) => /a tmux client of this session types into the key table logger/.test(flat(t)),
+            "the notice",
+            { timeoutMs: 10_000, history: true },
           );
+          assert.equal(count(screen, TITLE), 0, "no modal");
           await pi.tmux.tmux("switch-client", "-c", client.name, "-T", "root");
           await writeFile(join(dir, "reset"), "");
           await answerLegit(pi, "FLOW-DONE");
@@ -209,9 +209,13 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
         await pi.tmux.sendKeys("Enter");
         const results = await waitForResults(pi, 1);
         assert.match(results[0], /no password was provided/, results[0]);
-        const screen = await pi.tmux.capture({ history: true });
+        // The notice is drawn a moment after the result is recorded.
+        const screen = await pi.tmux.waitUntil(
+          (t) => /tmux has printable keys bound where you type \(a\)/.test(flat(t)),
+          "the notice",
+          { timeoutMs: 10_000, history: true },
+        );
         assert.equal(count(screen, TITLE), 0, "no modal");
-        assert.match(flat(screen), /tmux has printable keys bound where you type \(a\)/);
         // The binding is real: a client attached through a pty (send-keys
         // would bypass the key tables) types "a", and the log records it.
         await typeThroughClient(pi, "a");
@@ -364,8 +368,11 @@ async function loggerDuringModal(mode: string, notice: RegExp): Promise<void> {
       );
       const results = await waitForResults(pi, 1);
       assert.match(results[0], /rc=1/, results[0]);
-      const screen = await pi.tmux.capture({ history: true });
-      assert.match(flat(screen), new RegExp(`process ${logger} \\(.*${notice.source}`));
+      const named = new RegExp(`process ${logger} \\(.*${notice.source}`);
+      await pi.tmux.waitUntil((t) => named.test(flat(t)), "the notice", {
+        timeoutMs: 10_000,
+        history: true,
+      });
       kill9(logger);
       await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
       await writeFile(join(dir, "stopped"), "");

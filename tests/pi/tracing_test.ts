@@ -43,7 +43,7 @@ interface Mutation {
 
 /** The tracer check right before the handover, turned off. */
 const NO_TRACER_CHECK: Mutation = {
-  file: "extension/channel/modal_queue.ts",
+  file: "extension/channel/handover.ts",
   from: "const tracer = await tracerOf(helper.pid);",
   to: "const tracer = 0;",
 };

@@ -1,0 +1,72 @@
+/**
+ * The last step of a sudo request (ADR 0008): the password goes into sudo's
+ * pipe from pi itself; the helper only hears that it is done. Only where pi
+ * cannot take the pipe does the helper get the password to write, as before.
+ * A helper with a tracer gets neither.
+ *
+ * @module
+ */
+import { encodeDelivered, encodeResponse } from "../../askpass/protocol.ts";
+import { tracerOf, VERIFY_REFUSALS } from "../../kernel/peer_verification.ts";
+import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
+import type { Pending } from "./modal_queue.ts";
+import type { SessionEvent } from "./session_types.ts";
+
+/** What {@link handOver} needs of the queue. */
+export interface HandOverQueue {
+  readonly key: CryptoKey;
+  emit(event: SessionEvent): void;
+  /** Ends the request with `frame` as its reply. */
+  finish(entry: Pending, frame: Uint8Array): Promise<void>;
+  /** Ends it with a named refusal and a denial. */
+  refuse(
+    entry: Pending,
+    reason: Extract<SessionEvent, { kind: "refused" }>["reason"],
+    notice?: string,
+  ): Promise<void>;
+}
+
+/** Hands `password` (the caller zeroes it) to the sudo of `entry`. */
+export async function handOver(
+  entry: Pending,
+  password: Uint8Array,
+  queue: HandOverQueue,
+): Promise<void> {
+  const helper = entry.watched[0];
+  const tracer = await tracerOf(helper.pid);
+  if (tracer !== 0) {
+    const who = tracer === undefined ? "" : ` by process ${tracer}`;
+    return queue.refuse(
+      entry,
+      VERIFY_REFUSALS.HELPER_TRACED,
+      `the password was not sent: sudo's askpass helper is traced${who}; ` +
+        "run the command again without a tracer",
+    );
+  }
+  // Signed before the write, so that nothing awaits between the write and
+  // the end of the request (a liveness check must not deny it meanwhile).
+  const done = await encodeDelivered(queue.key, entry.id);
+  if (entry.finished || entry.pipeInode === undefined) return;
+  const written = writeIntoSudoPipe(
+    { pidfd: entry.pidfd, pid: helper.pid, pipeInode: entry.pipeInode },
+    password,
+  );
+  if (written.ok) {
+    entry.delivered();
+    queue.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt, writer: "pi" });
+    return await queue.finish(entry, done);
+  }
+  if (!FALLBACK_REASONS.has(written.reason)) return queue.refuse(entry, written.reason);
+  const frame = await encodeResponse(queue.key, entry.id, password);
+  password.fill(0);
+  if (entry.finished) return void frame.fill(0);
+  entry.delivered();
+  queue.emit({
+    kind: "answered",
+    requestId: entry.id,
+    attempt: entry.attempt,
+    writer: "helper",
+    fallback: written.reason,
+  });
+  await queue.finish(entry, frame);
+}

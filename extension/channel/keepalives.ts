@@ -1,0 +1,44 @@
+/**
+ * Keepalives for helpers that wait (ADR 0008): four zero bytes to each one
+ * about every {@link KEEPALIVE_INTERVAL_MS}, from when its request is queued
+ * until it is answered. A helper that stops hearing them knows pi is stopped
+ * or frozen and gives up, so a stopped pi never hangs a tool call.
+ *
+ * @module
+ */
+import type { Socket } from "node:net";
+import { KEEPALIVE, KEEPALIVE_INTERVAL_MS } from "../../askpass/protocol.ts";
+
+/** The waiting helper connections of one session, and their one timer. */
+export class Keepalives {
+  readonly #waiting = new Set<Socket>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  /** `socket` hears a keepalive now and on every tick until {@link remove} or its close. */
+  add(socket: Socket): void {
+    if (socket.destroyed || this.#waiting.has(socket)) return;
+    this.#waiting.add(socket);
+    socket.once("close", () => this.remove(socket));
+    ping(socket);
+    this.#timer ??= setInterval(() => {
+      for (const s of this.#waiting) ping(s);
+    }, KEEPALIVE_INTERVAL_MS);
+  }
+
+  /** `socket` is answered (or gone): no more keepalives; the timer stops with the last. */
+  remove(socket: Socket): void {
+    this.#waiting.delete(socket);
+    if (this.#waiting.size === 0) this.stop();
+  }
+
+  /** Stops the timer (the session ends). */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+function ping(socket: Socket): void {
+  // A helper that does not read gets no more than a few bytes queued.
+  if (!socket.destroyed && socket.writable && socket.writableLength < 64) socket.write(KEEPALIVE);
+}

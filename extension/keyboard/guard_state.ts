@@ -1,0 +1,66 @@
+/**
+ * The terminal guard's state, one per pi process (kept on `globalThis`, so
+ * that `/reload` and `/new` find the same one), and the one way to tell the
+ * guardian something. Shared by `terminal_guard.ts` (the switches and the
+ * signals) and `guardian_process.ts` (the guardian's life).
+ *
+ * @module
+ */
+import type { ChildProcess } from "node:child_process";
+import { writeSync } from "node:fs";
+
+/** The one-line command that releases a terminal left exclusive (for notices and docs). */
+export const RELEASE_COMMAND = "perl -e 'ioctl(STDIN, 0x540D, 0)'";
+
+/** What the guard knows and holds. */
+export interface GuardState {
+  ttyPath?: string;
+  rdev?: number;
+  guardian?: ChildProcess;
+  guardianPid?: number;
+  /** The live guardian's start time (`stat` field 22), so a reused pid is never exempt. */
+  guardianStart?: bigint;
+  dumpableByChoice: boolean;
+  problems: string[];
+  respawns: number[];
+  exiting: boolean;
+  started?: Promise<void>;
+  /** Modals on screen now (see `noteModal`). */
+  modals: number;
+  /** Called when pi stops or resumes: deny what is pending (see `onStopOrResume`). */
+  stopListeners: Set<() => void>;
+  /** This suspension came from outside pi (not the human's Ctrl+Z). */
+  external: boolean;
+  /** The live guardian runs the root-owned copies (hardened mode). */
+  guardianRootOwned?: boolean;
+  /** pi is quitting with a modal on screen: the guardian keeps treating it as shown. */
+  quittingWithModal?: boolean;
+}
+
+const KEY = Symbol.for("pi-sudo-prompt.terminal-guard");
+
+/** The process's one guard state. */
+export function state(): GuardState {
+  const g = globalThis as unknown as Record<symbol, GuardState | undefined>;
+  return g[KEY] ??= {
+    dumpableByChoice: false,
+    problems: [],
+    respawns: [],
+    exiting: false,
+    modals: 0,
+    stopListeners: new Set(),
+    external: false,
+  };
+}
+
+/** One line to the guardian, written at once (pi may stop right after). */
+export function tellGuardian(s: GuardState, line: string): void {
+  const stdin = s.guardian?.stdin as unknown as { _handle?: { fd?: number } } | undefined;
+  const fd = stdin?._handle?.fd;
+  if (typeof fd !== "number" || fd < 0) return;
+  try {
+    writeSync(fd, line + "\n");
+  } catch {
+    // a guardian that is gone is respawned by its exit handler
+  }
+}
