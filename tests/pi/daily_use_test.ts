@@ -5,7 +5,8 @@
  * prompt in another terminal, a setuid-root program that is not sudo (a
  * stand-in for Xorg's wrapper), pi as a pane's command and pi in an
  * interactive bash. Each time a legitimate `sudo -k id -u` shows its modal
- * and runs as root (docs/security-tests.md, rows D1–D3).
+ * and runs as root (docs/security-tests-2.md, rows D1–D4). D4 is the attack
+ * the old refusal stopped: it must still be caught.
  *
  * tests/run.sh runs this file twice: before the broker is installed (this
  * machine has no Yama: the modal names what the user's uid could not check,
@@ -18,7 +19,11 @@ import process from "node:process";
 import { describe, it } from "node:test";
 import { type PiSession, startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
+  ATTACK_SCRIPTS,
   EXTENSION,
   piProcessPid,
   TITLE,
@@ -157,6 +162,51 @@ describe("daily use is never refused (real pi, real sudo)", () => {
       }, { script: [{ bash: LEGIT }, { text: "DONE" }] });
     } finally {
       killAll(kids);
+    }
+  });
+
+  it("D4: the key logger that copies pi's terminal out of its shell and then hides, during the modal, is still caught: withdrawn (terminal_shared) or named in the modal, never silently allowed", async () => {
+    const attacks = `${ATTACK_SCRIPTS}/terminal_attacks.py`;
+    const dir = await mkdtemp(join(tmpdir(), "pi-daily-logger-"));
+    const steal = `python3 '${attacks}' steal-then-hide "$PPID" '${dir}/keys' '${dir}/marker' 60`;
+    const pi = await startPi({
+      script: [
+        { bash: `(sleep 2; exec setsid ${steal}) </dev/null >/dev/null 2>&1 & ${LEGIT}` },
+        { text: "DONE" },
+      ],
+      extensions: [EXTENSION],
+    });
+    let logger = 0;
+    try {
+      await pi.tmux.sendText("go");
+      await pi.tmux.sendKeys("Enter");
+      await pi.tmux.waitFor(TITLE, 30_000);
+      logger = await waitFor("the logger to hold the terminal", async () => {
+        const m = /^holding (\d+)$/m.exec(
+          await readFile(join(dir, "marker"), "utf8").catch(() => ""),
+        );
+        return m ? Number(m[1]) : undefined;
+      }, 15_000);
+      // Within a few re-checks: the modal is gone (a holder, or root's list), or it names the logger.
+      const screen = await pi.tmux.waitUntil(
+        (t) => !t.includes(TITLE) || new RegExp(`• ${logger}, started`).test(flat(t)),
+        "the logger caught",
+        5_000,
+      );
+      if (screen.includes(TITLE)) {
+        assert.ok(!await rootTerminalCheckInstalled(), "with the broker, root withdraws the modal");
+        assert.match(flat(screen), /Not checked/);
+      }
+    } finally {
+      if (logger > 0) {
+        try {
+          process.kill(logger, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+      await pi.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
