@@ -454,10 +454,11 @@ echo "exit $rc" >&4
 const ORPHAN = 'body=$1; shift; exec 5<&0 </dev/null; /bin/sh -c "$body" keeper "$$" "$@" & exit 0';
 /** How long the keeper may take to report that the consumer started. */
 const KEEPER_START_MS = 10_000;
+/** How often the keeper's liveness is looked at while the consumer runs. */
+const KEEPER_POLL_MS = 500;
 
 /** Lines from the keeper's status FIFO, as they come (bounded). */
-async function* statusLines(path: string): AsyncGenerator<string> {
-  const file = await Deno.open(path, { read: true });
+async function* statusLines(file: Deno.FsFile): AsyncGenerator<string> {
   const buf = new Uint8Array(256);
   let pending = "";
   try {
@@ -497,6 +498,10 @@ async function runConsumer(
     secret.fill(0);
     refuse(R.START_FAILED);
   }
+  // Opened read-write before the keeper starts, so the keeper's own open
+  // never waits: a broker that stops early cannot leave a root keeper
+  // blocked in open(2). (The keeper's end is then watched by its pid.)
+  const statusFile = await Deno.open(statusPath, { read: true, write: true });
   let keeper: Deno.ChildProcess;
   try {
     keeper = new Deno.Command("/bin/sh", {
@@ -529,7 +534,7 @@ async function runConsumer(
     refuse(R.START_FAILED);
   }
   const late = setTimeout(() => refuse(R.START_FAILED), KEEPER_START_MS);
-  const lines = statusLines(statusPath);
+  const lines = statusLines(statusFile);
   const first = (await lines.next()).value ?? "";
   clearTimeout(late);
   const unsafe = /^unsafe (\d+)$/.exec(first);
@@ -559,11 +564,32 @@ async function runConsumer(
   }
   await writer.close().catch(() => {});
   await keeper.status; // the orphaning shell, gone at once
-  for await (const next of lines) {
-    const m = /^exit (\d+)$/.exec(next);
-    if (m) return Number(m[1]);
+  // The FIFO never ends (this process holds a writer): the keeper's death
+  // without an exit line is seen by its pid.
+  let poll: ReturnType<typeof setInterval> | undefined;
+  const gone = new Promise<"gone">((resolve) => {
+    poll = setInterval(() => {
+      if (libc.kill(consumer!.keeper, 0) !== 0) resolve("gone");
+    }, KEEPER_POLL_MS);
+  });
+  try {
+    for (;;) {
+      const pending = lines.next();
+      let next = await Promise.race([pending, gone]);
+      // Gone: its last line may still wait in the FIFO, a moment to read it.
+      if (next === "gone") {
+        next = await Promise.race([
+          pending,
+          new Promise<"gone">((r) => setTimeout(r, 300, "gone")),
+        ]);
+      }
+      if (next === "gone" || next.done) return BROKER_REFUSAL_EXIT; // died without a word
+      const m = /^exit (\d+)$/.exec(next.value);
+      if (m) return Number(m[1]);
+    }
+  } finally {
+    clearInterval(poll);
   }
-  return BROKER_REFUSAL_EXIT; // the keeper died without a word
 }
 
 async function main(): Promise<void> {
