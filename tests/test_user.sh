@@ -65,6 +65,8 @@ test_user_cleanup() {
   [ -n "${user:-}" ] || return 0
   pkill -KILL -u "$user" 2>/dev/null || true
   sleep 0.2
+  # Session directories of pis the suites killed (no XDG_RUNTIME_DIR: under /tmp).
+  find /tmp -maxdepth 1 -user "$user" -name 'pi-sudo-prompt-*' -exec rm -rf {} + 2>/dev/null || true
   userdel -r "$user" >/dev/null 2>&1 || userdel "$user" >/dev/null 2>&1 || true
   rm -f "$sudoers" "$sudoers.tmp"
   visudo -c >/dev/null 2>&1 || echo "WARNING: visudo -c fails after cleanup" >&2
