@@ -15,9 +15,33 @@ const USER_HZ = 100;
 /** Most of a command line kept (the modal truncates to its width anyway). */
 const COMMAND_CAP = 4096;
 
-/** `pid` with its command line, start time and parent, and `why` it is named. */
+/** Descriptions already read, by pid and start time (the gate asks every 100 ms). */
+const described = new Map<number, { startTime: bigint; facts: UncheckedProcess }>();
+const DESCRIBED_CAP = 64;
+
+/**
+ * `pid` with its command line, start time and parent, and `why` it is named.
+ * Read once per process (pid and start time), then from memory.
+ */
 export async function describeProcess(pid: number, why: string): Promise<UncheckedProcess> {
   const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
+  const known = described.get(pid);
+  if (stat && known && known.startTime === stat.startTime && known.facts.why === why) {
+    return known.facts;
+  }
+  const facts = await readFacts(pid, why, stat);
+  if (stat) {
+    if (described.size >= DESCRIBED_CAP) described.delete(described.keys().next().value!);
+    described.set(pid, { startTime: stat.startTime, facts });
+  }
+  return facts;
+}
+
+async function readFacts(
+  pid: number,
+  why: string,
+  stat: ReturnType<typeof parseStat>,
+): Promise<UncheckedProcess> {
   const argv = parseNulList(
     await readProcFile(`/proc/${pid}/cmdline`, COMMAND_CAP) ?? new Uint8Array(),
   );
@@ -34,11 +58,18 @@ export async function describeProcess(pid: number, why: string): Promise<Uncheck
   };
 }
 
-/** Local `HH:MM:SS` of a start time in ticks since boot (`btime` of `/proc/stat`). */
+/** The boot time (`btime` of `/proc/stat`), read once. */
+let bootSeconds: Promise<number | undefined> | undefined;
+
+/** Local `HH:MM:SS` of a start time in ticks since boot. */
 async function clockTimeOf(ticks: bigint): Promise<string> {
-  const btime = /^btime (\d+)$/m.exec(await readProcText("/proc/stat", 256 * 1024) ?? "");
-  if (!btime) return "";
-  const ms = Number(btime[1]) * 1000 + Number(ticks) * (1000 / USER_HZ);
+  bootSeconds ??= readProcText("/proc/stat", 256 * 1024).then((text) => {
+    const m = /^btime (\d+)$/m.exec(text ?? "");
+    return m ? Number(m[1]) : undefined;
+  });
+  const boot = await bootSeconds;
+  if (boot === undefined) return "";
+  const ms = boot * 1000 + Number(ticks) * (1000 / USER_HZ);
   const d = new Date(ms);
   const two = (n: number) => String(n).padStart(2, "0");
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
