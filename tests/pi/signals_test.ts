@@ -84,6 +84,14 @@ async function duringAttack(tmux: TmuxSession, dir: string, tty: string): Promis
   assert.ok(!(await tmux.capture({ history: true })).includes(PASSWORD), "password on screen");
 }
 
+/** Starts the script, waits for the modal, and runs the attack while it shows. */
+async function attackTheModal(tmux: TmuxSession, dir: string, tty: string): Promise<void> {
+  await tmux.sendText("go");
+  await tmux.sendKeys("Enter");
+  await tmux.waitFor(TITLE, 30_000);
+  await duringAttack(tmux, dir, tty);
+}
+
 /** pi's parent shell (stopped by the agent) runs again: the human did it from elsewhere. */
 async function resumeShell(pi: number): Promise<void> {
   const shell = await parentPid(pi);
@@ -95,10 +103,7 @@ describe("job-control signals never hand the keys to another process (real pi, r
     it(`${signal} to pi in a job-control bash during the modal, shell stopped: terminal stays closed, sudo denied, fg resumes`, async () => {
       await withScratch("pi-signal-", async (dir) => {
         await withPiInBash(async ({ tmux, tty, pi }) => {
-          await tmux.sendText("go");
-          await tmux.sendKeys("Enter");
-          await tmux.waitFor(TITLE, 30_000);
-          await duringAttack(tmux, dir, tty);
+          await attackTheModal(tmux, dir, tty);
           assert.ok(busy(tty), "the terminal stays exclusive while pi is stopped");
           await resumeShell(pi);
           await tmux.waitFor(/Stopped/, 10_000);
@@ -125,10 +130,7 @@ describe("job-control signals never hand the keys to another process (real pi, r
     it(`${signal} to pi in a job-control bash during the modal, shell stopped: terminal stays closed, sudo denied, the shell's sudo works after`, async () => {
       await withScratch("pi-signal-", async (dir) => {
         await withPiInBash(async ({ tmux, tty, pi }) => {
-          await tmux.sendText("go");
-          await tmux.sendKeys("Enter");
-          await tmux.waitFor(TITLE, 30_000);
-          await duringAttack(tmux, dir, tty);
+          await attackTheModal(tmux, dir, tty);
           await waitFor("pi to end", async () => await isRunning(pi) ? undefined : true, 10_000);
           assert.ok(busy(tty), "the terminal stays exclusive while pi's shell is stopped");
           await resumeShell(pi);
