@@ -3,7 +3,8 @@
  * `pi-sudo-prompt <command>`: the package's command-line tools, runnable from
  * an npm install as well as from a checkout.
  *
- * - `doctor [--json]`: the checks of `/sudo-prompt doctor`, outside pi.
+ * - `doctor [--json] [--explain REASON]`: the checks of `/sudo-prompt doctor`, outside pi,
+ *   or what a refusal named in one of pi's notices means.
  * - `audit verify [path]` | `audit tail [n] [path]`: the audit log.
  * - `install`: checks this copy and registers it with pi (`pi install`).
  * - `uninstall`: `pi remove` for this copy, and the root broker if installed.
@@ -28,7 +29,7 @@ const COMMANDS = {
   install: "../ops/install_cli.ts",
   uninstall: "../ops/uninstall_cli.ts",
 };
-const USAGE = "usage: pi-sudo-prompt doctor [--json] | audit verify [path] | " +
+const USAGE = "usage: pi-sudo-prompt doctor [--json] [--explain REASON] | audit verify [path] | " +
   "audit tail [n] [path] | install | uninstall";
 
 async function main() {

@@ -31,12 +31,8 @@ import { registerCommands } from "./commands/commands.ts";
 import { sanitizeUntrusted } from "../askpass/prompt_text.ts";
 import { AuditLog } from "./audit/writer.ts";
 import { sessionAuditSink } from "./channel/audit_events.ts";
-import {
-  CREDENTIAL_REFUSALS,
-  type CredentialCacheMode,
-  credentialRefusalNotice,
-  resolveCacheMode,
-} from "./channel/credential_policy.ts";
+import { type CredentialCacheMode, resolveCacheMode } from "./channel/credential_policy.ts";
+import { explainHint, refusalNotice } from "./channel/refusal_advice.ts";
 import {
   type CallHandle,
   CallTracker,
@@ -138,18 +134,16 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
         if (event.notice === lastDetail && now - lastDetailAt < NOTICE_INTERVAL_MS) return;
         lastDetail = event.notice;
         lastDetailAt = now;
-        ctx.ui.notify(`pi-sudo-prompt: no password prompt: ${event.notice}`, "warning");
+        ctx.ui.notify(
+          `pi-sudo-prompt: no password prompt: ${event.notice} · ${explainHint(event.reason)}`,
+          "warning",
+        );
         return;
       }
       const now = Date.now();
       if (now - lastNotice < NOTICE_INTERVAL_MS) return;
       lastNotice = now;
-      ctx.ui.notify(
-        event.reason === CREDENTIAL_REFUSALS.WOULD_CACHE_CREDENTIALS
-          ? credentialRefusalNotice(event.reason)
-          : `pi-sudo-prompt: refused a password request (${event.reason})`,
-        "warning",
-      );
+      ctx.ui.notify(`pi-sudo-prompt: ${refusalNotice(event.reason)}`, "warning");
     };
     cacheMode = resolveCacheMode({
       strict: pi.getFlag("sudo-strict") === true,

@@ -2,8 +2,10 @@
  * `pi-sudo-prompt doctor` (`deno task doctor` in a checkout): the checks of `/sudo-prompt doctor`, outside pi.
  *
  * Prints one screen of checks (see `ops/doctor/runner.ts`) and exits 0, or 1 when any
- * check failed. `--json` prints the checks as a JSON array instead. A bad
- * argument prints the usage and exits 2.
+ * check failed. `--json` prints the checks as a JSON array instead.
+ * `--explain REASON` prints what a refusal named in one of pi's notices means
+ * and what to do (exit 0), or says the name is none (exit 2). A bad argument
+ * prints the usage and exits 2.
  *
  * Runs under Node ≥ 22.19 (through `bin/pi-sudo-prompt.mjs`), the
  * runtime pi itself uses, so the FFI check loads koffi exactly as pi would.
@@ -14,27 +16,43 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { doctorExitCode, renderDoctor, runDoctor } from "./doctor/runner.ts";
 import { PACKAGE_VERSION } from "../askpass/version.ts";
+import { explainRefusal } from "./doctor/explain.ts";
+
+const USAGE = "usage: pi-sudo-prompt doctor [--json] [--explain REASON]";
 
 let json = false;
+let explain: string | undefined;
 try {
-  json = parseArgs({
+  const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: { json: { type: "boolean", default: false } },
+    options: { json: { type: "boolean", default: false }, explain: { type: "string" } },
     strict: true,
-  }).values.json === true;
+  });
+  json = values.json === true;
+  explain = values.explain;
 } catch (e) {
   console.error(
-    `doctor: ${e instanceof Error ? e.message : e}\nusage: pi-sudo-prompt doctor [--json]`,
+    `doctor: ${e instanceof Error ? e.message : e}\n${USAGE}`,
   );
   process.exit(2);
 }
 
-const checks = await runDoctor();
-if (json) {
-  console.log(JSON.stringify(checks, null, 2));
+if (explain !== undefined) {
+  const explained = explainRefusal(explain);
+  if (explained.ok) {
+    for (const line of explained.lines) console.log(line);
+  } else {
+    console.error(`doctor: ${explained.reason}`);
+  }
+  process.exitCode = explained.ok ? 0 : 2;
 } else {
-  const width = Math.min(process.stdout.columns || 100, 100);
-  console.log(`pi-sudo-prompt ${PACKAGE_VERSION} doctor`);
-  for (const line of renderDoctor(checks, width)) console.log(line);
+  const checks = await runDoctor();
+  if (json) {
+    console.log(JSON.stringify(checks, null, 2));
+  } else {
+    const width = Math.min(process.stdout.columns || 100, 100);
+    console.log(`pi-sudo-prompt ${PACKAGE_VERSION} doctor`);
+    for (const line of renderDoctor(checks, width)) console.log(line);
+  }
+  process.exitCode = doctorExitCode(checks);
 }
-process.exitCode = doctorExitCode(checks);

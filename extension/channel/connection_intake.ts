@@ -42,7 +42,8 @@ import {
 import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
 import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
-import { pairingNotice, type PairingRefusal } from "../pairing/sudo_pairing.ts";
+import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
+import { processRefusalNotice } from "./refusal_advice.ts";
 import { sanitizePrompt } from "../../askpass/prompt_text.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
@@ -212,7 +213,7 @@ export class ConnectionIntake {
       if (!cache.ok) return refuse(cache.reason);
       // The password must reach only the sudo the modal shows (ADR 0005).
       const paired = await this.#pairing.admit(request.id, verdict.requester);
-      if (!paired.ok) return refuse(paired.reason, pairingNotice(paired));
+      if (!paired.ok) return refuse(paired.reason, processRefusalNotice(paired));
       entry = this.#sudoEntry(request, verdict.requester, paired.unchecked ?? []);
     } else {
       const verdict = await verifyBroker(this.#expectedBroker, creds.creds, request);

@@ -76,19 +76,6 @@ export function cachingAllowedNow(options: CachePolicyOptions): boolean {
 }
 
 /**
- * The user-facing notice for a refusal of this module: what happened and
- * what to do (the server only reports the reason).
- */
-export function credentialRefusalNotice(reason: CredentialRefusal): string {
-  switch (reason) {
-    case CREDENTIAL_REFUSALS.WOULD_CACHE_CREDENTIALS:
-      return "pi-sudo-prompt: refused a sudo without -k (would_cache_credentials): it would keep " +
-        "root access after this command. Use plain `sudo` (pi adds -k) or `sudo -k …`; " +
-        "`/usr/bin/sudo` by path needs `-k`.";
-  }
-}
-
-/**
  * The mode from pi's flags and the environment: `--sudo-cache-per-call` or
  * `PI_SUDO_PROMPT_CACHE=call` opt in; `--sudo-strict` or
  * `PI_SUDO_PROMPT_STRICT=1` (the old strict option, now the default

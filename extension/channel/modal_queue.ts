@@ -20,7 +20,7 @@ import { closeFd } from "../../kernel/peer_credentials.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
-import { pairingNotice } from "../pairing/sudo_pairing.ts";
+import { processRefusalNotice } from "./refusal_advice.ts";
 import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
 import { CONNECTION_ERRORS, type SessionEvent, type SessionOptions } from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
@@ -213,7 +213,7 @@ export class ModalQueue {
       // …and is the helper's pipe still read by the sudo the modal showed? (ADR 0005)
       const paired = entry.kind === "sudo" ? await this.#pairing.confirm(entry.id) : undefined;
       if (paired && !paired.ok) {
-        const notice = pairingNotice(paired);
+        const notice = processRefusalNotice(paired);
         this.emit({ kind: "refused", reason: paired.reason, requestId: entry.id, notice });
         return await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
       }

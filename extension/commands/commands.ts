@@ -17,6 +17,7 @@ import type { AskpassSession } from "../channel/session_server.ts";
 import { allowFlow } from "./allow_flow.ts";
 import { type AuditStats, statusLines } from "./status.ts";
 import { renderDoctor, runDoctor } from "../../ops/doctor/runner.ts";
+import { explainRefusal } from "../../ops/doctor/explain.ts";
 
 /** Subcommands, for completion and help. */
 export const SUBCOMMANDS = ["install-broker", "uninstall-broker", "allow", "status", "doctor"];
@@ -37,7 +38,8 @@ export function installerPath(): string {
 /** Registers `/sudo-prompt`. */
 export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
   pi.registerCommand("sudo-prompt", {
-    description: "pi-sudo-prompt: install-broker | uninstall-broker | allow | status | doctor",
+    description:
+      "pi-sudo-prompt: install-broker | uninstall-broker | allow | status | doctor [reason]",
     getArgumentCompletions: (prefix: string) =>
       SUBCOMMANDS.filter((s) => s.startsWith(prefix.trim())).map((s) => ({ value: s, label: s })),
     handler: async (args: string, ctx: ExtensionCommandContext) => {
@@ -76,6 +78,12 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
           return;
         }
         case "doctor": {
+          const reason = args.trim().split(/\s+/)[1];
+          if (reason !== undefined) {
+            const explained = explainRefusal(reason);
+            if (!explained.ok) return void ctx.ui.notify(`doctor: ${explained.reason}`, "error");
+            return void await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", explained.lines);
+          }
           const checks = await runDoctor(
             session
               ? {

@@ -208,6 +208,11 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
   it("a fake sudo (a copy of /bin/sh named sudo) runs the askpass: refused, no modal", async () => {
     const { attackOutput, screen } = await attackThenLegit(`sh '${ATTACK_SCRIPTS}/fake_sudo.sh'`);
     assert.match(screen, /refused a password request \(parent_not_setuid_root\)/);
+    // One line that says what to do, and where doctor explains it.
+    assert.match(
+      screen.replace(/\s+/g, " "),
+      /\(parent_not_setuid_root\): something other than this pi's helper asked for the password: stop what you did not start, and run the command again · details: \/sudo-prompt doctor parent_not_setuid_root/,
+    );
     const [direct, middle] = attackOutput.split("== middle");
     // The fake sudo runs the launcher with the tool's own pipe as stdout.
     assert.match(direct, /fake-sudo-direct rc=1/);

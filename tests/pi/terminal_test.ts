@@ -411,6 +411,16 @@ async function loggerBeforeModal(mode: string): Promise<void> {
         history: true,
       });
       assert.equal(count(screen, TITLE), 0, "no modal opened while the logger ran");
+      assert.match(flat(screen), /details: \/sudo-prompt doctor terminal_shared/);
+      if (mode === "steal") {
+        // The notice's pointer works: doctor explains the reason inside pi.
+        await pi.tmux.sendText("/sudo-prompt doctor terminal_shared");
+        await submitCommand(pi, "doctor terminal_shared");
+        const panel = await pi.tmux.waitFor(/what to do: +stop the process/, 15_000);
+        assert.match(flat(panel), /what happened: another process has pi's terminal open/);
+        await pi.tmux.sendKeys("Escape");
+        await pi.tmux.waitForGone("what to do:", 5_000);
+      }
       kill9(logger);
       await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
       await writeFile(join(dir, "stopped"), "");

@@ -191,6 +191,27 @@ describe("doctor: checks that pass on this machine", () => {
     assert.equal(r.code, doctorExitCode(checks), r.stderr);
     assert.equal(checks.find((c) => c.id === "ffi")?.status, "ok");
   });
+
+  it("--explain REASON: what a refusal of a notice means and what to do; a bad name exits 2 in one line", async () => {
+    const r = await runCli(["--explain", "terminal_shared"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.stdout.split("\n").slice(0, 3), [
+      "terminal_shared",
+      "  what happened: another process has pi's terminal open and could read what you type",
+      "  what to do:    stop the process the notice names (`kill <pid>`) and run the command again",
+    ]);
+    const bad = await runCli(["--explain", "no_such\x1b[2Jreason"]);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, "");
+    assert.match(
+      bad.stderr,
+      /^doctor: no refusal is named "no_such\?\?2Jreason"; known: .*terminal_shared/,
+    );
+    assert.equal(bad.stderr.trimEnd().split("\n").length, 1, bad.stderr);
+    const missing = await runCli(["--explain"]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /usage: pi-sudo-prompt doctor \[--json\] \[--explain REASON\]/);
+  });
 });
 
 describe("doctor: rendering", () => {

@@ -246,7 +246,8 @@ describe("messages", () => {
     });
 
     it("no command or an unknown one: the usage, exit 2", async () => {
-      const usage = "usage: pi-sudo-prompt doctor [--json] | audit verify [path] | " +
+      const usage =
+        "usage: pi-sudo-prompt doctor [--json] [--explain REASON] | audit verify [path] | " +
         "audit tail [n] [path] | install | uninstall\n";
       const none = await run(NODE, [BIN], baseEnv());
       assert.equal(none.code, 2);

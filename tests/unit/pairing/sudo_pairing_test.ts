@@ -13,8 +13,6 @@ import {
   looksLikeHelper,
   type PairedHelper,
   PAIRING_REFUSALS,
-  pairingAdvice,
-  pairingNotice,
   type PairingSnapshot,
   parseRootPairingVerdict,
   pipeInodeOf,
@@ -193,19 +191,6 @@ describe("parseRootPairingVerdict", () => {
   it("strips control characters from the detail", () => {
     const v = parseRootPairingVerdict(1, "pi-pairing: not-paired \x1b[2Jx\n");
     assert.ok(!v.ok && "detail" in v && !v.detail.includes("\x1b"));
-  });
-});
-
-describe("notices", () => {
-  it("every pairing refusal has advice, and the notice names the reason and the pid", () => {
-    for (const reason of Object.values(PAIRING_REFUSALS)) {
-      assert.ok(pairingAdvice(reason), reason);
-    }
-    assert.equal(pairingAdvice("peer_exe_mismatch"), undefined);
-    assert.match(
-      pairingNotice({ reason: PAIRING_REFUSALS.OTHER_SUDO_WITHOUT_HELPER, pid: 77 })!,
-      /^other_sudo_without_helper \(pid 77\): .*Stop it/,
-    );
   });
 });
 

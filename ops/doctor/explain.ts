@@ -1,0 +1,31 @@
+/**
+ * `pi-sudo-prompt doctor --explain <reason>` and `/sudo-prompt doctor
+ * <reason>`: what a refusal named in a notice means and what to do about it,
+ * from the one table of advice (`extension/channel/refusal_advice.ts`).
+ *
+ * @module
+ */
+import { refusalAdvice, refusalReasons } from "../../extension/channel/refusal_advice.ts";
+
+/** The lines that explain `reason`, or a one-line error for a name that is no reason. */
+export function explainRefusal(
+  reason: string,
+): { ok: true; lines: readonly string[] } | { ok: false; reason: string } {
+  const advice = refusalAdvice(reason);
+  if (!advice) {
+    const shown = reason.replace(/[^a-z0-9_]/gi, "?").slice(0, 40);
+    return {
+      ok: false,
+      reason: `no refusal is named "${shown}"; known: ${refusalReasons().join(", ")}`,
+    };
+  }
+  return {
+    ok: true,
+    lines: [
+      reason,
+      `  what happened: ${advice.means}`,
+      `  what to do:    ${advice.todo}`,
+      "  more: docs/troubleshooting.md; `pi-sudo-prompt doctor` checks the whole chain",
+    ],
+  };
+}
