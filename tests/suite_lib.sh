@@ -85,6 +85,8 @@ deno_unit() { deno_tests unit tests/unit/; }
 
 # --- test files under Node 22: node_tests FILE... ---------------------------
 node_tests() {
+  # PI_TEST_NAME=REGEX (development, with PI_TEST_ONLY): only the tests whose name matches.
+  set -- ${PI_TEST_NAME:+"--test-name-pattern=$PI_TEST_NAME"} "$@"
   set +e
   $as_tester node_modules/.bin/node --test --test-concurrency=1 --test-timeout=180000 \
     --test-reporter=spec "$@" >"$logs/node.log" 2>&1

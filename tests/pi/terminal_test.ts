@@ -234,19 +234,60 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
     });
   });
 
-  for (const move of ["split-window", "copy-mode", "new-window"] as const) {
+  /**
+   * How each focus attack starts (`setup`, before the sudo: a second pane
+   * made without taking the focus, `$p`), what the agent runs once the modal
+   * shows, and where the notice says the keys would go.
+   */
+  const FOCUS_MOVES = {
+    "split-window": {
+      setup: "",
+      attack: (keys: string) => `tmux split-window -v -l 3 -t "$TMUX_PANE" "cat > '${keys}'"`,
+      goesTo: /would go to another pane,/,
+    },
+    "copy-mode": {
+      setup: "",
+      attack: () => `tmux copy-mode -t "$TMUX_PANE"`,
+      goesTo: /would go to a mode of pi's pane/,
+    },
+    "new-window": {
+      setup: "",
+      attack: (keys: string) => `tmux new-window "cat > '${keys}'"`,
+      goesTo: /would go to another window is the active one/,
+    },
+    "select-pane": {
+      setup: "split",
+      attack: () => `tmux select-pane -t "$p"`,
+      goesTo: /would go to another pane,/,
+    },
+    "resize-pane -Z": {
+      setup: "split",
+      attack: () => `tmux resize-pane -Z -t "$p"`,
+      goesTo: /would go to another pane is zoomed over pi's/,
+    },
+    "display-popup": {
+      setup: "",
+      // The popup draws a look-alike prompt and records what is typed.
+      attack: (keys: string) =>
+        `tmux display-popup -c "$(tmux list-clients -F '#{client_name}' | head -n 1)" -E ` +
+        `"printf '[sudo] password:'; cat > '${keys}'" &`,
+      goesTo: /would go to a popup \(\d+ /,
+    },
+  } as const;
+
+  for (const move of Object.keys(FOCUS_MOVES) as (keyof typeof FOCUS_MOVES)[]) {
     it(`F: inside tmux, ${move} takes the keys while the modal shows (a real client attached): the modal is withdrawn (focus_moved), a later sudo works`, async () => {
+      const { setup, attack, goesTo } = FOCUS_MOVES[move];
       await withLoggerScratch(async (dir) => {
         const keys = join(dir, "keys");
-        const attack = move === "copy-mode"
-          ? `tmux copy-mode -t "$TMUX_PANE"`
-          : move === "new-window"
-          ? `tmux new-window "cat > '${keys}'"`
-          : `tmux split-window -v -l 3 -t "$TMUX_PANE" "cat > '${keys}'"`;
+        const split = setup === "split"
+          ? `p=$(tmux split-window -d -v -l 3 -P -F '#{pane_id}' -t "$TMUX_PANE" "cat > '${keys}'"); `
+          : "";
         const script: FauxStep[] = [
           {
-            bash: `(while [ ! -e '${dir}/shown' ]; do sleep 0.05; done; ${attack}) & ` +
-              `${LEGIT}; echo "rc=$?"`,
+            bash: `${split}(while [ ! -e '${dir}/shown' ]; do sleep 0.05; done; ${
+              attack(keys)
+            }) & ${LEGIT}; echo "rc=$?"`,
           },
           { bash: `while [ ! -e '${dir}/back' ]; do sleep 0.1; done; ${LEGIT}` },
           { text: "FLOW-DONE" },
@@ -273,9 +314,25 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
             assert.match(results[0], /rc=1/, results[0]);
             const screen = flat(await piPane() + await pi.tmux.capture({ history: true }));
             assert.match(screen, /keys typed now would go to/);
-            // Focus back on pi (leave the mode, kill the agent's pane or window).
+            assert.match(screen, goesTo);
+            assert.match(screen, /details: \/sudo-prompt doctor focus_moved/);
+            // Focus back on pi: close the popup, leave the mode, unzoom, kill
+            // the agent's pane or window.
+            if (move === "display-popup") {
+              await pi.tmux.tmux("display-popup", "-C", "-c", client.name);
+            }
             if (move === "copy-mode") await pi.tmux.tmux("send-keys", "-X", "-t", paneId, "cancel");
-            else if (move === "new-window") await pi.tmux.tmux("kill-window", "-a", "-t", paneId);
+            const zoomed = await pi.tmux.tmux(
+              "display-message",
+              "-p",
+              "-t",
+              paneId,
+              "#{window_zoomed_flag}",
+            );
+            if (zoomed.stdout.trim() === "1") {
+              await pi.tmux.tmux("resize-pane", "-Z", "-t", paneId);
+            }
+            if (move === "new-window") await pi.tmux.tmux("kill-window", "-a", "-t", paneId);
             else await pi.tmux.tmux("kill-pane", "-a", "-t", paneId);
             await pi.tmux.tmux("select-window", "-t", paneId);
             await pi.tmux.tmux("select-pane", "-t", paneId);
@@ -292,6 +349,46 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
       });
     });
   }
+
+  it("F: a tmux user key (user-keys[0] = a, bind -n User0) refuses the modal (multiplexer_keys_bound); through a real client it does log keys", async () => {
+    await withLoggerScratch(async (dir) => {
+      const log = join(dir, "tmux-keys");
+      const bind =
+        `tmux set -s 'user-keys[0]' a \\; bind -n User0 run-shell "printf a >> '${log}'"`;
+      const script: FauxStep[] = [
+        { bash: `${bind}; ${LEGIT}; echo "rc=$?"` },
+        { bash: `while [ ! -e '${dir}/unbound' ]; do sleep 0.1; done; ${LEGIT}` },
+        { text: "FLOW-DONE" },
+      ];
+      await withPi(script, async (pi) => {
+        await pi.tmux.sendText("go");
+        await pi.tmux.sendKeys("Enter");
+        const results = await waitForResults(pi, 1);
+        assert.match(results[0], /no password was provided/, results[0]);
+        const screen = await pi.tmux.waitUntil(
+          (t) => /tmux has printable keys bound where you type \(User0\)/.test(flat(t)),
+          "the notice",
+          { timeoutMs: 10_000, history: true },
+        );
+        assert.equal(count(screen, TITLE), 0, "no modal");
+        assert.match(flat(screen), /details: \/sudo-prompt doctor multiplexer_keys_bound/);
+        // The user key is real: "a" typed through an attached client runs the binding.
+        await typeThroughClient(pi, "a");
+        await waitFor(
+          "the user key to log",
+          async () =>
+            (await readFile(log, "utf8").catch(() => "")).includes("a") ? true : undefined,
+        );
+        await pi.tmux.tmux("unbind-key", "-n", "User0");
+        await pi.tmux.tmux("set", "-su", "user-keys[0]");
+        await writeFile(join(dir, "unbound"), "");
+        await answerLegit(pi, "FLOW-DONE");
+        const all = await waitForResults(pi, 2);
+        assert.equal(all[1].trim(), "0");
+        await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
+      });
+    });
+  });
 
   it("pi killed with SIGKILL while its terminal is exclusive: the guardian releases it and sudo -v in that shell prompts and works", async () => {
     await withPiInBash(async ({ tmux, tty, pi }) => {
