@@ -5,7 +5,7 @@
  * …), control character and invisible formatting or bidirectional character
  * is removed (or, for argv, escaped by the modal) and the length is capped.
  * One implementation, used by the session server, the modal, the status panel
- * and the drawn bash call.
+ * and every tool call and model text pi draws (`extension/ui/safe_rendering.ts`).
  *
  * @module
  */
@@ -45,4 +45,47 @@ export function sanitizeUntrusted(text: string, max = MAX_PROMPT_DISPLAY): strin
 /** sudo's prompt line, sanitised and trimmed for display. */
 export function sanitizePrompt(prompt: string): string {
   return sanitizeUntrusted(prompt).trim();
+}
+
+/**
+ * Untrusted text of many lines (a file the agent writes, an edit, a tool's
+ * arguments) made safe to draw: per line as {@link sanitizeUntrusted}, but
+ * line breaks and tabs stay and nothing is cut. Lines are cleaned one by one
+ * so an unterminated sequence never swallows the lines after it.
+ */
+export function sanitizeMultiline(text: string): string {
+  return text.split("\n").map((line) => {
+    const cells = line.replace(ESCAPE_SEQUENCE, "").split("\t");
+    return cells.map(safeChars).join("\t");
+  }).join("\n");
+}
+
+/** Colours and styles (SGR), and OSC 8 hyperlinks: the only sequences a drawn line may keep. */
+// deno-lint-ignore no-control-regex -- matching control characters is the point
+const STYLING = /^(?:\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\))$/;
+
+/**
+ * A line already drawn by a renderer (pi's or another extension's), reduced
+ * to what cannot move the cursor or change the terminal: SGR styling and OSC 8
+ * links stay, every other sequence and unsafe character goes. The last line
+ * of defence when text a renderer took from disk bypassed argument cleaning.
+ */
+export function keepStylingOnly(line: string): string {
+  let out = "";
+  let last = 0;
+  for (const m of line.matchAll(ESCAPE_SEQUENCE)) {
+    out += safeChars(line.slice(last, m.index));
+    if (STYLING.test(m[0])) out += m[0];
+    last = m.index + m[0].length;
+  }
+  return out + safeChars(line.slice(last));
+}
+
+/** The characters {@link isUnsafeCodePoint} names, as one pattern (a test keeps them equal). */
+export const UNSAFE_CHARACTERS =
+  // deno-lint-ignore no-control-regex -- matching control characters is the point
+  /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+function safeChars(text: string): string {
+  return text.replace(UNSAFE_CHARACTERS, "");
 }

@@ -28,7 +28,7 @@ import process from "node:process";
 import { showSecretModal, showSudoModal } from "./ui/modal.ts";
 import { type AskpassSession, type SessionEvent, startSession } from "./channel/session_server.ts";
 import { registerCommands } from "./commands/commands.ts";
-import { sanitizeUntrusted } from "../askpass/prompt_text.ts";
+import { cleanMarkdown, inertRenderers } from "./ui/safe_rendering.ts";
 import { AuditLog } from "./audit/writer.ts";
 import { sessionAuditSink } from "./channel/audit_events.ts";
 import { type CredentialCacheMode, resolveCacheMode } from "./channel/credential_policy.ts";
@@ -48,6 +48,9 @@ import {
 import { terminalGate } from "./keyboard/terminal_gate.ts";
 import { currentUid } from "../kernel/peer_verification.ts";
 import { packageInstall, startFailureNotice } from "./ui/start_notice.ts";
+
+/** The Markdown surfaces whose text the model writes: cleaned of escapes before pi draws them. */
+const MODEL_TEXT = ["assistant", "assistant-thinking", "custom", "summary"] as const;
 
 /** How often at most a refused request is reported with a notice. */
 const NOTICE_INTERVAL_MS = 5000;
@@ -172,16 +175,21 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   // truncation, details), rebuilt per call so it follows ctx.cwd and the
   // user's shell settings, which an override does not receive from pi.
   const prototype = createBashToolDefinition(process.cwd());
-  const drawCall = prototype.renderCall;
+  // Every tool's call and result is drawn inert (escapes out, styling kept),
+  // and so is the model's own text: a tool call could otherwise clear the
+  // screen and draw a look-alike of the modal. What runs is unchanged.
+  const drawnInert = typeof pi.registerToolRenderer === "function";
+  if (drawnInert) {
+    pi.registerToolRenderer((toolName, next) => {
+      const slots = next();
+      return slots ? inertRenderers(toolName, slots) : undefined;
+    });
+    pi.registerMarkdownTransformer(cleanMarkdown, { messageTypes: MODEL_TEXT });
+  }
   pi.registerTool({
     ...prototype,
-    // pi draws the call's command as given; the model chooses it, so strip
-    // escape sequences and controls first, or it could clear the screen and
-    // draw a look-alike of the modal. What runs is unchanged.
-    renderCall: drawCall
-      ? (args, theme, context) =>
-        drawCall({ ...args, command: displaySafe(args.command) }, theme, context)
-      : undefined,
+    // A pi without renderer resolvers (before 1.6): at least bash's call is drawn inert.
+    ...(drawnInert ? {} : inertRenderers(prototype.name, prototype)),
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const settings = SettingsManager.create(ctx.cwd, getAgentDir());
       // A call that arrives while the session is still starting waits for it,
@@ -262,12 +270,6 @@ function isInteractive(ctx: ExtensionContext): boolean {
 }
 
 /** A command for display: no escape sequences, no controls but newline and tab. */
-function displaySafe(command: unknown): string {
-  if (typeof command !== "string") return "";
-  return command.split("\n").map((line) => sanitizeUntrusted(line.replaceAll("\t", "  "), 10_000))
-    .join("\n");
-}
-
 function withPrelude(session: AskpassSession, command: string): string {
   const prelude = session.shellPrelude();
   return prelude ? `${prelude}\n${command}` : command;

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { describe, it } from "node:test";
 import { isPiReady, type PiSession } from "./pi_runner.ts";
+import type { FauxStep } from "./faux_provider.ts";
 import { testPassword } from "../helpers/test_env.ts";
 import {
   assertNoLeak,
@@ -299,10 +300,67 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
     });
   });
 
-  it("escapes in the assistant's own message text stay inert too", {
-    todo: "known weakness in pi itself (not reachable from an extension): pi draws the " +
-      "assistant's message text with its escape sequences; reported in docs/threat-model.md",
-  }, async () => {
+  for (const tool of ["write", "edit"] as const) {
+    it(`escapes in a ${tool} tool call stay inert (every tool's call and result is drawn inert); the file holds them unchanged; a later sudo works`, async () => {
+      // A clear screen, a colour of the agent's, and the look-alike placed by
+      // cursor addressing where the overlay goes: the file's content.
+      const content = `${e}[2J${e}[38;2;6;6;6m` +
+        lookAlike("apt install harmless").map((l, i) => `${e}[${8 + i};21H${l}`).join("") +
+        `${e}[0m\nFILE-END`;
+      const steps: FauxStep[] = tool === "write"
+        ? [{ tool: "write", args: { path: "lookalike.txt", content } }]
+        : [
+          { bash: "printf 'placeholder\\n' > lookalike.txt" },
+          {
+            tool: "edit",
+            args: {
+              path: "lookalike.txt",
+              edits: [{ oldText: "placeholder\n", newText: content }],
+            },
+          },
+        ];
+      await withPi(
+        [...steps, { text: "DRAWN" }, { bash: LEGIT }, { text: "FLOW-DONE" }],
+        async (pi) => {
+          await pi.tmux.sendText("go");
+          await pi.tmux.sendKeys("Enter");
+          await pi.tmux.waitFor("DRAWN", 20_000);
+          const problems = await screenProblems(
+            pi,
+            tool,
+            "38;2;6;6;6",
+            "apt install harmless",
+            true,
+          );
+          assert.deepEqual(problems, []);
+          const plain = await pi.tmux.capture();
+          assert.ok(!plain.includes("\x1b"), "no raw escape left in the text");
+          assert.match(plain, /apt install harmless/, "the content is still shown, as text");
+          // What the tool did is unchanged: the file holds every byte.
+          const written = await readFile(join(pi.launch.cwd, "lookalike.txt"), "utf8");
+          assert.equal(written, content);
+          // The real modal still comes, and works.
+          await pi.tmux.sendText("again");
+          await pi.tmux.sendKeys("Enter");
+          const screen = await pi.tmux.waitUntil(
+            (t) => modalFrame(t) !== undefined,
+            "the real modal's frame",
+            20_000,
+          );
+          assert.deepEqual(
+            modalFrame(screen)!.rows.filter((r) => r.startsWith("Command:")),
+            ["Command: /usr/bin/sudo -A -k id -u"],
+          );
+          await answerModal(pi, "FLOW-DONE");
+          const results = await waitForResults(pi, steps.length + 1);
+          assert.equal(results.at(-1)?.trim(), "0", "the legitimate sudo ran as root");
+          await assertNoLeak(pi, PASSWORD);
+        },
+      );
+    });
+  }
+
+  it("escapes in the assistant's own message text stay inert too (the extension cleans the model's Markdown)", async () => {
     // The model's own message: clear screen, window title, colour, and the
     // look-alike drawn by cursor addressing where the overlay goes.
     const text = `${e}[2J${e}]0;evil-text${e}\\${e}[38;2;7;7;7m` +

@@ -1,0 +1,137 @@
+/**
+ * Every tool call and result pi draws, made inert. The agent chooses what a
+ * tool call carries (a file's content for `write`, the texts of an `edit`, a
+ * path, a pattern) and pi's renderers print much of it as given, so a call
+ * could clear the screen and draw a look-alike of the password modal where
+ * the real one appears. Two layers, for every tool (pi's, ours, other
+ * extensions'), through pi's tool-renderer resolver:
+ *
+ * 1. the arguments and the result a renderer sees are cleaned
+ *    (`sanitizeMultiline`: escape sequences and controls out, line breaks and
+ *    tabs kept), so an `edit`'s diff loses the agent's colours too; what the
+ *    tool runs and what the model reads are unchanged;
+ * 2. the lines a renderer draws keep only styling (`keepStylingOnly`), which
+ *    also covers text a renderer reads itself (the file an `edit` preview
+ *    diffs against).
+ *
+ * The assistant's own text goes through pi's Markdown, cleaned by
+ * {@link cleanMarkdown}. Results' text is already stripped by pi.
+ *
+ * @module
+ */
+import { type Component, Text } from "@earendil-works/pi-tui";
+import { keepStylingOnly, sanitizeMultiline } from "../../askpass/prompt_text.ts";
+
+/** The renderer slots of a tool, as pi's resolver passes them (`ToolRenderers`). */
+export interface ToolRendererSlots {
+  readonly renderShell?: "default" | "self";
+  // Renderer signatures are pi's own generics; the wrapper only forwards them.
+  // deno-lint-ignore no-explicit-any
+  readonly renderCall?: (args: any, theme: any, context: any) => Component;
+  // deno-lint-ignore no-explicit-any
+  readonly renderResult?: (result: any, options: any, theme: any, context: any) => Component;
+}
+
+/** How deep cleaning walks nested arguments (objects in arrays in objects…). */
+const MAX_DEPTH = 8;
+
+/** A copy of tool arguments (or a result) with every string cleaned for display. */
+export function cleanArgs(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return sanitizeMultiline(value);
+  if (depth >= MAX_DEPTH || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => cleanArgs(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[sanitizeMultiline(k)] = cleanArgs(v, depth + 1);
+  return out;
+}
+
+/** Markdown of the assistant's message or thinking, without escape sequences or controls. */
+export function cleanMarkdown(markdown: string): string {
+  return sanitizeMultiline(markdown);
+}
+
+/**
+ * A component whose lines keep styling only. The renderer's own component
+ * is kept inside: pi hands it back as `lastComponent` so renderers can reuse
+ * their state, and they must get their own object, not this one.
+ */
+class InertLines implements Component {
+  readonly inner: Component;
+  #source: readonly string[] | undefined;
+  #lines: readonly string[] = [];
+
+  constructor(inner: Component) {
+    this.inner = inner;
+  }
+
+  render(width: number): readonly string[] {
+    const source = this.inner.render(width);
+    // Renderers may return a cached array: clean it again only when it changed.
+    if (source !== this.#source) {
+      this.#source = source;
+      this.#lines = source.map(keepStylingOnly);
+    }
+    return this.#lines;
+  }
+
+  invalidate(): void {
+    this.#source = undefined;
+    this.inner.invalidate();
+  }
+
+  handleMouse(event: Parameters<NonNullable<Component["handleMouse"]>>[0]) {
+    return this.inner.handleMouse?.(event);
+  }
+}
+
+const wrappers = new WeakMap<Component, InertLines>();
+
+function inert(component: Component): Component {
+  let wrapper = wrappers.get(component);
+  if (!wrapper) {
+    wrapper = new InertLines(component);
+    wrappers.set(component, wrapper);
+  }
+  return wrapper;
+}
+
+function withCleanContext<C extends { args?: unknown; lastComponent?: unknown }>(context: C): C {
+  const last = context.lastComponent instanceof InertLines
+    ? context.lastComponent.inner
+    : context.lastComponent;
+  return { ...context, args: cleanArgs(context.args), lastComponent: last };
+}
+
+/**
+ * The renderers of one tool, wrapped so that the arguments they see are
+ * cleaned and the lines they draw keep styling only. A slot the tool leaves
+ * empty stays empty (pi then uses its own fallback, which shows results'
+ * text stripped), except the call: pi's fallback for it prints string
+ * arguments as they are, so a minimal inert one replaces it.
+ */
+export function inertRenderers(toolName: string, slots: ToolRendererSlots): ToolRendererSlots {
+  const { renderCall, renderResult } = slots;
+  return {
+    ...slots,
+    renderCall: renderCall
+      ? (args, theme, context) =>
+        inert(renderCall(cleanArgs(args), theme, withCleanContext(context)))
+      : (args, theme) => inert(fallbackCall(toolName, cleanArgs(args), theme)),
+    renderResult: renderResult
+      ? (result, options, theme, context) =>
+        inert(renderResult(cleanArgs(result), options, theme, withCleanContext(context)))
+      : undefined,
+  };
+}
+
+/** The tool's name and its arguments as JSON, wrapped (JSON escapes every control). */
+function fallbackCall(
+  toolName: string,
+  args: unknown,
+  theme: { fg(color: string, text: string): string; bold(text: string): string },
+): Component {
+  const json = JSON.stringify(args) ?? "";
+  const preview = json.length > 200 ? `${json.slice(0, 197)}...` : json;
+  const title = theme.fg("toolTitle", theme.bold(sanitizeMultiline(toolName)));
+  return new Text(`${title} ${theme.fg("muted", preview)}`, 0, 0);
+}
