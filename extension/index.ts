@@ -46,6 +46,7 @@ import {
   terminalGuardStatus,
 } from "./keyboard/terminal_guard.ts";
 import { terminalGate } from "./keyboard/terminal_gate.ts";
+import { closeTmuxControl } from "./keyboard/tmux_control.ts";
 import { currentUid } from "../kernel/peer_verification.ts";
 import { packageInstall, startFailureNotice } from "./ui/start_notice.ts";
 
@@ -92,6 +93,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     if (event.reason === "quit") quittingWithModal();
     unhookStop?.();
     unhookStop = undefined;
+    closeTmuxControl();
     const s = session;
     session = undefined;
     await s?.close();

@@ -18,6 +18,7 @@
 import { execFile } from "node:child_process";
 import process from "node:process";
 import { firstExecutable } from "../channel/deno_binary.ts";
+import { askTmuxControl, controlLine } from "./tmux_control.ts";
 
 /** What the tmux check found. */
 export type KeyTableVerdict =
@@ -78,30 +79,48 @@ export async function checkTmuxKeyTables(
   // Every pane's terminal: a tmux child on any other is a popup's job.
   const panes = ["list-panes", "-a", "-F", `${MARKER}-pane #{pane_tty}`];
   // Which table each client of pi's session types into right now: a client
-  // can be switched to any table (`switch-client -T`), key-table option or not.
-  const clients = ["list-clients", ...target, "-F", `${MARKER}-client #{client_key_table}`];
+  // can be switched to any table (`switch-client -T`), key-table option or
+  // not. Control-mode clients (ours among them) type no keys: not listed.
+  const clients = [
+    "list-clients",
+    ...target,
+    "-F",
+    `#{?client_control_mode,,${MARKER}-client #{client_key_table}}`,
+  ];
   // Usually only the root table, in the same run: listing every table (copy
   // mode's are long) costs more. When that fails (a root table with no
   // bindings at all) or the session types into another key-table, every
   // table is listed, as one more run.
   const tmux = await tmuxPath();
-  const rootOnly = await runTmux(
+  const pane = target[1];
+  const rootOnly = await askTmux(
     tmux,
     env.TMUX,
-    [...head, ";", ...clients, ";", ...panes, ";", "list-keys", "-T", "root"],
+    pane,
+    [head, clients, panes, ["list-keys", "-T", "root"]],
     timeoutMs,
   );
   const table = splitWords(rootOnly?.split("\n")[0] ?? "")[1];
-  const out = rootOnly !== undefined && table === "root" ? rootOnly : await runTmux(
+  const out = rootOnly !== undefined && table === "root" ? rootOnly : await askTmux(
     tmux,
     env.TMUX,
-    [...head, ";", ...clients, ";", ...panes, ";", "list-keys"],
+    pane,
+    [head, clients, panes, ["list-keys"]],
     timeoutMs,
   );
   if (out === undefined) return { ok: false, why: "unreadable", keys: [] };
   const keys = decideKeyTables(out);
   if (!keys.ok) return keys;
-  const facts = focusFacts(out);
+  const focus = await focusVerdict(out);
+  if (focus.ok || !focus.keys[0]?.startsWith("a popup")) return focus;
+  // tmux was asked before /proc was read: a pane made in between (a split)
+  // has a process but was not listed yet. Ask once more before naming a popup.
+  const again = await askTmux(tmux, env.TMUX, pane, [head, panes], timeoutMs);
+  return again === undefined ? focus : await focusVerdict(again);
+}
+
+async function focusVerdict(output: string): Promise<KeyTableVerdict> {
+  const facts = focusFacts(output);
   if (!facts) return { ok: false, why: "unreadable", keys: [] };
   const popup = facts.serverPid ? await popupJob(facts.serverPid, facts.paneTtys) : undefined;
   return decideFocus(facts, popup);
@@ -179,17 +198,32 @@ async function tmuxPath(): Promise<string> {
   return await firstExecutable(["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"]) ?? "tmux";
 }
 
-function runTmux(
+/**
+ * The output of `commands` run in order by the tmux server of `tmuxEnv`
+ * (`TMUX`), or undefined when one fails or the deadline passes. Through the
+ * control client kept for pi's pane (`tmux_control.ts`) when there is one,
+ * else one tmux run with the commands joined by `;`.
+ */
+async function askTmux(
   tmux: string,
-  socket: string,
-  args: string[],
+  tmuxEnv: string,
+  pane: string | undefined,
+  commands: readonly (readonly string[])[],
   timeoutMs: number,
 ): Promise<string | undefined> {
-  return new Promise((resolve) => {
+  const socket = tmuxEnv.split(",")[0];
+  const lines = commands.map(controlLine);
+  if (pane && socket.startsWith("/") && lines.every((l) => l !== undefined)) {
+    const answer = await askTmuxControl(tmux, socket, pane, lines as string[], timeoutMs);
+    if (answer.ok) return answer.outputs.join("");
+    if (answer.reason === "command") return undefined;
+  }
+  const args = commands.flatMap((c, i) => i === 0 ? [...c] : [";", ...c]);
+  return await new Promise((resolve) => {
     execFile(
       tmux,
       args,
-      { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, TMUX: socket } },
+      { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, TMUX: tmuxEnv } },
       (error, stdout) => resolve(error ? undefined : stdout),
     );
   });

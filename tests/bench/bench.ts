@@ -82,6 +82,7 @@ import { rootPairingInstalled, runRootPairing } from "../../extension/pairing/ro
 import { scanTerminalHolders } from "../../extension/keyboard/terminal_holders.ts";
 import { terminalGate } from "../../extension/keyboard/terminal_gate.ts";
 import { checkTmuxKeyTables } from "../../extension/keyboard/multiplexer_keys.ts";
+import { closeTmuxControl } from "../../extension/keyboard/tmux_control.ts";
 
 // --- settings ---------------------------------------------------------------
 
@@ -124,6 +125,10 @@ const TARGETS = {
   /** Node helper time over Deno helper time. */
   nodeOverDeno: 1.5,
   lagMs: 20,
+  /** The event-loop lag of the 100 ms re-check of an open modal (scan + tmux). */
+  recheckLagMs: 5,
+  /** What tmux's focus checks may add to that lag. */
+  focusLagMs: 3,
   memoryMb: 5,
   bashFixedMs: 0.3,
 } as const;
@@ -853,7 +858,9 @@ async function addedChecksCost(tmp: string): Promise<void> {
     detached: true,
   });
   const socket = join(tmp, `tmux-${Date.now()}.sock`);
-  const tmuxEnv = { TMUX: `${socket},0,0` };
+  // TMUX_PANE as pi has it inside tmux: the gate then asks through its kept
+  // control-mode client (extension/keyboard/tmux_control.ts).
+  const tmuxEnv = { TMUX: `${socket},0,0`, TMUX_PANE: "" };
   const sessions: AskpassSession[] = [];
   const plainTimes: number[] = [];
   const checkedTimes: number[] = [];
@@ -862,6 +869,7 @@ async function addedChecksCost(tmp: string): Promise<void> {
   const tmuxRuns: number[] = [];
   const tmuxFloor: number[] = [];
   let lag = NaN;
+  let lagWithoutTmux = NaN;
   let idle = NaN;
   let processes = 0;
   try {
@@ -879,6 +887,14 @@ async function addedChecksCost(tmp: string): Promise<void> {
         ["-S", socket, "new-session", "-d", "sleep 60"],
         { timeout: spawnDeadline() },
         (e) => e ? reject(e) : resolve(),
+      )
+    );
+    tmuxEnv.TMUX_PANE = await new Promise<string>((resolve, reject) =>
+      execFile(
+        "tmux",
+        ["-S", socket, "display-message", "-p", "#{pane_id}"],
+        { timeout: spawnDeadline() },
+        (e, out) => e ? reject(e) : resolve(String(out).trim()),
       )
     );
     // The scan runs in full but the pty's own holders do not count: the
@@ -937,10 +953,18 @@ async function addedChecksCost(tmp: string): Promise<void> {
         await Promise.all([scanTerminalHolders(spec), checkTmuxKeyTables(tmuxEnv), sleep(100)]);
       }
       lag = beat.stop();
+      // The same re-check without tmux: what the focus checks add to it.
+      const plainBeat = startHeartbeat();
+      const plainUntil = performance.now() + 3000;
+      while (performance.now() < plainUntil) {
+        await Promise.all([scanTerminalHolders(spec), sleep(100)]);
+      }
+      lagWithoutTmux = plainBeat.stop();
       idle = await idleLag(3000);
     }
   } finally {
     for (const s of sessions) await s.close();
+    closeTmuxControl();
     await new Promise<void>((resolve) =>
       execFile("tmux", ["-S", socket, "kill-server"], { timeout: spawnDeadline() }, () => resolve())
     );
@@ -963,8 +987,8 @@ async function addedChecksCost(tmp: string): Promise<void> {
     ours: dist(checkedTimes),
     baseline: `${dist(plainTimes)}: the same session without both`,
     extra: `+${ms(added)}; alone: scan ${ms(median(scans), 2)}${lagNote}`,
-    target: `≤ ${TARGETS.verifyMs} ms extra${QUICK ? "" : `; lag ≤ ${TARGETS.lagMs} ms`}`,
-    met: atMost(added, TARGETS.verifyMs) && (QUICK || atMost(lag, TARGETS.lagMs)),
+    target: `≤ ${TARGETS.verifyMs} ms extra${QUICK ? "" : `; lag ≤ ${TARGETS.recheckLagMs} ms`}`,
+    met: atMost(added, TARGETS.verifyMs) && (QUICK || atMost(lag, TARGETS.recheckLagMs)),
     note: `${SUDO_RUNS} flows per session, interleaved, against a real pty (held by script and ` +
       `sleep); ${processes} processes in /proc. The gate reads every /proc/<pid>/fd of ours (and ` +
       "of threads with their own table); the pairing checks stat every /proc/<pid> and read the " +
@@ -982,19 +1006,24 @@ async function addedChecksCost(tmp: string): Promise<void> {
     what: "the same inside tmux (the gate also asks tmux for its key tables)",
     ours: dist(tmuxTimes),
     baseline: `${dist(plainTimes)}: without both; a bare tmux client: ${ms(floor, 2)}`,
-    extra: `+${ms(addedInTmux)}; alone: tmux check ${ms(median(tmuxRuns), 2)}`,
-    target: `≤ ${TARGETS.verifyMs} ms extra beyond one bare tmux client`,
-    met: atMost(addedInTmux - floor, TARGETS.verifyMs),
-    note: "tmux is asked through its own client (`tmux display-message ; list-clients ; " +
-      "list-keys`, one process): a bare `tmux display-message -p x` against the same server is " +
-      `the floor of any question to tmux (${ms(floor, 2)} here); the rest runs beside it`,
+    extra: `+${ms(addedInTmux)}; alone: tmux check ${ms(median(tmuxRuns), 2)}${
+      QUICK ? "" : `; the focus checks add ${ms(lag - lagWithoutTmux)} to the re-check's lag`
+    }`,
+    target: `≤ ${TARGETS.verifyMs} ms extra beyond one bare tmux client${
+      QUICK ? "" : `; ≤ ${TARGETS.focusLagMs} ms added to the re-check`
+    }`,
+    met: atMost(addedInTmux - floor, TARGETS.verifyMs) &&
+      (QUICK || atMost(lag - lagWithoutTmux, TARGETS.focusLagMs)),
+    note: "tmux is asked through a control-mode client kept for the session (one line per " +
+      "command on its stdin: `display-message ; list-clients ; list-panes ; list-keys`, then a " +
+      "random word that must come back last); a bare `tmux display-message -p x` against the " +
+      `same server (${ms(floor, 2)} here) is what one tmux run would cost at least`,
     why: () =>
       `alone, the tmux check takes ${ms(median(tmuxRuns), 2)} and a bare client ${
         ms(floor, 2)
-      }; inside a flow, the tmux client and server compete for ${os.availableParallelism()} ` +
-      `cores with sudo, the helper's Deno and pi, so the same check adds ${
-        ms(addedInTmux - added)
-      } more than row k's checks without tmux`,
+      }; inside a flow it adds ${ms(addedInTmux - added)} to row k's checks${
+        QUICK ? "" : `, and ${ms(lag - lagWithoutTmux)} to the re-check's lag`
+      }, with tmux, sudo, the helper's Deno and pi sharing ${os.availableParallelism()} cores`,
   });
 }
 

@@ -77,8 +77,8 @@ function waitForResults(pi: PiSession, n: number): Promise<string[]> {
  */
 async function attackThenLegit(
   attack: string,
-): Promise<{ attackOutput: string; screen: string }> {
-  let out: { attackOutput: string; screen: string } | undefined;
+): Promise<{ attackOutput: string; screen: string; notices: string }> {
+  let out: { attackOutput: string; screen: string; notices: string } | undefined;
   await withPi([{ bash: attack }, { bash: LEGIT }, { text: "FLOW-DONE" }], async (pi) => {
     await pi.tmux.sendText("go");
     await pi.tmux.sendKeys("Enter");
@@ -96,7 +96,9 @@ async function attackThenLegit(
     const all = await waitForResults(pi, 2);
     assert.equal(all[1].trim(), "0", "the legitimate sudo ran as root");
     await assertNoLeak(pi, PASSWORD);
-    out = { attackOutput: results[0], screen };
+    // pi's notices, read once the modal is gone (it may cover one), lines joined.
+    const notices = (await pi.tmux.capture({ history: true })).replace(/\s+/g, " ");
+    out = { attackOutput: results[0], screen, notices };
   });
   return out!;
 }
@@ -207,11 +209,11 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
   });
 
   it("a fake sudo (a copy of /bin/sh named sudo) runs the askpass: refused, no modal", async () => {
-    const { attackOutput, screen } = await attackThenLegit(`sh '${ATTACK_SCRIPTS}/fake_sudo.sh'`);
-    assert.match(screen, /refused a password request \(parent_not_setuid_root\)/);
+    const { attackOutput, notices } = await attackThenLegit(`sh '${ATTACK_SCRIPTS}/fake_sudo.sh'`);
+    assert.match(notices, /refused a password request \(parent_not_setuid_root\)/);
     // One line that says what to do, and where doctor explains it.
     assert.match(
-      screen.replace(/\s+/g, " "),
+      notices,
       /\(parent_not_setuid_root\): something other than this pi's helper asked for the password: stop what you did not start, and run the command again · details: \/sudo-prompt doctor parent_not_setuid_root/,
     );
     const [direct, middle] = attackOutput.split("== middle");
@@ -225,10 +227,10 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
   });
 
   it("SUDO_ASKPASS set to the agent's wrapper around the real launcher: no modal, sudo gets no password", async () => {
-    const { attackOutput, screen } = await attackThenLegit(
+    const { attackOutput, notices } = await attackThenLegit(
       `sh '${ATTACK_SCRIPTS}/askpass_wrapper.sh'`,
     );
-    assert.match(screen, /refused a password request \(parent_not_sudo\)/);
+    assert.match(notices, /refused a password request \(parent_not_sudo\)/);
     const [toFile, notExec] = attackOutput.split("== not-exec");
     // stdout redirected to a file the agent reads: the helper refuses itself.
     assert.match(toFile, /no password was provided/);

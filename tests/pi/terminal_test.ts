@@ -91,6 +91,10 @@ function loggerPid(dir: string): Promise<number> {
   }, 15_000);
 }
 
+/** The human's tmux client, as an agent's shell finds it (not a control-mode client). */
+const HUMAN_CLIENT =
+  "$(tmux list-clients -F '#{?client_control_mode,,#{client_name}}' | grep . | head -n 1)";
+
 describe("only pi reads the keys (real pi, real sudo)", () => {
   it("opening pi's terminal to read or to draw fails (EBUSY); /proc/<pi>/mem, ptrace and pidfd_getfd on pi and on its guardian fail", async () => {
     // …and /sudo-prompt doctor says so (exclusive terminal, pi non-dumpable, tmux).
@@ -162,7 +166,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
       const log = join(dir, "tmux-keys");
       // The client stays in the table until its next key arrives.
       const table = `tmux bind -r -T logger a run-shell "printf a >> '${log}'" \\; ` +
-        "switch-client -T logger";
+        `switch-client -c "${HUMAN_CLIENT}" -T logger`;
       const script: FauxStep[] = [
         {
           bash: `while [ ! -e '${dir}/attached' ]; do sleep 0.1; done; ${table}; ${LEGIT}; ` +
@@ -269,7 +273,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
       setup: "",
       // The popup draws a look-alike prompt and records what is typed.
       attack: (keys: string) =>
-        `tmux display-popup -c "$(tmux list-clients -F '#{client_name}' | head -n 1)" -E ` +
+        `tmux display-popup -c "${HUMAN_CLIENT}" -E ` +
         `"printf '[sudo] password:'; cat > '${keys}'" &`,
       goesTo: /would go to a popup \(\d+ /,
     },
@@ -509,8 +513,16 @@ async function loggerBeforeModal(mode: string): Promise<void> {
       });
       assert.equal(count(screen, TITLE), 0, "no modal opened while the logger ran");
       assert.match(flat(screen), /details: \/sudo-prompt doctor terminal_shared/);
+      kill9(logger);
+      await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
+      await writeFile(join(dir, "stopped"), "");
+      await answerLegit(pi, "FLOW-DONE");
+      const all = await waitForResults(pi, 3);
+      assert.equal(all[2].trim(), "0", "the legitimate sudo ran as root");
       if (mode === "steal") {
-        // The notice's pointer works: doctor explains the reason inside pi.
+        // The notice's pointer works: doctor explains the reason inside pi
+        // (typed once pi is idle: while the agent works, pi queues it).
+        await pi.tmux.waitFor("FLOW-DONE", 15_000);
         await pi.tmux.sendText("/sudo-prompt doctor terminal_shared");
         await submitCommand(pi, "doctor terminal_shared");
         const panel = await pi.tmux.waitFor(/what to do: +stop the process/, 15_000);
@@ -518,12 +530,6 @@ async function loggerBeforeModal(mode: string): Promise<void> {
         await pi.tmux.sendKeys("Escape");
         await pi.tmux.waitForGone("what to do:", 5_000);
       }
-      kill9(logger);
-      await waitFor("the logger to die", async () => await isRunning(logger) ? undefined : true);
-      await writeFile(join(dir, "stopped"), "");
-      await answerLegit(pi, "FLOW-DONE");
-      const all = await waitForResults(pi, 3);
-      assert.equal(all[2].trim(), "0", "the legitimate sudo ran as root");
       const keys = await readFile(join(dir, "keys"), "utf8").catch(() => "");
       assert.ok(!keys.includes(PASSWORD), "the logger got the password");
       await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
@@ -551,8 +557,9 @@ async function withAttachedClient(
   );
   try {
     const name = await waitFor("the client to attach", async () => {
-      const r = await pi.tmux.tmux("list-clients", "-F", "#{client_name}");
-      return r.stdout.trim().split("\n")[0] || undefined;
+      // Not pi's own control-mode client (extension/keyboard/tmux_control.ts).
+      const r = await pi.tmux.tmux("list-clients", "-F", "#{?client_control_mode,,#{client_name}}");
+      return r.stdout.split("\n").find((name) => name !== "") || undefined;
     }, 10_000);
     await run({ name, type: (text) => client.stdin.write(text) });
   } finally {
