@@ -52,6 +52,14 @@ export interface PromptRequest {
   readonly waiting: () => number;
   /** The processes that could not be checked, as of now (named in the modal). */
   readonly unchecked?: () => readonly UncheckedProcess[];
+  /**
+   * What the password approves: `"call"`, the whole tool call or `!`
+   * command (sudo caches it until the call ends, so its later sudos do not
+   * ask); `"sudo"`, this one sudo. Absent: `"sudo"`.
+   */
+  readonly covers?: "call" | "sudo";
+  /** Red lines: ways this sudo may run something its argv does not show (ADR 0006). */
+  readonly warnings?: readonly string[];
 }
 
 /** What the "Secret request" modal needs for one `pi-secret-run` request. */

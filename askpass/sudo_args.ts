@@ -78,6 +78,19 @@ export interface SudoOptionScan {
    * cached credential for this call.
    */
   readonly resetTimestamp: boolean;
+  /** `-s`/`--shell`: root runs `$SHELL` from the command's environment. */
+  readonly shell: boolean;
+  /**
+   * `-E`/`--preserve-env` (`true`: everything) or `--preserve-env=LIST` (the
+   * names); undefined when neither is given.
+   */
+  readonly preserveEnv: true | readonly string[] | undefined;
+  /** `VAR=value` words among the options: set in root's environment. */
+  readonly assignments: readonly string[];
+  /** `-e`/`--edit`, `-l`/`--list`, `-v`/`--validate`: no command runs as given. */
+  readonly noCommand: boolean;
+  /** Index in `args` of the command's first word, or -1 when there is none. */
+  readonly commandIndex: number;
 }
 
 /**
@@ -90,9 +103,20 @@ export interface SudoOptionScan {
 export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
   let passwordSource = false;
   let resetTimestamp = false;
+  let shell = false;
+  let preserveEnv: true | string[] | undefined;
+  const assignments: string[] = [];
+  let noCommand = false;
+  let commandIndex = -1;
+  const keep = (names: string) => {
+    if (preserveEnv !== true) preserveEnv = [...(preserveEnv ?? []), ...names.split(",")];
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === "--") break;
+    if (arg === "--") {
+      if (i + 1 < args.length) commandIndex = i + 1;
+      break;
+    }
     if (arg.startsWith("--")) {
       const name = arg.slice(2).split("=", 1)[0];
       const option = resolveLongOption(name);
@@ -100,6 +124,14 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
       // `--reset-timestamp=x` is a usage error in sudo: never counted (fail closed).
       if (option?.[0] === "reset-timestamp" && !arg.includes("=")) resetTimestamp = true;
       if (option?.[0] === "remove-timestamp") resetTimestamp = false;
+      if (option?.[0] === "shell") shell = true;
+      if (option?.[0] === "preserve-env") {
+        if (arg.includes("=")) keep(arg.slice(arg.indexOf("=") + 1));
+        else preserveEnv = true;
+      }
+      if (option?.[0] === "edit" || option?.[0] === "list" || option?.[0] === "validate") {
+        noCommand = true;
+      }
       if (option?.[1] === "r" && !arg.includes("=")) i++;
       continue;
     }
@@ -109,6 +141,9 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
         if (c === "A" || c === "S") passwordSource = true;
         if (c === "k") resetTimestamp = true;
         if (c === "K") resetTimestamp = false;
+        if (c === "s") shell = true;
+        if (c === "E") preserveEnv = true;
+        if (c === "e" || c === "l" || c === "v") noCommand = true;
         if (SUDO_SHORT_WITH_VALUE.includes(c)) {
           if (j === arg.length - 1) i++;
           break;
@@ -124,10 +159,65 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
       }
       continue;
     }
-    if (isEnvAssignment(arg)) continue; // VAR=value: sudo keeps reading options
-    break; // the command starts here
+    if (isEnvAssignment(arg)) {
+      assignments.push(arg); // VAR=value: sudo keeps reading options
+      continue;
+    }
+    commandIndex = i; // the command starts here
+    break;
   }
-  return { passwordSource, resetTimestamp };
+  return {
+    passwordSource,
+    resetTimestamp,
+    shell,
+    preserveEnv,
+    assignments,
+    noCommand,
+    commandIndex,
+  };
+}
+
+/** Why a sudo may run something other than what its argv shows (issue 22, ADR 0006). */
+export interface SudoRunRisk {
+  /** `shell`, `preserve_env`, `assignment`. */
+  readonly kind: "shell" | "preserve_env" | "assignment";
+  /** One line for the modal: the option and what it means. Untrusted parts escaped by the caller. */
+  readonly text: string;
+}
+
+/**
+ * The options of a sudo (its argv without the program) that let the
+ * command's environment choose what root runs: `-s` runs `$SHELL`, `-E` and
+ * `--preserve-env` keep variables such as `APT_CONFIG` or `PYTHONPATH`,
+ * `VAR=value` sets them for root. Pure; the modal shows each in red.
+ */
+export function sudoRunRisks(args: readonly string[]): SudoRunRisk[] {
+  const scan = scanSudoOptions(args);
+  const risks: SudoRunRisk[] = [];
+  if (scan.shell) {
+    risks.push({
+      kind: "shell",
+      text: "-s: root runs the shell named by $SHELL in the command's environment, " +
+        "a program this window cannot show",
+    });
+  }
+  if (scan.preserveEnv === true) {
+    risks.push({
+      kind: "preserve_env",
+      text: "-E: root keeps the command's environment: variables such as APT_CONFIG, " +
+        "PYTHONPATH or LD_LIBRARY_PATH can change what runs",
+    });
+  } else if (scan.preserveEnv) {
+    risks.push({
+      kind: "preserve_env",
+      text: `--preserve-env=${scan.preserveEnv.join(",")}: root keeps these variables ` +
+        "from the command's environment",
+    });
+  }
+  for (const a of scan.assignments) {
+    risks.push({ kind: "assignment", text: `${a}: set in root's environment` });
+  }
+  return risks;
 }
 
 /**

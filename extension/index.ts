@@ -62,7 +62,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   let starting: Promise<void> | undefined;
   let audit: AuditLog | undefined;
   // Credential cache (ADR 0006): "none" unless the user opts in per call.
-  let cacheMode: CredentialCacheMode = "none";
+  let cacheMode: CredentialCacheMode = "call";
   const calls = new CallTracker();
   // Requests whose modal is on screen: the guard erases it if pi stops (ADR 0008).
   const shown = new Set<string>();
@@ -72,14 +72,21 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   pi.registerFlag("sudo-strict", {
     type: "boolean",
     default: false,
-    description: "pi-sudo-prompt: never cache sudo credentials (the default; overrides " +
-      "--sudo-cache-per-call)",
+    description: "pi-sudo-prompt: every sudo asks (per-sudo approval; sudo caches nothing). " +
+      "The default is one approval per tool call or ! command",
+  });
+  pi.registerFlag("sudo-refuse-risky", {
+    type: "boolean",
+    default: false,
+    description: "pi-sudo-prompt: refuse a sudo that lets its environment choose what root " +
+      "runs (-s, -E, VAR=value) or runs a program you could have written, instead of warning " +
+      "in red (also PI_SUDO_PROMPT_REFUSE_RISKY=1)",
   });
   pi.registerFlag("sudo-cache-per-call", {
     type: "boolean",
     default: false,
-    description: "pi-sudo-prompt: let sudo cache the password within one tool call or ! " +
-      "command; all sudo credentials are removed (sudo -K) when it ends",
+    description: "pi-sudo-prompt: one approval per tool call or ! command (the default; " +
+      "sudo -K removes every sudo credential when such a call ends)",
   });
 
   pi.on("session_start", (_event, ctx) => {
@@ -157,6 +164,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     const started = await startSession({
       credentialCache: cacheMode,
       callInProgress: () => calls.inProgress(),
+      refuseRiskySudo: pi.getFlag("sudo-refuse-risky") === true ||
+        process.env.PI_SUDO_PROMPT_REFUSE_RISKY === "1",
       gate: terminalGate(currentUid()),
       prompter: {
         prompt: (request, signal) => showSudoModal(ctx.ui, request, signal),

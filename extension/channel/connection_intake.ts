@@ -44,6 +44,7 @@ import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
+import { ROOT_RUN_REFUSALS, type RootRunRefusal, rootRunWarnings } from "./root_program.ts";
 import { sanitizePrompt } from "../../askpass/prompt_text.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
@@ -174,7 +175,7 @@ export class ConnectionIntake {
     }
     const request = decoded.message;
     const refuse = async (
-      reason: VerifyRefusal | ConnectionError | CredentialRefusal | PairingRefusal,
+      reason: VerifyRefusal | ConnectionError | CredentialRefusal | PairingRefusal | RootRunRefusal,
       notice?: string,
     ) => {
       if (pidfd !== undefined) closeFd(pidfd);
@@ -211,10 +212,26 @@ export class ConnectionIntake {
         cachingAllowedNow(this.#options),
       );
       if (!cache.ok) return refuse(cache.reason);
-      // The password must reach only the sudo the modal shows (ADR 0005).
-      const paired = await this.#pairing.admit(request.id, verdict.requester);
+      // The password must reach only the sudo the modal shows (ADR 0005);
+      // beside it, what the sudo may run that its argv does not show.
+      const [paired, warnings] = await Promise.all([
+        this.#pairing.admit(request.id, verdict.requester),
+        rootRunWarnings(verdict.requester.sudoArgv),
+      ]);
       if (!paired.ok) return refuse(paired.reason, processRefusalNotice(paired));
-      entry = this.#sudoEntry(request, verdict.requester, paired.unchecked ?? []);
+      if (warnings.length > 0 && this.#options.refuseRiskySudo) {
+        return refuse(
+          ROOT_RUN_REFUSALS.RISKY_SUDO,
+          processRefusalNotice({
+            reason: ROOT_RUN_REFUSALS.RISKY_SUDO,
+            pid: verdict.requester.sudo.pid,
+          }),
+        );
+      }
+      entry = this.#sudoEntry(request, verdict.requester, paired.unchecked ?? [], {
+        covers: cache.createsTicket ? "call" : "sudo",
+        warnings,
+      });
     } else {
       const verdict = await verifyBroker(this.#expectedBroker, creds.creds, request);
       if (!verdict.ok) return refuse(verdict.reason);
@@ -272,6 +289,7 @@ export class ConnectionIntake {
     request: PasswordRequest,
     requester: VerifiedRequester,
     pairing: readonly UncheckedProcess[],
+    approval: { readonly covers: "call" | "sudo"; readonly warnings: readonly string[] },
   ) {
     const attempt = this.#attempts.next(requester.sudo);
     const unchecked = { pairing, gate: [] as readonly UncheckedProcess[] };
@@ -294,6 +312,7 @@ export class ConnectionIntake {
           deadline: this.#queue.deadlineOf(request.id),
           waiting: () => this.#queue.waitingBehind(request.id),
           unchecked: () => [...unchecked.pairing, ...unchecked.gate],
+          ...approval,
         }, signal),
       delivered: () => this.#attempts.recordSubmit(requester.sudo),
     };

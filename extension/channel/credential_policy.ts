@@ -2,14 +2,15 @@
  * Whether a password request may be answered, judged by what sudo would do
  * with the password afterwards: keep a cached credential (a "ticket") or not.
  *
- * docs/design.md §2 invariant 3: by default an approval ends with the tool call or `!`
+ * docs/design.md §2 invariant 3: an approval ends with the tool call or `!`
  * command that asked for it. sudo keys a ticket to the parent process of the
  * sudo (with no tty), so a ticket created inside a tool call lets any later
  * `sudo -n` of that parent (a background shell that outlives the call) run
- * as root without a modal. Only sudo's own `ignore_ticket` (`-k`) prevents
- * the ticket, so a request whose sudo argv (read by the server from
- * `/proc/<sudo>/cmdline`) lacks it is refused before any modal opens. See
- * ADR 0006.
+ * as root without a modal. So a ticket may be made only while a call runs,
+ * and every ticket is removed when such a call ends (pi's default, `"call"`);
+ * with no call running, or in the per-sudo mode, a request whose sudo argv
+ * (read by the server from `/proc/<sudo>/cmdline`) lacks `-k` (sudo's
+ * `ignore_ticket`) is refused before any modal opens. See ADR 0006.
  *
  * @module
  */
@@ -25,10 +26,12 @@ export const CREDENTIAL_REFUSALS = {
 export type CredentialRefusal = typeof CREDENTIAL_REFUSALS[keyof typeof CREDENTIAL_REFUSALS];
 
 /**
- * How long an approval may last. `"none"` (default): a password answers one
- * sudo and no credential is cached. `"call"` (opt-in): sudo may cache it
- * while a tool call or `!` command runs; the extension removes every cached
- * credential when the call ends (`call_credentials.ts`).
+ * How long an approval may last. `"call"` (pi's default, see
+ * {@link resolveCacheMode}): sudo may cache the password while a tool call or
+ * `!` command runs, so the later sudos of that call do not ask; the extension
+ * removes every cached credential when the call ends (`call_credentials.ts`).
+ * `"none"` (per-sudo, and the session server's own default): a password
+ * answers one sudo and no credential is cached.
  */
 export type CredentialCacheMode = "none" | "call";
 
@@ -76,15 +79,18 @@ export function cachingAllowedNow(options: CachePolicyOptions): boolean {
 }
 
 /**
- * The mode from pi's flags and the environment: `--sudo-cache-per-call` or
- * `PI_SUDO_PROMPT_CACHE=call` opt in; `--sudo-strict` or
- * `PI_SUDO_PROMPT_STRICT=1` (the old strict option, now the default
- * behaviour) forces `"none"` over any opt-in.
+ * The mode from pi's flags and the environment (ADR 0006, as amended by
+ * issue 22). The default is `"call"`: one approval per tool call or `!`
+ * command. `--sudo-strict`, `PI_SUDO_PROMPT_STRICT=1` or
+ * `PI_SUDO_PROMPT_CACHE=none` choose `"none"`: every sudo asks. The old
+ * opt-in (`--sudo-cache-per-call`, `PI_SUDO_PROMPT_CACHE=call`) still
+ * selects `"call"`; strict wins over it.
  */
 export function resolveCacheMode(
   flags: { readonly strict: boolean; readonly cachePerCall: boolean },
   env: Readonly<Record<string, string | undefined>>,
 ): CredentialCacheMode {
   if (flags.strict || env.PI_SUDO_PROMPT_STRICT === "1") return "none";
-  return flags.cachePerCall || env.PI_SUDO_PROMPT_CACHE === "call" ? "call" : "none";
+  if (env.PI_SUDO_PROMPT_CACHE === "none" && !flags.cachePerCall) return "none";
+  return "call";
 }

@@ -12,6 +12,7 @@ import type { VerifyRefusal } from "../../kernel/peer_verification.ts";
 import type { PipeHandoverError } from "../../kernel/sudo_pipe.ts";
 import type { CredentialRefusal } from "./credential_policy.ts";
 import type { ConnectionError } from "./session_types.ts";
+import type { RootRunRefusal } from "./root_program.ts";
 import type { TerminalRefusal } from "../keyboard/terminal_holders.ts";
 import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
 
@@ -23,6 +24,7 @@ export type RefusalReason =
   | CredentialRefusal
   | TerminalRefusal
   | PairingRefusal
+  | RootRunRefusal
   | PipeHandoverError
   | DenyReason;
 
@@ -225,6 +227,13 @@ const ADVICE: Readonly<Record<RefusalReason, RefusalAdvice>> = {
   root_pairing_unavailable: {
     means: "the root pairing check (`sudo -n pi-secret-broker --verify-pairing`) did not run",
     todo: "re-run `/sudo-prompt install-broker`, or uninstall the broker",
+  },
+  // What root runs is shown, or refused (extension/channel/root_program.ts, ADR 0006).
+  risky_sudo: {
+    means: "the sudo lets its environment choose what root runs (-s, -E, VAR=value) or runs a " +
+      "program you could have written, and you chose to refuse such sudos (--sudo-refuse-risky)",
+    todo: "run the program by its root-owned absolute path, without -s, -E or VAR=value; or " +
+      "start pi without --sudo-refuse-risky to see the warning in the modal and decide",
   },
   // pi writes the password into sudo's pipe (kernel/sudo_pipe.ts, ADR 0008).
   pidfd_getfd_not_permitted: {

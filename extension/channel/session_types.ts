@@ -15,6 +15,7 @@ import type { PairingLayers } from "../pairing/pairing_guard.ts";
 import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
 import type { CredentialCacheMode, CredentialRefusal } from "./credential_policy.ts";
 import type { WarmupResult } from "./deno_warmup.ts";
+import type { RootRunRefusal } from "./root_program.ts";
 import type { Prompter } from "../../askpass/prompter.ts";
 
 /** Default time the human has to answer one request (docs/design.md §4.6). */
@@ -63,6 +64,7 @@ export type SessionEvent =
       | CredentialRefusal
       | TerminalRefusal
       | PairingRefusal
+      | RootRunRefusal
       | PipeHandoverError;
     readonly peerPid?: number;
     readonly requestId?: string;
@@ -131,6 +133,12 @@ export interface SessionOptions {
   readonly credentialCache?: CredentialCacheMode;
   /** In `"call"` mode: whether a tool call or `!` command is running now (default: no). */
   readonly callInProgress?: () => boolean;
+  /**
+   * Refuse (`risky_sudo`) instead of warning in red when a sudo lets the
+   * command's environment choose what root runs, or runs a program the user
+   * could have written (`root_program.ts`). Default: warn.
+   */
+  readonly refuseRiskySudo?: boolean;
   /**
    * Checked before every modal opens and every `gate.intervalMs` while it is
    * open (the terminal and tmux checks of `terminal_gate.ts`); a closed gate

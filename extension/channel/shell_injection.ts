@@ -22,8 +22,11 @@ export function shQuote(s: string): string {
  * must be added, 1 when the options already contain `-A`/`-S` (or their
  * long forms, abbreviations included). It also sets `__pi_k` to 1 when
  * sudo's `ignore_ticket` ends up set (`-k`/`--reset-timestamp`, not undone
- * by a later `-K`), else 0. Reads options as `sudo_args.ts`
- * (`scanSudoOptions`) does. Works in dash, bash and zsh, under `set -eu`.
+ * by a later `-K`), else 0; `__pi_cmd` to the 1-based position of the
+ * command's first word (0: none); and `__pi_nocmd` to 1 when an option makes
+ * that word something other than a program run as given (`-s`, `-i`, `-e`,
+ * `-l`, `-v`). Reads options as `sudo_args.ts` (`scanSudoOptions`) does.
+ * Works in dash, bash and zsh, under `set -eu`.
  */
 export function sudoScannerFunction(): string {
   const longs = SUDO_LONG_OPTIONS.map(([name, arg]) => `${name}:${arg}`).join(" ");
@@ -38,16 +41,17 @@ export function sudoScannerFunction(): string {
     '  [ "$__pi_n" = 1 ] || __pi_lo=',
     "}",
     "__pi_sudo_needs_askpass() {",
-    "  local __a __r __c __s",
-    "  __s=0; __pi_k=0",
+    "  local __a __r __c __s __t",
+    "  __s=0; __pi_k=0; __pi_cmd=0; __pi_nocmd=0; __t=$#",
     '  while [ "$#" -gt 0 ]; do',
     "    __a=$1; shift",
     '    case "$__a" in',
-    "      --) break ;;",
+    '      --) [ "$#" -gt 0 ] && __pi_cmd=$((__t - $# + 1)); break ;;',
     "      --*)",
     '        __r=${__a#--}; __pi_sudo_long "${__r%%=*}"',
     '        case "$__pi_lo" in',
     "          askpass:* | stdin:*) __s=1 ;;",
+    "          shell:* | login:* | edit:* | list:* | validate:*) __pi_nocmd=1 ;;",
     '          reset-timestamp:*) case "$__a" in *=*) ;; *) __pi_k=1 ;; esac ;;',
     "          remove-timestamp:*) __pi_k=0 ;;",
     '          *:r) case "$__a" in *=*) ;; *) [ "$#" -gt 0 ] && shift ;; esac ;;',
@@ -60,6 +64,7 @@ export function sudoScannerFunction(): string {
     "            A|S) __s=1 ;;",
     "            k) __pi_k=1 ;;",
     "            K) __pi_k=0 ;;",
+    "            s|i|e|l|v) __pi_nocmd=1 ;;",
     `            [${SUDO_SHORT_WITH_VALUE}]) [ -z "$__r" ] && [ "$#" -gt 0 ] && shift; __r= ;;`,
     "            h)",
     '              if [ "$__a" = "-h" ] && [ "$#" -gt 0 ]; then',
@@ -68,9 +73,9 @@ export function sudoScannerFunction(): string {
     "              __r= ;;",
     "          esac",
     "        done ;;",
-    "      /* | =*) break ;;",
+    "      /* | =*) __pi_cmd=$((__t - $#)); break ;;",
     "      *=*) ;;",
-    "      *) break ;;",
+    "      *) __pi_cmd=$((__t - $#)); break ;;",
     "    esac",
     "  done",
     '  [ "$__s" = 0 ]',
@@ -93,6 +98,7 @@ export function sudoWrapperScript(realSudo: string, cache: CredentialCacheMode =
     "# pi-sudo-prompt: routes sudo's password prompt to pi's modal (generated per session).",
     sudoScannerFunction(),
     'if __pi_sudo_needs_askpass "$@"; then __pi_add=-A; else __pi_add=; fi',
+    ...resolveProgramLines(),
     // No -k for a bare `sudo`: sudo -k alone would silently mean "invalidate"
     // instead of printing its usage.
     ...(cache === "none"
@@ -102,6 +108,46 @@ export function sudoWrapperScript(realSudo: string, cache: CredentialCacheMode =
     `exec ${shQuote(realSudo)} "$@"`,
     "",
   ].join("\n");
+}
+
+/**
+ * The directories a program name is looked up in, in order: Debian's
+ * `secure_path`, all root's. A name found there is passed to sudo as that
+ * absolute path, so the modal shows exactly the file root runs, and a
+ * look-alike earlier on a user-writable `PATH` never runs (where sudo has no
+ * `secure_path`, Arch's default, it would use the command's `PATH`).
+ */
+export const ROOT_PROGRAM_DIRS = [
+  "/usr/local/sbin",
+  "/usr/local/bin",
+  "/usr/sbin",
+  "/usr/bin",
+  "/sbin",
+  "/bin",
+] as const;
+
+/** Wrapper lines: the command's first word, if a bare name found in {@link ROOT_PROGRAM_DIRS}, made absolute. */
+function resolveProgramLines(): string[] {
+  return [
+    'if [ "$__pi_cmd" -gt 0 ] && [ "$__pi_nocmd" = 0 ]; then',
+    "  __pi_i=0",
+    "  for __pi_a do",
+    "    __pi_i=$((__pi_i + 1))",
+    '    if [ "$__pi_i" = 1 ]; then set --; fi',
+    '    if [ "$__pi_i" = "$__pi_cmd" ]; then',
+    '      case "$__pi_a" in',
+    "        */* | '') ;;",
+    `        *) for __pi_d in ${ROOT_PROGRAM_DIRS.join(" ")}; do`,
+    '             if [ -f "$__pi_d/$__pi_a" ] && [ -x "$__pi_d/$__pi_a" ]; then',
+    "               __pi_a=$__pi_d/$__pi_a; break",
+    "             fi",
+    "           done ;;",
+    "      esac",
+    "    fi",
+    '    set -- "$@" "$__pi_a"',
+    "  done",
+    "fi",
+  ];
 }
 
 /**

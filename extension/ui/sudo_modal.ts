@@ -33,7 +33,7 @@ const OVERLAY_WIDTH = 80;
 export interface SudoModalState extends MaskedInputView {
   readonly request: Pick<
     PromptRequest,
-    "sudoArgv" | "toolCommand" | "promptText" | "attempt" | "maxAttempts"
+    "sudoArgv" | "toolCommand" | "promptText" | "attempt" | "maxAttempts" | "covers" | "warnings"
   >;
   /** Processes the checks could not clear, named for the human to judge. */
   readonly unchecked?: readonly UncheckedProcess[];
@@ -73,6 +73,25 @@ function uncheckedLines(
   return [...lines, ""];
 }
 
+/**
+ * The red lines: each way this sudo may run something its argv does not
+ * show (`-s`, `-E`, `VAR=value`, a program the user could have written),
+ * whole, with unsafe characters spelt out.
+ */
+function warningLines(warnings: readonly string[], width: number, theme: ModalTheme): string[] {
+  return warnings.flatMap((w) =>
+    wrapped(`‼ ${escapeUnsafe(w)}`, width, (s) => theme.fg("error", s))
+  );
+}
+
+/** What typing the password approves, in one sentence. */
+export function approvalText(covers: "call" | "sudo" | undefined): string {
+  return covers === "call"
+    ? "Approves: everything the shell command above runs until it ends; its later sudos do " +
+      "not ask again."
+    : "Approves: this one sudo.";
+}
+
 /** Lines for the shell command, whole: every line, wrapped, never cut. */
 function shellCommandLines(
   argv: readonly string[],
@@ -107,6 +126,8 @@ function sudoContentLines(
     theme.bold(theme.fg("accent", SUDO_MODAL_TITLE)),
     "",
     ...scrolledLines(command, state.scroll ?? 0, theme),
+    ...warningLines(request.warnings ?? [], width, theme),
+    ...wrapped(approvalText(request.covers), width, (s) => theme.fg("muted", s)),
   ];
   lines.push(...untrustedLines("sudo asks: ", request.promptText, width, theme), "");
   lines.push(...uncheckedLines(state.unchecked ?? [], width, theme));

@@ -979,6 +979,8 @@ async function addedChecksCost(tmp: string): Promise<void> {
   const added = median(checkedTimes) - median(plainTimes);
   const addedInTmux = median(tmuxTimes) - median(plainTimes);
   const floor = median(tmuxFloor);
+  // What being inside tmux adds to a request beyond row k's checks.
+  const tmuxPart = median(tmuxTimes) - median(checkedTimes);
   quickRatios.set("checksOverPlain", median(checkedTimes) / median(plainTimes));
   const lagNote = QUICK ? "" : `; lag of the 100 ms re-check ${ms(lag)} (idle ${ms(idle)})`;
   rows.push({
@@ -1006,13 +1008,13 @@ async function addedChecksCost(tmp: string): Promise<void> {
     what: "the same inside tmux (the gate also asks tmux for its key tables)",
     ours: dist(tmuxTimes),
     baseline: `${dist(plainTimes)}: without both; a bare tmux client: ${ms(floor, 2)}`,
-    extra: `+${ms(addedInTmux)}; alone: tmux check ${ms(median(tmuxRuns), 2)}${
-      QUICK ? "" : `; the focus checks add ${ms(lag - lagWithoutTmux)} to the re-check's lag`
-    }`,
-    target: `≤ ${TARGETS.verifyMs} ms extra beyond one bare tmux client${
+    extra: `+${ms(addedInTmux)}, of which tmux's part ${ms(tmuxPart)}; alone: tmux check ${
+      ms(median(tmuxRuns), 2)
+    }${QUICK ? "" : `; the focus checks add ${ms(lag - lagWithoutTmux)} to the re-check's lag`}`,
+    target: `tmux's part ≤ one bare tmux client + ${TARGETS.verifyMs} ms${
       QUICK ? "" : `; ≤ ${TARGETS.focusLagMs} ms added to the re-check`
     }`,
-    met: atMost(addedInTmux - floor, TARGETS.verifyMs) &&
+    met: atMost(tmuxPart - floor, TARGETS.verifyMs) &&
       (QUICK || atMost(lag - lagWithoutTmux, TARGETS.focusLagMs)),
     note: "tmux is asked through a control-mode client kept for the session (one line per " +
       "command on its stdin: `display-message ; list-clients ; list-panes ; list-keys`, then a " +

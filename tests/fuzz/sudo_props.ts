@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { spawnSync } from "node:child_process";
 import {
   resolveLongOption,
+  scanSudoOptions,
   sudoNeedsAskpass,
   sudoResetsTimestamp,
 } from "../../askpass/sudo_args.ts";
@@ -87,12 +88,13 @@ export const sudoArgsArb: fc.Arbitrary<string[]> = fc.array(wordArb, { maxLength
 /**
  * Runs the sh scanner on every case in ONE `/bin/sh` process: the cases go
  * in as argv (count, then words), exactly as the wrapper receives them, and
- * the function's exit status (0 = add `-A`) and its `__pi_k` (1 = sudo
- * ignores cached credentials) come back per line.
+ * the function's exit status (0 = add `-A`), its `__pi_k` (1 = sudo
+ * ignores cached credentials) and its `__pi_cmd` (1-based position of the
+ * command, 0: none) come back per line.
  */
 export function shellScannerStatuses(
   cases: readonly (readonly string[])[],
-): { status: number; k: number }[] {
+): { status: number; k: number; cmd: number }[] {
   const script = [
     sudoScannerFunction(),
     'while [ "$#" -gt 0 ]; do',
@@ -100,7 +102,7 @@ export function shellScannerStatuses(
     "  __i=1; __l=",
     '  while [ "$__i" -le "$__n" ]; do __l="$__l \\"\\${$__i}\\""; __i=$((__i + 1)); done',
     '  eval "__pi_sudo_needs_askpass$__l"',
-    '  echo "$? $__pi_k"',
+    '  echo "$? $__pi_k $__pi_cmd"',
     '  shift "$__n"',
     "done",
   ].join("\n");
@@ -113,8 +115,8 @@ export function shellScannerStatuses(
   if (run.error) throw run.error;
   if (run.status !== 0) throw new Error(`sh batch exited ${run.status}: ${run.stderr}`);
   const statuses = run.stdout.split("\n").filter((l) => l !== "").map((l) => {
-    const [status, k] = l.split(" ").map(Number);
-    return { status, k };
+    const [status, k, cmd] = l.split(" ").map(Number);
+    return { status, k, cmd };
   });
   if (statuses.length !== cases.length) {
     throw new Error(`sh batch answered ${statuses.length} of ${cases.length} cases: ${run.stderr}`);
@@ -139,6 +141,12 @@ export function shellAgreesWithReference(options: FuzzOptions): Promise<void> {
           statuses[i].k === (resets ? 1 : 0),
           "sh scanner disagrees with the TS reference about -k",
           { args, reference: resets ? "resets" : "may cache", shK: statuses[i].k },
+        );
+        const command = scanSudoOptions(args).commandIndex + 1;
+        expect(
+          statuses[i].cmd === command,
+          "sh scanner disagrees with the TS reference about where the command starts",
+          { args, reference: command, shCmd: statuses[i].cmd },
         );
       });
     }),

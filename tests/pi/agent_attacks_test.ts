@@ -41,7 +41,7 @@ import {
 
 const PASSWORD = testPassword();
 const LEGIT = "sudo -k id -u";
-const LEGIT_COMMAND_LINE = /Command: \/usr\/bin\/sudo -A -k id -u/;
+const LEGIT_COMMAND_LINE = /Command: \/usr\/bin\/sudo -A -k \/usr\/bin\/id -u/;
 
 /**
  * The human answers the one real modal: types the password (masked), then
@@ -86,7 +86,10 @@ async function attackThenLegit(
     assert.equal(count(screen, TITLE), 1, "exactly one modal");
     const frame = modalFrame(screen);
     assert.ok(frame, `no modal frame:\n${screen}`);
-    assert.ok(frame.rows.includes("Command: /usr/bin/sudo -A -k id -u"), frame.rows.join("\n"));
+    assert.ok(
+      frame.rows.includes("Command: /usr/bin/sudo -A -k /usr/bin/id -u"),
+      frame.rows.join("\n"),
+    );
     const shell = frame.rows.indexOf("Shell command:");
     assert.equal(frame.rows[shell + 1], "  sudo -k id -u", "the modal is the legit call's");
     const results = await waitForResults(pi, 1);
@@ -351,7 +354,7 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
           );
           assert.deepEqual(
             modalFrame(screen)!.rows.filter((r) => r.startsWith("Command:")),
-            ["Command: /usr/bin/sudo -A -k id -u"],
+            ["Command: /usr/bin/sudo -A -k /usr/bin/id -u"],
           );
           await answerModal(pi, "FLOW-DONE");
           const results = await waitForResults(pi, steps.length + 1);
@@ -454,7 +457,7 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
         // text appears only framed as sudo's prompt or in the shell command.
         assert.deepEqual(
           frame.rows.filter((r) => r.startsWith("Command:")),
-          ["Command: /usr/bin/sudo -A -k id -u"],
+          ["Command: /usr/bin/sudo -A -k /usr/bin/id -u"],
         );
         const promptRow = frame.rows.findIndex((r) => r.startsWith("sudo asks: «"));
         assert.ok(promptRow > 0, "sudo's prompt is framed");

@@ -83,13 +83,13 @@ async function pwned(pi: PiSession): Promise<string | undefined> {
 }
 
 describe("an approval ends with its call (real pi, real sudo)", () => {
-  it("background-shell ticket: the approved sudo true works, a later tool call gets no root", async () => {
+  it("per sudo (--sudo-strict), background-shell ticket: the approved sudo true works, a later tool call gets no root", async () => {
     await withPi([{ bash: SETUP }, { bash: TRIGGER }, { text: "FLOW-DONE" }], async (pi) => {
       await pi.tmux.sendText("go");
       await pi.tmux.sendKeys("Enter");
       const screen = await pi.tmux.waitFor(TITLE, 30_000);
       // The wrapper added -k: the modal shows exactly what sudo will do.
-      assert.match(screen, /Command: \/usr\/bin\/sudo -A -k true/);
+      assert.match(screen, /Command: \/usr\/bin\/sudo -A -k \/usr\/bin\/true/);
       await answer(pi);
       await pi.tmux.waitFor("FLOW-DONE", 60_000);
       const [setup, trigger] = await waitForResults(pi, 2);
@@ -99,10 +99,10 @@ describe("an approval ends with its call (real pi, real sudo)", () => {
       assert.match(trigger, /pwned: absent/);
       assert.equal(await pwned(pi), undefined, "the later call ran nothing as root");
       assert.equal(count(await pi.tmux.capture(), TITLE), 0, "no second modal");
-    });
+    }, ["--sudo-strict"]);
   });
 
-  it("/usr/bin/sudo -A true without -k: refused would_cache_credentials, no modal; a legitimate sudo after it works", async () => {
+  it("per sudo (--sudo-strict), /usr/bin/sudo -A true without -k: refused would_cache_credentials, no modal; a legitimate sudo after it works", async () => {
     await withPi(
       [
         { bash: "/usr/bin/sudo -A true; echo rc=$?" },
@@ -115,9 +115,7 @@ describe("an approval ends with its call (real pi, real sudo)", () => {
         // The first modal that ever opens is the second call's: a modal for
         // the first would have blocked it before its result was recorded.
         const screen = await pi.tmux.waitFor(TITLE, 30_000);
-        assert.match(screen, /Command: \/usr\/bin\/sudo -A -k id -u/);
-        // The notice says why and what to do.
-        assert.match(screen, /would_cache_credentials/);
+        assert.match(screen, /Command: \/usr\/bin\/sudo -A -k \/usr\/bin\/id -u/);
         const [refused] = await waitForResults(pi, 1);
         assert.match(refused, /rc=1/);
         assert.match(refused, /no password was provided|a password is required/);
@@ -125,13 +123,17 @@ describe("an approval ends with its call (real pi, real sudo)", () => {
         await pi.tmux.waitFor("FLOW-DONE", 30_000);
         const results = await waitForResults(pi, 2);
         assert.equal(results[1].trim(), "0", "the legitimate sudo ran as root");
+        // The notice says why and what to do (read once the modal is gone).
+        const notices = (await pi.tmux.capture({ history: true })).replace(/\s+/g, " ");
+        assert.match(notices, /\(would_cache_credentials\): use plain `sudo`/);
         const audit = await readFile(defaultAuditPath(pi.launch.env), "utf8");
         assert.match(audit, /"reason":"would_cache_credentials"/, "an audit entry");
       },
+      ["--sudo-strict"],
     );
   });
 
-  it("--sudo-cache-per-call: one modal for sudo true && sudo -n id -u, and the background-shell ticket is gone once its call ended", async () => {
+  it("the default (one approval per call): one modal for sudo true && sudo -n id -u, and the background-shell ticket is gone once its call ended", async () => {
     await withPi(
       [
         { bash: "sudo true && sudo -n id -u" },
@@ -143,13 +145,13 @@ describe("an approval ends with its call (real pi, real sudo)", () => {
         await pi.tmux.sendText("go");
         await pi.tmux.sendKeys("Enter");
         let screen = await pi.tmux.waitFor(TITLE, 30_000);
-        assert.match(screen, /Command: \/usr\/bin\/sudo -A true/, "no -k in this mode");
+        assert.match(screen, /Command: \/usr\/bin\/sudo -A \/usr\/bin\/true/, "no -k in this mode");
         await answer(pi);
         const [cached] = await waitForResults(pi, 1);
         assert.equal(cached.trim(), "0", "the cache worked within the call (one modal)");
         // The background shell's own sudo: a different parent, so its own modal.
         screen = await pi.tmux.waitFor(TITLE, 30_000);
-        assert.match(screen, /Command: \/usr\/bin\/sudo -A true/);
+        assert.match(screen, /Command: \/usr\/bin\/sudo -A \/usr\/bin\/true/);
         await answer(pi);
         await pi.tmux.waitFor("FLOW-DONE", 60_000);
         const [, setup, trigger] = await waitForResults(pi, 3);
@@ -159,6 +161,55 @@ describe("an approval ends with its call (real pi, real sudo)", () => {
         // ...and after the call ended it was gone.
         assert.match(trigger, /after:\s+sudo: a password is required\s+rc=1/, trigger);
         assert.equal(await pwned(pi), undefined, "the later call ran nothing as root");
+      },
+    );
+  });
+
+  it("the default: sudo apt-get -v && sudo id -u asks once and prints 0; a process the call left behind gets no root; the next call asks again", async () => {
+    const first = "sudo apt-get -v >/dev/null && sudo id -u; " +
+      '(sleep 2; /usr/bin/sudo -n id -u >bg.out 2>&1; echo "rc=$?" >>bg.out) >/dev/null 2>&1 &';
+    await withPi(
+      [
+        { bash: first },
+        { bash: "sleep 3; cat bg.out; sudo id -u" },
+        { text: "FLOW-DONE" },
+      ],
+      async (pi) => {
+        await pi.tmux.sendText("go");
+        await pi.tmux.sendKeys("Enter");
+        let screen = await pi.tmux.waitFor(TITLE, 30_000);
+        const flat = screen.replace(/[\s│]+/g, " ");
+        assert.match(flat, /Command: \/usr\/bin\/sudo -A \/usr\/bin\/apt-get -v/);
+        // The modal says what the password approves: the whole command, until it ends.
+        assert.match(flat, /Approves: everything the shell command above runs until it ends/);
+        await answer(pi);
+        const [once] = await waitForResults(pi, 1);
+        assert.equal(once.trim(), "0", "the second sudo of the call used the approval: no modal");
+        // The next call asks again.
+        screen = await pi.tmux.waitFor(TITLE, 30_000);
+        assert.match(
+          screen.replace(/[\s│]+/g, " "),
+          /Command: \/usr\/bin\/sudo -A \/usr\/bin\/id -u/,
+        );
+        await answer(pi);
+        await pi.tmux.waitFor("FLOW-DONE", 30_000);
+        const [, second] = await waitForResults(pi, 2);
+        assert.match(second, /a password is required\s+rc=1/, "the leftover process got no root");
+        assert.match(second, /^0$/m, "the second call's own sudo ran as root");
+      },
+    );
+  });
+
+  it("--sudo-cache-per-call (the old opt-in) is still accepted and means the default", async () => {
+    await withPi(
+      [{ bash: "sudo true && sudo -n id -u" }, { text: "FLOW-DONE" }],
+      async (pi) => {
+        await pi.tmux.sendText("go");
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.waitFor(TITLE, 30_000);
+        await answer(pi);
+        const [cached] = await waitForResults(pi, 1);
+        assert.equal(cached.trim(), "0", "one modal for both sudos");
       },
       ["--sudo-cache-per-call"],
     );

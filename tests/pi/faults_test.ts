@@ -286,7 +286,7 @@ describe("fault injection (real pi, real sudo)", () => {
         await pi.tmux.sendText("!sudo -k id -un");
         await pi.tmux.sendKeys("Enter");
         const again = await pi.tmux.waitFor(TITLE, 30_000);
-        assert.match(again, /Command: \/usr\/bin\/sudo -A -k id -un/);
+        assert.match(again, /Command: \/usr\/bin\/sudo -A -k \/usr\/bin\/id -un/);
         assert.equal((await pendingRequest(pi)).dir, afterDir);
         await typeMasked(pi, PASSWORD);
         await pi.tmux.sendKeys("Enter");

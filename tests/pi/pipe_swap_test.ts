@@ -83,7 +83,7 @@ describe("the password reaches only the sudo the modal shows (real pi, real sudo
 
       // 2. A legitimate sudo in the same session: one modal, answered, root.
       const modal = await pi.tmux.waitFor(TITLE, 30_000);
-      assert.match(modal, /Command: \/usr\/bin\/sudo -A (-k )?-k id -u/);
+      assert.match(modal, /Command: \/usr\/bin\/sudo -A (-k )?-k \/usr\/bin\/id -u/);
       await answer(pi);
       assert.equal((await results(2))[1].trim(), "0", "the legitimate sudo ran as root");
 

@@ -98,7 +98,7 @@ describe("real pi + real sudo", () => {
       await pi.tmux.sendText("go");
       await pi.tmux.sendKeys("Enter");
       const screen = await pi.tmux.waitFor(TITLE, 20_000);
-      assert.match(screen, /Command: \/usr\/bin\/sudo -A -k id -u/);
+      assert.match(screen, /Command: \/usr\/bin\/sudo -A -k \/usr\/bin\/id -u/);
       assert.match(screen, /sudo -k id -u/);
       assert.match(screen, /will not be visible to the AI model/);
       assert.match(screen, /auto-cancel in [12]:\d\d/);
@@ -167,7 +167,7 @@ describe("real pi + real sudo", () => {
         await pi.tmux.sendText("!sudo -k id -un");
         await pi.tmux.sendKeys("Enter");
         const screen = await pi.tmux.waitFor(TITLE, 20_000);
-        assert.match(screen, /Command: \/usr\/bin\/sudo -A -k id -un/);
+        assert.match(screen, /Command: \/usr\/bin\/sudo -A -k \/usr\/bin\/id -un/);
         await typePassword(pi, PASSWORD);
         await pi.tmux.waitFor(/^\s*root\s*$/m, 20_000);
       },

@@ -84,12 +84,15 @@ describe("cachingAllowedNow and resolveCacheMode", () => {
     assert.equal(cachingAllowedNow({ credentialCache: "call", callInProgress: throwing }), false);
   });
 
-  it("the default is none; the opt-in is a flag or PI_SUDO_PROMPT_CACHE=call; strict wins", () => {
+  it("pi's default is one approval per call; per-sudo is --sudo-strict, PI_SUDO_PROMPT_STRICT=1 or PI_SUDO_PROMPT_CACHE=none; strict wins", () => {
     const off = { strict: false, cachePerCall: false };
-    assert.equal(resolveCacheMode(off, {}), "none");
+    assert.equal(resolveCacheMode(off, {}), "call");
     assert.equal(resolveCacheMode({ ...off, cachePerCall: true }, {}), "call");
     assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "call" }), "call");
-    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "yes" }), "none");
+    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "yes" }), "call");
+    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "none" }), "none");
+    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_STRICT: "1" }), "none");
+    assert.equal(resolveCacheMode({ ...off, strict: true }, {}), "none");
     assert.equal(resolveCacheMode({ strict: true, cachePerCall: true }, {}), "none");
     assert.equal(
       resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "call", PI_SUDO_PROMPT_STRICT: "1" }),
@@ -151,27 +154,45 @@ async function wrapperArgv(cache: CredentialCacheMode, args: string[]): Promise<
 
 describe("the generated sudo wrapper", () => {
   const CASES: [string[], string[], string[]][] = [
-    // args, default ("none") argv, "call" argv
-    [["id", "-u"], ["-A", "-k", "id", "-u"], ["-A", "id", "-u"]],
-    [["-k", "id", "-u"], ["-A", "-k", "id", "-u"], ["-A", "-k", "id", "-u"]],
-    [["-kA", "true"], ["-kA", "true"], ["-kA", "true"]],
-    [["-A", "true"], ["-k", "-A", "true"], ["-A", "true"]],
-    [["--reset", "true"], ["-A", "--reset", "true"], ["-A", "--reset", "true"]],
-    [["-u", "-k", "true"], ["-A", "-k", "-u", "-k", "true"], ["-A", "-u", "-k", "true"]],
-    [["true", "-k"], ["-A", "-k", "true", "-k"], ["-A", "true", "-k"]],
-    [["-S", "true"], ["-k", "-S", "true"], ["-S", "true"]],
-    [["-n", "id"], ["-A", "-k", "-n", "id"], ["-A", "-n", "id"]],
+    // args, per-sudo ("none") argv, per-call ("call") argv; a bare program
+    // name found in a root-owned directory is passed as its absolute path
+    [["id", "-u"], ["-A", "-k", "/usr/bin/id", "-u"], ["-A", "/usr/bin/id", "-u"]],
+    [["-k", "id", "-u"], ["-A", "-k", "/usr/bin/id", "-u"], ["-A", "-k", "/usr/bin/id", "-u"]],
+    [["-kA", "true"], ["-kA", "/usr/bin/true"], ["-kA", "/usr/bin/true"]],
+    [["-A", "true"], ["-k", "-A", "/usr/bin/true"], ["-A", "/usr/bin/true"]],
+    [["--reset", "true"], ["-A", "--reset", "/usr/bin/true"], ["-A", "--reset", "/usr/bin/true"]],
+    [["-u", "-k", "true"], ["-A", "-k", "-u", "-k", "/usr/bin/true"], [
+      "-A",
+      "-u",
+      "-k",
+      "/usr/bin/true",
+    ]],
+    [["true", "-k"], ["-A", "-k", "/usr/bin/true", "-k"], ["-A", "/usr/bin/true", "-k"]],
+    [["-S", "true"], ["-k", "-S", "/usr/bin/true"], ["-S", "/usr/bin/true"]],
+    [["-n", "id"], ["-A", "-k", "-n", "/usr/bin/id"], ["-A", "-n", "/usr/bin/id"]],
     [["-K"], ["-A", "-k", "-K"], ["-A", "-K"]],
+    // what is not a program run as given, or not found in root's directories, is left alone
+    [["-s", "id"], ["-A", "-k", "-s", "id"], ["-A", "-s", "id"]],
+    [["-e", "hosts"], ["-A", "-k", "-e", "hosts"], ["-A", "-e", "hosts"]],
+    [["./x.sh", "a"], ["-A", "-k", "./x.sh", "a"], ["-A", "./x.sh", "a"]],
+    [["no-such-program"], ["-A", "-k", "no-such-program"], ["-A", "no-such-program"]],
+    [["FOO=1", "--", "id", "a b"], ["-A", "-k", "FOO=1", "--", "/usr/bin/id", "a b"], [
+      "-A",
+      "FOO=1",
+      "--",
+      "/usr/bin/id",
+      "a b",
+    ]],
     [[], ["-A"], ["-A"]], // a bare sudo still prints its usage
   ];
   for (const [args, none, call] of CASES) {
-    it(`sudo ${args.join(" ")} → default: ${none.join(" ")}; per call: ${call.join(" ")}`, async () => {
+    it(`sudo ${args.join(" ")} → per sudo: ${none.join(" ")}; per call: ${call.join(" ")}`, async () => {
       assert.deepEqual(await wrapperArgv("none", args), none);
       assert.deepEqual(await wrapperArgv("call", args), call);
     });
   }
 
-  it("the default wrapper's argv always passes the server's policy", async () => {
+  it("the per-sudo wrapper's argv always passes the server's policy", async () => {
     for (const [args] of CASES) {
       if (args.length === 0 || args.includes("-S") || args.includes("-K")) continue;
       const argv = ["/usr/bin/sudo", ...await wrapperArgv("none", args)];

@@ -11,6 +11,7 @@ import { CREDENTIAL_REFUSALS } from "../../../extension/channel/credential_polic
 import { CONNECTION_ERRORS } from "../../../extension/channel/session_types.ts";
 import { TERMINAL_REFUSALS } from "../../../extension/keyboard/terminal_holders.ts";
 import { PAIRING_REFUSALS } from "../../../extension/pairing/sudo_pairing.ts";
+import { ROOT_RUN_REFUSALS } from "../../../extension/channel/root_program.ts";
 import {
   processRefusalNotice,
   refusalAdvice,
@@ -27,6 +28,7 @@ const ALL_NAMED = [
   CONNECTION_ERRORS,
   TERMINAL_REFUSALS,
   PAIRING_REFUSALS,
+  ROOT_RUN_REFUSALS,
 ].flatMap((named) => Object.values(named) as string[]);
 
 // deno-lint-ignore no-control-regex -- the point of the test

@@ -1,0 +1,88 @@
+/**
+ * What the modal says in red about a sudo before anyone types (issue 22,
+ * ADR 0006): the options that let the command's environment choose what root
+ * runs (`sudoRunRisks`), and the program itself when the user (and so the
+ * agent) could have written it, or when its name is no absolute path (sudo
+ * then looks it up on its `secure_path`, or on the command's `PATH` where
+ * none is set). The wrapper passes an absolute path from the root-owned
+ * directories whenever the program is there (`shell_injection.ts`), so a
+ * plain `sudo apt-get …` shows no warning.
+ *
+ * @module
+ */
+import { lstat, realpath } from "node:fs/promises";
+import { dirname } from "node:path";
+import { scanSudoOptions, sudoRunRisks } from "../../askpass/sudo_args.ts";
+
+/** Named refusal when the user asked for red warnings to refuse (`--sudo-refuse-risky`). */
+export const ROOT_RUN_REFUSALS = {
+  /** The sudo would run something its argv does not show (see the module comment). */
+  RISKY_SUDO: "risky_sudo",
+} as const;
+
+/** One of the values of {@link ROOT_RUN_REFUSALS}. */
+export type RootRunRefusal = typeof ROOT_RUN_REFUSALS[keyof typeof ROOT_RUN_REFUSALS];
+
+/** Longest wait for the file-system checks of one program (a hung mount). */
+const CHECK_DEADLINE_MS = 1000;
+
+/**
+ * Every red line for this sudo argv (`sudoArgv[0]` is sudo itself), in the
+ * order the modal shows them. Never throws.
+ */
+export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<string[]> {
+  const args = sudoArgv.slice(1);
+  const warnings = sudoRunRisks(args).map((r) => r.text);
+  const scan = scanSudoOptions(args);
+  if (scan.noCommand || scan.shell || scan.commandIndex < 0) return warnings;
+  const program = args[scan.commandIndex];
+  if (!program.startsWith("/")) {
+    warnings.push(
+      `${program}: not an absolute path; sudo looks it up on its secure_path, or on the ` +
+        "command's PATH where none is set",
+    );
+    return warnings;
+  }
+  const problem = await withDeadline(writableBy(program), CHECK_DEADLINE_MS);
+  if (problem !== null) {
+    warnings.push(`${program}: ${problem ?? "could not be checked in time"}`);
+  }
+  return warnings;
+}
+
+/**
+ * Null when the program and every directory above it (after symlinks) are
+ * root's and writable by root alone; otherwise what is not.
+ */
+async function writableBy(program: string): Promise<string | null> {
+  let real: string;
+  try {
+    real = await realpath(program);
+  } catch {
+    return "does not exist or cannot be read";
+  }
+  for (let path = real;; path = dirname(path)) {
+    let st;
+    try {
+      st = await lstat(path);
+    } catch {
+      return `${path} cannot be checked`;
+    }
+    if (st.uid !== 0) {
+      return `${path === real ? "the program" : path} is not root's: you, and the agent, ` +
+        "could have changed it";
+    }
+    // A sticky directory (/tmp) lets others create names, not replace root's files.
+    const sticky = (st.mode & 0o1000) !== 0 && path !== real;
+    if ((st.mode & 0o022) !== 0 && !sticky) {
+      return `${path === real ? "the program" : path} is writable by others than root`;
+    }
+    if (path === "/") return null;
+  }
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => timer = setTimeout(resolve, ms, undefined));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
