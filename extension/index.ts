@@ -48,7 +48,7 @@ import {
 import { terminalGate } from "./keyboard/terminal_gate.ts";
 import { closeTmuxControl } from "./keyboard/tmux_control.ts";
 import { currentUid } from "../kernel/peer_verification.ts";
-import { packageInstall, startFailureNotice } from "./ui/start_notice.ts";
+import { packageInstall, startFailureNotice } from "./channel/start_notice.ts";
 
 /** The Markdown surfaces whose text the model writes: cleaned of escapes before pi draws them. */
 const MODEL_TEXT = ["assistant", "assistant-thinking", "custom", "summary"] as const;

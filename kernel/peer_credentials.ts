@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { commonCalls, loadLibc as loadSharedLibc } from "./libc.ts";
+import { libc } from "./libc.ts";
 
 /** Named reasons a credential lookup fails. */
 export const PEER_CREDENTIAL_ERRORS = {
@@ -37,45 +37,16 @@ const SO_PEERCRED = 17;
 const SO_PEERPIDFD = 77;
 const SYS_PIDFD_OPEN = 434; // the same number on every architecture
 
-interface Syscalls {
-  getsockopt(fd: number, level: number, name: number, out: Uint8Array, len: number[]): number;
-  syscall(nr: number, ...typedArgs: unknown[]): number;
-  close(fd: number): number;
-}
-
-let libc: Syscalls | null | undefined;
-
-/** The functions this module calls, bound once; `null` when FFI is not available here. */
-function loadLibc(): Syscalls | null {
-  if (libc !== undefined) return libc;
-  const c = loadSharedLibc();
-  const common = commonCalls();
-  if (!c || !common) return libc = null;
-  try {
-    const getsockopt = c.lib.func(
-      "int getsockopt(int, int, int, _Out_ uint8_t *optval, _Inout_ uint32_t *optlen)",
-    );
-    libc = {
-      getsockopt: (fd, level, name, out, len) => getsockopt(fd, level, name, out, len),
-      syscall: common.syscall,
-      close: common.close,
-    };
-  } catch {
-    libc = null;
-  }
-  return libc;
-}
-
 /** True when kernel peer credentials can be read in this process. */
 export function peerCredentialsAvailable(): boolean {
-  return loadLibc() !== null;
+  return libc() !== null;
 }
 
 /** `SO_PEERCRED` of a connected Unix socket file descriptor. */
 export function getPeerCredentials(
   fd: number,
 ): { ok: true; creds: PeerCredentials } | { ok: false; reason: PeerCredentialError } {
-  const c = loadLibc();
+  const c = libc();
   if (!c) return { ok: false, reason: PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE };
   if (!Number.isInteger(fd) || fd < 0) {
     return { ok: false, reason: PEER_CREDENTIAL_ERRORS.NO_SOCKET_FD };
@@ -101,7 +72,7 @@ export function getPeerCredentials(
  * caller owns the descriptor and must {@link closeFd} it.
  */
 export function getPeerPidfd(fd: number): number | undefined {
-  const c = loadLibc();
+  const c = libc();
   if (!c) return undefined;
   const out = new Uint8Array(4);
   const len = [4];
@@ -114,7 +85,7 @@ export function getPeerPidfd(fd: number): number | undefined {
 
 /** `pidfd_open(pid, 0)`, or `undefined` if the process is gone or FFI is missing. */
 export function pidfdOpen(pid: number): number | undefined {
-  const c = loadLibc();
+  const c = libc();
   if (!c) return undefined;
   const fd = c.syscall(SYS_PIDFD_OPEN, "int", pid, "unsigned int", 0);
   return fd >= 0 ? fd : undefined;
@@ -122,5 +93,5 @@ export function pidfdOpen(pid: number): number | undefined {
 
 /** Closes a descriptor obtained from this module. */
 export function closeFd(fd: number): void {
-  loadLibc()?.close(fd);
+  libc()?.close(fd);
 }

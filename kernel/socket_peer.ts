@@ -32,7 +32,7 @@
  * @module
  */
 import { opendir, readlink } from "node:fs/promises";
-import { loadLibc as loadSharedLibc } from "./libc.ts";
+import { libc } from "./libc.ts";
 import { readProcText } from "./proc_reader.ts";
 import { fdStat } from "./socket_fd.ts";
 import { errnoCode } from "../shared/errno.ts";
@@ -114,50 +114,9 @@ const MAX_RECV_CALLS = 4;
 const O_CLOEXEC = 0o2000000;
 const READLINK_BATCH = 64;
 
-interface NetlinkLibc {
-  socket(domain: number, type: number, protocol: number): number;
-  sendto(
-    fd: number,
-    buf: Uint8Array,
-    len: number,
-    flags: number,
-    addr: Uint8Array,
-    addrLen: number,
-  ): number;
-  recv(fd: number, buf: Uint8Array, len: number, flags: number): number;
-  close(fd: number): number;
-}
-
-let libc: NetlinkLibc | null | undefined;
-
-/** The functions this module calls, bound once; `null` when FFI is not available here. */
-function loadLibc(): NetlinkLibc | null {
-  if (libc !== undefined) return libc;
-  const c = loadSharedLibc();
-  if (!c) return libc = null;
-  try {
-    const socket = c.lib.func("int socket(int, int, int)");
-    const sendto = c.lib.func(
-      "intptr_t sendto(int, const uint8_t *buf, size_t len, int flags, const uint8_t *addr, uint32_t addrlen)",
-    );
-    const recv = c.lib.func("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)");
-    const close = c.lib.func("int close(int)");
-    libc = {
-      socket: (domain, type, protocol) => Number(socket(domain, type, protocol)),
-      sendto: (fd, buf, len, flags, addr, addrLen) =>
-        Number(sendto(fd, buf, len, flags, addr, addrLen)),
-      recv: (fd, buf, len, flags) => Number(recv(fd, buf, len, flags)),
-      close: (fd) => Number(close(fd)),
-    };
-  } catch {
-    libc = null;
-  }
-  return libc;
-}
-
 /** True when the netlink query of this module can run in this process. */
 export function socketDiagAvailable(): boolean {
-  return loadLibc() !== null;
+  return libc() !== null;
 }
 
 const fail = (reason: SocketPeerError): SocketPeerFailure => ({ ok: false, reason });
@@ -177,7 +136,7 @@ export function unixPeerInodeByInode(
   if (!isPositiveInt(inode) || inode > 0xffff_ffff) {
     return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
   }
-  const c = loadLibc();
+  const c = libc();
   if (!c) return fail(SOCKET_PEER_ERRORS.FFI_UNAVAILABLE);
   let nl = -1;
   try {

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { commonCalls } from "./libc.ts";
+import { libc } from "./libc.ts";
 import { fdStatSync } from "./socket_fd.ts";
 
 /** Named outcomes of a handover that did not write the password. */
@@ -67,7 +67,7 @@ export function writeIntoSudoPipe(
   target: PipeTarget,
   secret: Uint8Array,
 ): { ok: true } | { ok: false; reason: PipeHandoverError } {
-  const c = commonCalls();
+  const c = libc();
   if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };
   let pidfd = target.pidfd;
   let ownPidfd = false;

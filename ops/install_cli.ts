@@ -24,7 +24,7 @@ import { realpath } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { firstExecutable, resolveDenoBinary } from "../extension/channel/deno_binary.ts";
+import { firstExecutable, resolveDenoBinary } from "../shared/executables.ts";
 import { peerCredentialsAvailable } from "../kernel/peer_credentials.ts";
 import { MIN_NODE, nodeVersionProblem } from "../bin/node_version.mjs";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";

@@ -23,7 +23,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { BROKER_ROOT, SUDOERS_FILE } from "../broker/paths.ts";
 import { defaultAuditPath } from "../extension/audit/entry.ts";
-import { firstExecutable } from "../extension/channel/deno_binary.ts";
+import { firstExecutable } from "../shared/executables.ts";
 import { PACKAGE_NAME, piRemoveCommand, registeredSources, shellWord } from "./pi_sources.ts";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
 

@@ -6,7 +6,7 @@
  */
 import { statSync } from "node:fs";
 import process from "node:process";
-import { loadLibc } from "../../kernel/libc.ts";
+import { libc } from "../../kernel/libc.ts";
 
 /** The system's syslog socket. */
 export const SYSLOG_PATH = "/dev/log";
@@ -36,28 +36,6 @@ const [AF_UNIX, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_CLOEXEC] = [1, 2, 0o4000, 0o2000
 const [MSG_DONTWAIT, MSG_NOSIGNAL, ENOTCONN, ECONNREFUSED] = [0x40, 0x4000, 107, 111];
 const LOG_AUTHPRIV = 10 << 3; // the facility sudo logs to
 const encoder = new TextEncoder();
-// deno-lint-ignore no-explicit-any -- koffi functions take and return C values
-type Call = (...args: any[]) => number;
-let calls: Record<"socket" | "connect" | "send" | "close" | "errno", Call> | null | undefined;
-
-/** The libc calls made here, declared once; `null` without FFI. */
-function libcCalls(): typeof calls {
-  const c = calls === undefined ? loadLibc() : undefined;
-  if (!c) return calls ??= null;
-  try {
-    calls = {
-      socket: c.lib.func("int socket(int, int, int)"),
-      connect: c.lib.func("int connect(int, const uint8_t *addr, uint32_t addrlen)"),
-      send: c.lib.func("int send(int, const uint8_t *buf, size_t len, int flags)"), // < 8 KiB
-      close: c.lib.func("int close(int)"),
-      errno: c.errno,
-    };
-  } catch {
-    calls = null;
-  }
-  return calls;
-}
-
 /** Connects to the syslog socket at `path` (a `stat`, a `connect()`: no wait); never throws. */
 export function openSyslog(
   path: string = SYSLOG_PATH,
@@ -67,7 +45,7 @@ export function openSyslog(
   } catch {
     return { ok: false, reason: SYSLOG_ERRORS.NO_SOCKET };
   }
-  const c = libcCalls();
+  const c = libc();
   if (!c) return { ok: false, reason: SYSLOG_ERRORS.FFI_UNAVAILABLE };
   const name = encoder.encode(path); // sockaddr_un: family (little-endian), path, NUL
   const addr = Uint8Array.of(AF_UNIX, 0, ...name, 0);

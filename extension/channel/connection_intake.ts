@@ -20,11 +20,7 @@ import {
   type SecretRequest,
 } from "../../askpass/protocol.ts";
 import { argvIsAllowlisted } from "../../broker/allowlist_policy.ts";
-import {
-  type ExpectedBroker,
-  type VerifiedBroker,
-  verifyBroker,
-} from "../../kernel/broker_verification.ts";
+import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
 import {
   closeFd,
   getPeerCredentials,
@@ -368,7 +364,7 @@ export class ConnectionIntake {
  * The tool command as the human wrote it: `[shell, "-c", text]` with our own
  * `sudo()` prelude removed from the front of `text`.
  */
-export function withoutPrelude(
+function withoutPrelude(
   argv: readonly string[] | null,
   prelude: string,
 ): readonly string[] | null {

@@ -7,26 +7,11 @@
  *
  * @module
  */
-import type { DenyReason, ProtocolError } from "../../askpass/protocol.ts";
-import type { VerifyRefusal } from "../../kernel/peer_verification.ts";
-import type { PipeHandoverError } from "../../kernel/sudo_pipe.ts";
-import type { CredentialRefusal } from "./credential_policy.ts";
-import type { ConnectionError } from "./session_types.ts";
-import type { RootRunRefusal } from "./root_program.ts";
-import type { TerminalRefusal } from "../keyboard/terminal_holders.ts";
-import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
+import type { DenyReason } from "../../askpass/protocol.ts";
+import type { RefusalReason } from "./session_types.ts";
 
 /** Every reason a password or secret request can be refused or denied with. */
-export type RefusalReason =
-  | VerifyRefusal
-  | ProtocolError
-  | ConnectionError
-  | CredentialRefusal
-  | TerminalRefusal
-  | PairingRefusal
-  | RootRunRefusal
-  | PipeHandoverError
-  | DenyReason;
+export type NamedReason = RefusalReason | DenyReason;
 
 /** One refusal, explained. Plain text, one line each, no secret ever. */
 export interface RefusalAdvice {
@@ -41,7 +26,7 @@ const NOT_OURS =
   "something other than this pi's helper asked for the password: stop what you did not start, " +
   "and run the command again";
 
-const ADVICE: Readonly<Record<RefusalReason, RefusalAdvice>> = {
+const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
   // The requester is not the helper of a sudo the modal can show (kernel/peer_verification.ts).
   ffi_unavailable: {
     means: "pi could not load koffi, so it cannot ask the kernel who connected",
@@ -288,7 +273,7 @@ const ADVICE: Readonly<Record<RefusalReason, RefusalAdvice>> = {
 
 /** The advice for a named reason; undefined for a name that is none of them. */
 export function refusalAdvice(reason: string): RefusalAdvice | undefined {
-  return Object.hasOwn(ADVICE, reason) ? ADVICE[reason as RefusalReason] : undefined;
+  return Object.hasOwn(ADVICE, reason) ? ADVICE[reason as NamedReason] : undefined;
 }
 
 /** Every reason that has advice, sorted (doctor lists them). */

@@ -36,7 +36,7 @@ import {
   helperEnvironment,
   isSafeFlagPath,
 } from "../../askpass/helper_permissions.ts";
-import { firstExecutable, resolveDenoBinary } from "./deno_binary.ts";
+import { firstExecutable, resolveDenoBinary } from "../../shared/executables.ts";
 import { currentUid, type ExpectedHelper } from "../../kernel/peer_verification.ts";
 import {
   chooseRuntimeBase,
@@ -78,7 +78,6 @@ export {
   type SessionOptions,
   type SessionStartError,
 } from "./session_types.ts";
-export { withoutPrelude } from "./connection_intake.ts";
 
 /** Starts a session: directory, key, launcher, wrapper and listening socket. */
 export async function startSession(

@@ -50,6 +50,17 @@ export const CONNECTION_ERRORS = {
 /** One of the values of {@link CONNECTION_ERRORS}. */
 export type ConnectionError = typeof CONNECTION_ERRORS[keyof typeof CONNECTION_ERRORS];
 
+/** Every named reason a request is refused with (each has advice: `refusal_advice.ts`). */
+export type RefusalReason =
+  | VerifyRefusal
+  | ProtocolError
+  | ConnectionError
+  | CredentialRefusal
+  | TerminalRefusal
+  | PairingRefusal
+  | RootRunRefusal
+  | PipeHandoverError;
+
 /**
  * What the server reports for the audit log and tests. Never contains a
  * password or typed text.
@@ -57,15 +68,7 @@ export type ConnectionError = typeof CONNECTION_ERRORS[keyof typeof CONNECTION_E
 export type SessionEvent =
   | {
     readonly kind: "refused";
-    readonly reason:
-      | VerifyRefusal
-      | ProtocolError
-      | ConnectionError
-      | CredentialRefusal
-      | TerminalRefusal
-      | PairingRefusal
-      | RootRunRefusal
-      | PipeHandoverError;
+    readonly reason: RefusalReason;
     readonly peerPid?: number;
     readonly requestId?: string;
     /** One line for the human: what was found and what to do (never a secret). */

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { guardianArgv } from "./guardian_permissions.ts";
 import { parseStat } from "../../kernel/proc.ts";
-import { resolveDenoBinary } from "../channel/deno_binary.ts";
+import { resolveDenoBinary } from "../../shared/executables.ts";
 import { isProtectedPath } from "../../broker/allowlist_policy.ts";
 import { BROKER_ROOT, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 import { HARDENED_GUARDIAN_FILES } from "../../broker/root_files.ts";

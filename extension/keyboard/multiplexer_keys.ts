@@ -17,7 +17,7 @@
  */
 import { execFile } from "node:child_process";
 import process from "node:process";
-import { firstExecutable } from "../channel/deno_binary.ts";
+import { firstExecutable } from "../../shared/executables.ts";
 import { askTmuxControl, controlLine } from "./tmux_control.ts";
 
 /** What the tmux check found. */

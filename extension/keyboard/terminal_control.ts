@@ -11,8 +11,7 @@
  *
  * @module
  */
-import process from "node:process";
-import { loadLibc } from "../../kernel/libc.ts";
+import { libc } from "../../kernel/libc.ts";
 
 /** Named reasons a switch could not be read or set. */
 export const TERMINAL_CONTROL_ERRORS = {
@@ -41,46 +40,12 @@ const TIOCGEXCL = 0x80045440;
 const PR_GET_DUMPABLE = 3;
 const PR_SET_DUMPABLE = 4;
 
-interface Calls {
-  syscall5(nr: number, a: number, b: number, c: number, d: number, e: number): number;
-  ioctlInt(fd: number, request: number, arg: number): number;
-  ioctlOut(fd: number, request: number, out: Int32Array): number;
-  prctl(option: number, arg: number): number;
-  errno(): number;
-}
-
-let calls: Calls | null | undefined;
-
-function load(): Calls | null {
-  if (calls !== undefined) return calls;
-  const c = loadLibc();
-  if (!c) return calls = null;
-  try {
-    // ioctl and prctl are variadic in C; koffi passes the extra arguments
-    // with the types given per call.
-    const ioctl = c.lib.func("int ioctl(int, unsigned long, ...)");
-    const prctl = c.lib.func("int prctl(int, ...)");
-    const syscall = c.lib.func("long syscall(long, ...)");
-    calls = {
-      syscall5: (nr, a, b, cc, d, e) =>
-        Number(syscall(nr, "long", a, "long", b, "long", cc, "long", d, "long", e)),
-      ioctlInt: (fd, request, arg) => ioctl(fd, request, "long", arg),
-      ioctlOut: (fd, request, out) => ioctl(fd, request, "_Out_ int *", out),
-      prctl: (option, arg) => prctl(option, "unsigned long", arg),
-      errno: c.errno,
-    };
-  } catch {
-    calls = null;
-  }
-  return calls;
-}
-
 /**
  * Sets (`on`) or clears exclusive mode on the terminal open on `fd`. The
  * flag belongs to the terminal, not the descriptor: any holder can clear it.
  */
 export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
-  const c = load();
+  const c = libc();
   if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
   if (c.ioctlInt(fd, on ? TIOCEXCL : TIOCNXCL, 0) !== 0) {
     return { ok: false, reason: TERMINAL_CONTROL_ERRORS.IOCTL_FAILED, errno: c.errno() };
@@ -94,7 +59,7 @@ export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
  * whatever reads the terminal next.
  */
 export function flushTerminalInput(fd: number): SwitchResult {
-  const c = load();
+  const c = libc();
   if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
   if (c.ioctlInt(fd, TCFLSH, TCIFLUSH) !== 0) {
     return { ok: false, reason: TERMINAL_CONTROL_ERRORS.IOCTL_FAILED, errno: c.errno() };
@@ -104,7 +69,7 @@ export function flushTerminalInput(fd: number): SwitchResult {
 
 /** Whether the terminal open on `fd` is in exclusive mode (`TIOCGEXCL`). */
 export function terminalExclusive(fd: number): SwitchResult {
-  const c = load();
+  const c = libc();
   if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
   const out = new Int32Array(1);
   if (c.ioctlOut(fd, TIOCGEXCL, out) !== 0) {
@@ -115,7 +80,7 @@ export function terminalExclusive(fd: number): SwitchResult {
 
 /** Makes this process dumpable (`on`) or not. `execve` makes children dumpable again. */
 export function setDumpable(on: boolean): SwitchResult {
-  const c = load();
+  const c = libc();
   if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
   if (c.prctl(PR_SET_DUMPABLE, on ? 1 : 0) !== 0) {
     return { ok: false, reason: TERMINAL_CONTROL_ERRORS.PRCTL_FAILED, errno: c.errno() };
@@ -125,26 +90,9 @@ export function setDumpable(on: boolean): SwitchResult {
 
 /** Whether this process is dumpable (`PR_GET_DUMPABLE`). */
 export function dumpable(): SwitchResult {
-  const c = load();
+  const c = libc();
   if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
   const v = c.prctl(PR_GET_DUMPABLE, 0);
   if (v < 0) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.PRCTL_FAILED, errno: c.errno() };
   return { ok: true, on: v !== 0 };
-}
-
-const KCMP_FILES = 2;
-/** `kcmp` is 312 on x86_64 and 272 on the generic table (arm64, riscv64). */
-const SYS_KCMP = process.arch === "x64" ? 312 : 272;
-
-/**
- * Whether tasks `a` and `b` share one file-descriptor table (`kcmp`
- * `KCMP_FILES`). A thread made without `CLONE_FILES` has its own table,
- * visible only under `/proc/<pid>/task/<tid>/fd`; `undefined` when the
- * kernel would not say (no FFI, no permission): the caller reads that table.
- */
-export function sharesFileTable(a: number, b: number): boolean | undefined {
-  const c = load();
-  if (!c) return undefined;
-  const r = c.syscall5(SYS_KCMP, a, b, KCMP_FILES, 0, 0);
-  return r === 0 ? true : r > 0 ? false : undefined;
 }

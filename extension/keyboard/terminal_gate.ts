@@ -10,7 +10,7 @@
  */
 import process from "node:process";
 import { readStat } from "../../kernel/peer_verification.ts";
-import { firstExecutable } from "../channel/deno_binary.ts";
+import { firstExecutable } from "../../shared/executables.ts";
 import { checkTmuxKeyTables } from "./multiplexer_keys.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import {

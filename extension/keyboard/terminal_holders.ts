@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { parseStat, parseStatusIds } from "../../kernel/proc.ts";
 import { readProcText, statProcPath } from "../../kernel/proc_reader.ts";
-import { sharesFileTable } from "./terminal_control.ts";
+import { sharesFileTable } from "../../kernel/file_table.ts";
 import { errnoCode } from "../../shared/errno.ts";
 
 /** Named reasons a modal is not opened (or is closed) because of the terminal. */

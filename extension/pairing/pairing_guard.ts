@@ -15,7 +15,7 @@ import process from "node:process";
 import { stillRunning, type VerifiedRequester } from "../../kernel/peer_verification.ts";
 import type { ProcessRef } from "../../kernel/peer_verification.ts";
 import { readProcLink } from "../../kernel/proc_reader.ts";
-import { firstExecutable } from "../channel/deno_binary.ts";
+import { firstExecutable } from "../../shared/executables.ts";
 import { ownFrontEnds } from "./root_check.ts";
 import { gatherPairingSnapshot } from "./pairing_snapshot.ts";
 import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";

@@ -20,7 +20,7 @@
  * @module
  */
 import { readdir, stat } from "node:fs/promises";
-import { sharesFileTable } from "../keyboard/terminal_control.ts";
+import { sharesFileTable } from "../../kernel/file_table.ts";
 import { parseNulList, parseStat, parseStatusIds } from "../../kernel/proc.ts";
 import { readProcFile, readProcLink, readProcText } from "../../kernel/proc_reader.ts";
 import {

@@ -22,7 +22,7 @@ import {
   ROOT_DENO,
   ROOT_SOURCES,
 } from "../../broker/paths.ts";
-import { resolveDenoBinary } from "../../extension/channel/deno_binary.ts";
+import { resolveDenoBinary } from "../../shared/executables.ts";
 import { ownUid } from "../../shared/own_uid.ts";
 import { type SpawnDeadlineResult, spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 import { SYSLOG_PATH } from "../../extension/audit/syslog.ts";

@@ -57,7 +57,7 @@ import type { Prompter, PromptOutcome, PromptRequest } from "../../askpass/promp
 import { currentUid, verifyRequester } from "../../kernel/peer_verification.ts";
 import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
 import { socketInodesOf, unixPeerInodeByInode } from "../../kernel/socket_peer.ts";
-import { resolveDenoBinary } from "../../extension/channel/deno_binary.ts";
+import { resolveDenoBinary } from "../../shared/executables.ts";
 import { sudoShellPrelude } from "../../extension/channel/shell_injection.ts";
 import {
   encodeRequest,

@@ -51,7 +51,7 @@ const NO_TRACER_CHECK: Mutation = {
 const HELPER_WRITES: Mutation = {
   file: "kernel/sudo_pipe.ts",
   from:
-    "  const c = commonCalls();\n  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };",
+    "  const c = libc();\n  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };",
   to: "  return { ok: false, reason: PIPE_HANDOVER_ERRORS.NOT_PERMITTED };",
 };
 
@@ -109,7 +109,12 @@ async function traceAttack(
         const r = toolResults(await pi.readSessions());
         return r.length >= 1 ? r[0] : undefined;
       }, 60_000);
-      const screen = await pi.tmux.capture({ history: true });
+      // A refusal's notice is drawn a moment after the result is recorded.
+      const screen = await pi.tmux.waitUntil(
+        (t) => /is traced by process/.test(t.replace(/\s+/g, " ")),
+        "the tracer notice",
+        { timeoutMs: 5_000, history: true },
+      ).catch(() => pi.tmux.capture({ history: true }));
       const trace = await readFile(join(work, "trace.log"), "latin1").catch(() => "");
       const audit = await readFile(defaultAuditPath(pi.launch.env), "utf8").catch(() => "");
       assert.ok(!result.includes(PASSWORD), "password in the tool result");

@@ -42,7 +42,7 @@ import {
 } from "../../broker/broker_permissions.ts";
 import { PACKAGE_VERSION } from "../../askpass/version.ts";
 import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
-import { resolveDenoBinary } from "../../extension/channel/deno_binary.ts";
+import { resolveDenoBinary } from "../../shared/executables.ts";
 
 import { asUser, REPO, run, USER } from "./root_helpers.ts";
 const CONSUMER = "/usr/local/libexec/pi-sudo-prompt-test/consumer";

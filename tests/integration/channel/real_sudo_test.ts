@@ -68,7 +68,7 @@ describe("real sudo through the askpass channel", () => {
       assert.ok(answered?.kind === "answered" && answered.writer === "pi", JSON.stringify(events));
       assert.equal(prompter.seen.length, 1);
       const seen = prompter.seen[0].request;
-      assert.deepEqual(seen.sudoArgv.slice(1), ["-A", "-k", "id", "-u"]);
+      assert.deepEqual(seen.sudoArgv.slice(1), ["-A", "-k", "/usr/bin/id", "-u"]);
       assert.equal(seen.attempt, 1);
       assert.equal(seen.maxAttempts, 3);
       assert.match(seen.promptText, /password/i);
@@ -224,7 +224,7 @@ describe("real sudo through the askpass channel", () => {
       assert.match(r.stdout, /rc=1/);
       assert.match(r.stderr, /a password is required/);
       assert.equal(prompter.seen.length, 1);
-      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), ["-A", "-k", "true"]);
+      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), ["-A", "-k", "/usr/bin/true"]);
     });
   });
 
@@ -251,7 +251,7 @@ describe("real sudo through the askpass channel", () => {
       const r = await runToolCommand(session, "sudo true && sudo -n id -u");
       assert.equal(r.stdout, "0\n", r.stderr);
       assert.equal(prompter.seen.length, 1);
-      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), ["-A", "true"]);
+      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), ["-A", "/usr/bin/true"]);
       inCall = false;
       const after = await runToolCommand(session, "sudo true; echo rc=$?");
       assert.match(after.stdout, /rc=1/);
@@ -302,7 +302,12 @@ describe("real sudo through the askpass channel", () => {
       assert.equal(prompter.seen.length, 0);
       const a = await runToolCommand(session, "sudo -A -k id -u");
       assert.equal(a.stdout, "0\n");
-      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), ["-A", "-k", "id", "-u"]);
+      assert.deepEqual(prompter.seen[0].request.sudoArgv.slice(1), [
+        "-A",
+        "-k",
+        "/usr/bin/id",
+        "-u",
+      ]);
     });
   });
 });

@@ -49,7 +49,10 @@ import {
   startSession,
 } from "../../../extension/channel/session_server.ts";
 import { readStat, VERIFY_REFUSALS } from "../../../kernel/peer_verification.ts";
-import { type ExpectedBroker, verifyBroker } from "../../../kernel/broker_verification.ts";
+import {
+  type ExpectedBroker,
+  verifyBroker,
+} from "../../../extension/channel/broker_verification.ts";
 import { getPeerCredentials, type PeerCredentials } from "../../../kernel/peer_credentials.ts";
 import { parseStatusIds } from "../../../kernel/proc.ts";
 import { socketFd } from "../../../kernel/socket_fd.ts";

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
 import { getPeerCredentials } from "../../../kernel/peer_credentials.ts";
-import { resolveDenoBinary } from "../../../extension/channel/deno_binary.ts";
+import { resolveDenoBinary } from "../../../shared/executables.ts";
 import {
   peerOwnsThisConnection,
   SOCKET_PEER_ERRORS,

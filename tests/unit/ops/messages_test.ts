@@ -20,7 +20,7 @@ import {
   PACKAGE_ROOT,
   packageInstall,
   startFailureNotice,
-} from "../../../extension/ui/start_notice.ts";
+} from "../../../extension/channel/start_notice.ts";
 import { demoHint } from "../../pi/demo_hint.ts";
 import { nodeVersionProblem } from "../../../bin/node_version.mjs";
 

@@ -1,7 +1,9 @@
 /**
- * Finds the deno binary that the askpass launcher pins: the platform package
- * that the `deno` npm dependency installs (`@deno/<os>-<arch>-glibc/deno`),
- * resolved to its real path because `/proc/<pid>/exe` shows the real path.
+ * Where programs are: the deno binary that the askpass launcher pins (the
+ * platform package that the `deno` npm dependency installs,
+ * `@deno/<os>-<arch>-glibc/deno`, resolved to its real path because
+ * `/proc/<pid>/exe` shows the real path), and the first executable among
+ * absolute paths (sudo, tmux, env).
  *
  * @module
  */
@@ -9,6 +11,7 @@ import { access, realpath } from "node:fs/promises";
 import { constants } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import process from "node:process";
 
 /** Absolute real path of the pinned deno binary, or `undefined` if not installed. */
 export async function resolveDenoBinary(): Promise<string | undefined> {

@@ -10,10 +10,10 @@
  * @module
  */
 import { lstat } from "node:fs/promises";
-import type { SecretRequest } from "../askpass/protocol.ts";
-import { brokerArgvPrefix, parseBrokerArgs } from "../broker/broker_permissions.ts";
-import { PROOF_DIR } from "../broker/paths.ts";
-import type { PeerCredentials } from "./peer_credentials.ts";
+import type { SecretRequest } from "../../askpass/protocol.ts";
+import { brokerArgvPrefix, parseBrokerArgs } from "../../broker/broker_permissions.ts";
+import { PROOF_DIR } from "../../broker/paths.ts";
+import type { PeerCredentials } from "../../kernel/peer_credentials.ts";
 import {
   type ProcessRef,
   readStat,
@@ -22,9 +22,9 @@ import {
   VERIFY_REFUSALS,
   type VerifyRefusal,
   walkToOwner,
-} from "./peer_verification.ts";
-import { parseNulList, parseStatusIds, sameList } from "./proc.ts";
-import { readProcFile, readProcText } from "./proc_reader.ts";
+} from "../../kernel/peer_verification.ts";
+import { parseNulList, parseStatusIds, sameList } from "../../kernel/proc.ts";
+import { readProcFile, readProcText } from "../../kernel/proc_reader.ts";
 
 /** What this session expects of a broker. */
 export interface ExpectedBroker {

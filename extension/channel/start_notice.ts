@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SessionStartError } from "../channel/session_server.ts";
+import type { SessionStartError } from "./session_server.ts";
 
 /** `SESSION_START_ERRORS.DENO_NOT_FOUND` (typed, so a rename there fails here). */
 const DENO_NOT_FOUND: SessionStartError = "deno_not_found";

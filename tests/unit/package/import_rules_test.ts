@@ -1,0 +1,155 @@
+/**
+ * The folder rules of `docs/design.md` §1, enforced: every relative import of
+ * the product goes to its own folder or to one the table's "may import"
+ * column names, and the folders form no cycle. The rules are read from the
+ * table itself, so the document and the code cannot drift apart. A planted
+ * cycle and a planted forbidden import are shown to fail.
+ * Runs under Node (`node --test`) and Deno (`deno test -A`).
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, it } from "node:test";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url)).replace(/\/$/, "");
+
+/** One row of the table: the folder (ends with `/`) or file, and what it may import. */
+export interface FolderRule {
+  readonly part: string;
+  /** Folders (ending in `/`) or files; `"*"` for anything. */
+  readonly allowed: readonly string[];
+}
+
+/** Reads the §1 table of `docs/design.md` (markdown text). */
+export function parseRules(markdown: string): FolderRule[] {
+  const rules: FolderRule[] = [];
+  for (const line of markdown.split("\n")) {
+    const cells = line.split("|").map((c) => c.trim());
+    if (cells.length < 5 || !/^`[^`]+`$/.test(cells[1])) continue;
+    const part = cells[1].slice(1, -1);
+    const column = cells[3];
+    const allowed = column === "anything"
+      ? ["*"]
+      : [...column.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    rules.push({ part, allowed });
+  }
+  return rules;
+}
+
+/** The rule whose part holds `path` (the longest match; a file row matches only itself). */
+export function partOf(path: string, rules: readonly FolderRule[]): string | undefined {
+  let best: string | undefined;
+  for (const { part } of rules) {
+    const holds = part.endsWith("/") ? path.startsWith(part) : path === part;
+    if (holds && (best === undefined || part.length > best.length)) best = part;
+  }
+  return best;
+}
+
+/** `[from, to]` file pairs (repository-relative) for every relative import. */
+export type ImportEdge = readonly [from: string, to: string];
+
+/** What breaks the rules: forbidden imports, and folder cycles (as `a → b → a`). */
+export function ruleViolations(
+  edges: readonly ImportEdge[],
+  rules: readonly FolderRule[],
+): string[] {
+  const problems: string[] = [];
+  const graph = new Map<string, Set<string>>();
+  for (const [from, to] of edges) {
+    const a = partOf(from, rules);
+    const b = partOf(to, rules);
+    if (a === undefined || b === undefined || a === b) continue;
+    const allowed = rules.find((r) => r.part === a)!.allowed;
+    const ok = allowed.includes("*") ||
+      allowed.some((x) => x.endsWith("/") ? to.startsWith(x) : to === x);
+    if (!ok) problems.push(`${from} imports ${to}: ${a} may not import ${b}`);
+    if (!graph.has(a)) graph.set(a, new Set());
+    graph.get(a)!.add(b);
+  }
+  // Depth-first search for a back edge.
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (node: string): void => {
+    state.set(node, "open");
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === "open") {
+        problems.push(`cycle: ${[...stack.slice(stack.indexOf(next)), next].join(" → ")}`);
+      } else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, "done");
+  };
+  for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node);
+  return problems;
+}
+
+/** Product source files (everything but tests, dependencies and docs). */
+function productFiles(dir = ROOT): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (["node_modules", "tests", "docs", ".git", ".ci"].includes(name)) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...productFiles(path));
+    else if (/\.(ts|mjs)$/.test(name)) out.push(relative(ROOT, path));
+  }
+  return out;
+}
+
+/** The relative imports of `file`: static, `export … from`, and literal dynamic ones. */
+function importsOf(file: string): ImportEdge[] {
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const edges: ImportEdge[] = [];
+  const pattern =
+    /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
+  for (const m of text.matchAll(pattern)) {
+    edges.push([file, normalize(join(dirname(file), m[1] ?? m[2]))]);
+  }
+  return edges;
+}
+
+const RULES = parseRules(readFileSync(join(ROOT, "docs/design.md"), "utf8"));
+
+describe("the folder rules of docs/design.md", () => {
+  it("the table is read: every product folder has a row", () => {
+    assert.ok(RULES.length >= 12, JSON.stringify(RULES));
+    const unplaced = productFiles().filter((f) => partOf(f, RULES) === undefined);
+    assert.deepEqual(unplaced, [], "files in no folder of the table");
+  });
+
+  it("every relative import of the product follows the table, and the folders form no cycle", () => {
+    const edges = productFiles().flatMap(importsOf);
+    assert.ok(edges.length > 200, `only ${edges.length} imports found: is the pattern right?`);
+    assert.deepEqual(ruleViolations(edges, RULES), []);
+  });
+
+  it("a planted cycle fails, and so does a planted forbidden import", () => {
+    const planted: ImportEdge[] = [
+      ["extension/channel/a.ts", "extension/keyboard/b.ts"],
+      ["extension/keyboard/b.ts", "extension/pairing/c.ts"],
+      ["extension/pairing/c.ts", "extension/channel/a.ts"],
+    ];
+    const problems = ruleViolations(planted, RULES);
+    assert.ok(
+      problems.includes(
+        "extension/pairing/c.ts imports extension/channel/a.ts: extension/pairing/ may not " +
+          "import extension/channel/",
+      ),
+      problems.join("\n"),
+    );
+    assert.ok(
+      problems.some((p) =>
+        p === "cycle: extension/channel/ → extension/keyboard/ → extension/pairing/ → " +
+            "extension/channel/"
+      ),
+      problems.join("\n"),
+    );
+    // A cycle the table would allow is still a cycle.
+    const rules: FolderRule[] = [{ part: "a/", allowed: ["b/"] }, { part: "b/", allowed: ["a/"] }];
+    assert.deepEqual(ruleViolations([["a/x.ts", "b/y.ts"], ["b/y.ts", "a/z.ts"]], rules), [
+      "cycle: a/ → b/ → a/",
+    ]);
+  });
+});
