@@ -31,7 +31,7 @@ export type KeyTableVerdict =
      * `focus`: typed keys would not reach pi's pane (issue 21), what took
      * them named in `keys`; `unreadable` (tmux did not answer: fail closed).
      */
-    readonly why: "bound" | "client_table" | "focus" | "unreadable";
+    readonly reason: "bound" | "client_table" | "focus" | "unreadable";
     /** The keys, as tmux names them, for the notice. */
     readonly keys: readonly string[];
   };
@@ -108,7 +108,7 @@ export async function checkTmuxKeyTables(
     [head, clients, panes, ["list-keys"]],
     timeoutMs,
   );
-  if (out === undefined) return { ok: false, why: "unreadable", keys: [] };
+  if (out === undefined) return { ok: false, reason: "unreadable", keys: [] };
   const keys = decideKeyTables(out);
   if (!keys.ok) return keys;
   const focus = await focusVerdict(out);
@@ -121,7 +121,7 @@ export async function checkTmuxKeyTables(
 
 async function focusVerdict(output: string): Promise<KeyTableVerdict> {
   const facts = focusFacts(output);
-  if (!facts) return { ok: false, why: "unreadable", keys: [] };
+  if (!facts) return { ok: false, reason: "unreadable", keys: [] };
   const popup = facts.serverPid ? await popupJob(facts.serverPid, facts.paneTtys) : undefined;
   return decideFocus(facts, popup);
 }
@@ -147,7 +147,7 @@ export function focusFacts(output: string): FocusFacts | undefined {
 
 /** Where typed keys go instead of pi's pane, or ok (pure, for tests). */
 export function decideFocus(facts: FocusFacts, popup: string | undefined): KeyTableVerdict {
-  const away = (what: string): KeyTableVerdict => ({ ok: false, why: "focus", keys: [what] });
+  const away = (what: string): KeyTableVerdict => ({ ok: false, reason: "focus", keys: [what] });
   if (!facts.windowActive) return away("another window is the active one");
   if (!facts.paneActive) {
     return away(facts.windowZoomed ? "another pane is zoomed over pi's" : "another pane");
@@ -233,13 +233,15 @@ async function askTmux(
 export function decideKeyTables(output: string): KeyTableVerdict {
   const lines = output.split("\n");
   const head = splitWords(lines[0] ?? "");
-  if (head[0] !== MARKER || head.length < 4) return { ok: false, why: "unreadable", keys: [] };
+  if (head[0] !== MARKER || head.length < 4) return { ok: false, reason: "unreadable", keys: [] };
   const [, table, prefix, prefix2] = head;
   const tables = new Set(["root", table]);
   const elsewhere = lines.map((l) => splitWords(l))
     .filter((w) => w[0] === `${MARKER}-client` && w.length === 2 && !tables.has(w[1]))
     .map((w) => w[1]);
-  if (elsewhere.length > 0) return { ok: false, why: "client_table", keys: elsewhere.slice(0, 5) };
+  if (elsewhere.length > 0) {
+    return { ok: false, reason: "client_table", keys: elsewhere.slice(0, 5) };
+  }
   const keys: string[] = [];
   for (const p of [prefix, prefix2]) if (isPrintableKey(p)) keys.push(`prefix ${p}`);
   for (const line of lines.slice(1)) {
@@ -250,7 +252,7 @@ export function decideKeyTables(output: string): KeyTableVerdict {
       keys.push(b.key);
     }
   }
-  return keys.length === 0 ? { ok: true } : { ok: false, why: "bound", keys: keys.slice(0, 10) };
+  return keys.length === 0 ? { ok: true } : { ok: false, reason: "bound", keys: keys.slice(0, 10) };
 }
 
 /**

@@ -26,7 +26,7 @@ export const TERMINAL_CHECK = `${BROKER_ROOT}/terminal-check`;
  */
 export type RootTerminalResult =
   | { readonly ok: true; readonly holders: readonly number[] }
-  | { readonly ok: false; readonly why: string; readonly notPermitted?: true };
+  | { readonly ok: false; readonly reason: string; readonly notPermitted?: true };
 
 /** True when the broker's launcher and the terminal check are root-protected files. */
 export async function rootTerminalCheckInstalled(): Promise<boolean> {
@@ -46,11 +46,11 @@ export function parseRootTerminalOutput(
   stderr = "",
 ): RootTerminalResult {
   if (code === 1 && stdout === "" && /^sudo: a password is required$/m.test(stderr)) {
-    return { ok: false, why: "a password is required", notPermitted: true };
+    return { ok: false, reason: "a password is required", notPermitted: true };
   }
   const line = stdout.split("\n")[0] ?? "";
   const m = /^pi-terminal: holders((?: [1-9][0-9]{0,9})*)$/.exec(line);
-  if (code !== 0 || !m) return { ok: false, why: line.slice(0, 200) || `exit ${code}` };
+  if (code !== 0 || !m) return { ok: false, reason: line.slice(0, 200) || `exit ${code}` };
   return { ok: true, holders: m[1].trim() === "" ? [] : m[1].trim().split(" ").map(Number) };
 }
 
@@ -61,7 +61,7 @@ export async function runRootTerminalCheck(
   timeoutMs = ROOT_CHECK_TIMEOUT_MS,
 ): Promise<RootTerminalResult> {
   const run = await runRootCheck(sudoPath, ["--terminal-holders", String(n)], timeoutMs);
-  if (run.failure) return { ok: false, why: run.failure };
+  if (run.failure) return { ok: false, reason: run.failure };
   const r = parseRootTerminalOutput(run.code, run.stdout, run.stderr);
   // Our own sudo is never a stranger (it should not hold the terminal anyway).
   return r.ok ? { ok: true, holders: r.holders.filter((p) => p !== run.pid) } : r;

@@ -107,7 +107,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
           ok: false,
           reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,
           notice: `root could not check who has this terminal open (${
-            sanitizeUntrusted(root.why, 80)
+            sanitizeUntrusted(root.reason, 80)
           }); run /sudo-prompt doctor`,
         };
       }
@@ -138,7 +138,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
           describeProcess(p.pid, "hides its open files: it may hold this terminal")
         ),
       );
-      if (!keys.ok && keys.why === "focus") {
+      if (!keys.ok && keys.reason === "focus") {
         return {
           ok: false,
           reason: TERMINAL_REFUSALS.FOCUS_MOVED,
@@ -153,9 +153,9 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
         return {
           ok: false,
           reason: TERMINAL_REFUSALS.MULTIPLEXER_KEYS_BOUND,
-          notice: keys.why === "unreadable"
+          notice: keys.reason === "unreadable"
             ? "tmux did not say which keys are bound, so a key logger cannot be ruled out; try again"
-            : keys.why === "client_table"
+            : keys.reason === "client_table"
             ? `a tmux client of this session types into the key table ${
               sanitizeUntrusted(keys.keys[0], 40)
             }, whose bindings can record what you type. Run tmux switch-client -T root and try again`

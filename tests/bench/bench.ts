@@ -939,7 +939,7 @@ async function addedChecksCost(tmp: string): Promise<void> {
       t0 = performance.now();
       const keys = await checkTmuxKeyTables(tmuxEnv);
       tmuxRuns.push(performance.now() - t0);
-      if (!keys.ok) throw new Error(`tmux check refused the default tables: ${keys.why}`);
+      if (!keys.ok) throw new Error(`tmux check refused the default tables: ${keys.reason}`);
       tmuxFloor.push(
         (await timeSpawn("tmux", ["-S", socket, "display-message", "-p", "x"], {})).ms,
       );

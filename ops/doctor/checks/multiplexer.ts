@@ -40,14 +40,14 @@ async function checkMultiplexer(ctx: Context): Promise<Finding> {
       detail: `tmux: no printable key is bound where you type, and the keys reach pi${unseen}`,
     };
   }
-  if (v.why === "focus") {
+  if (v.reason === "focus") {
     return {
       status: "ok",
       detail: `tmux: keys typed now go to ${v.keys[0]} (a modal waits until they reach pi's ` +
         `pane)${unseen}`,
     };
   }
-  if (v.why === "client_table") {
+  if (v.reason === "client_table") {
     return {
       status: "fail",
       detail: `a tmux client of this session types into the key table ${v.keys[0]}, whose ` +
@@ -55,7 +55,7 @@ async function checkMultiplexer(ctx: Context): Promise<Finding> {
       fix: "tmux switch-client -T root",
     };
   }
-  if (v.why === "unreadable") {
+  if (v.reason === "unreadable") {
     return {
       status: "fail",
       detail: "tmux did not list its key bindings: every modal is refused",

@@ -99,7 +99,7 @@ describe("tmux focus (issue 21)", () => {
     ];
     for (const [flags, popup, what] of cases) {
       const v = decideFocus(focusFacts(run(flags))!, popup);
-      assert.equal(!v.ok && v.why, "focus", flags);
+      assert.equal(!v.ok && v.reason, "focus", flags);
       assert.match(!v.ok ? v.keys[0] : "", what);
     }
   });
@@ -109,7 +109,7 @@ describe("tmux focus (issue 21)", () => {
   });
   it("a user key bound where pi's keys are typed refuses (set -s user-keys[0] a; bind -n User0)", () => {
     const v = decideKeyTables(`${HEAD}\nbind-key -T root User0 run-shell "echo a >> log"\n`);
-    assert.deepEqual(v, { ok: false, why: "bound", keys: ["User0"] });
+    assert.deepEqual(v, { ok: false, reason: "bound", keys: ["User0"] });
   });
 });
 
@@ -122,7 +122,7 @@ describe("tmux key tables", () => {
       const out = `${HEAD}\n${DEFAULTS}\nbind-key -T root ${key} run-shell "echo x >> log"\n`;
       const v = decideKeyTables(out);
       assert.equal(v.ok, false, key);
-      assert.equal(!v.ok && v.why, "bound", key);
+      assert.equal(!v.ok && v.reason, "bound", key);
     }
   });
   it("modified and named keys do not count", () => {
@@ -138,7 +138,7 @@ describe("tmux key tables", () => {
   });
   it("a client of pi's session switched into another key table refuses (switch-client -T)", () => {
     const out = `${HEAD}\npi-sudo-prompt-keys-client root\npi-sudo-prompt-keys-client logger\n`;
-    assert.deepEqual(decideKeyTables(out), { ok: false, why: "client_table", keys: ["logger"] });
+    assert.deepEqual(decideKeyTables(out), { ok: false, reason: "client_table", keys: ["logger"] });
     const fine = `${HEAD}\npi-sudo-prompt-keys-client root\n${DEFAULTS}\n`;
     assert.deepEqual(decideKeyTables(fine), { ok: true });
   });

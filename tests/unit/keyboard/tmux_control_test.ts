@@ -110,7 +110,7 @@ describe("a real tmux server", () => {
     assert.deepEqual(await checkTmuxKeyTables(env), { ok: true });
     tmux("bind", "-n", "a", "display-message", "x");
     try {
-      assert.deepEqual(await checkTmuxKeyTables(env), { ok: false, why: "bound", keys: ["a"] });
+      assert.deepEqual(await checkTmuxKeyTables(env), { ok: false, reason: "bound", keys: ["a"] });
     } finally {
       tmux("unbind", "-n", "a");
     }
