@@ -86,7 +86,7 @@ export function noteModal(open: boolean): void {
  */
 export function quittingWithModal(): void {
   const s = state();
-  if (s.modals === 0) return;
+  if (s.modals === 0 || s.quittingWithModal) return;
   s.quittingWithModal = true;
   tellGuardian(s, "modal on");
   // pi's TUI would restore echo on its way out, and a password typed at the
@@ -146,10 +146,33 @@ function rawMode(on: boolean): void {
  */
 export function startTerminalGuard(): Promise<void> {
   const s = state();
+  if (s.started === undefined) watchQuitSignals();
   s.started ??= start(s).catch((e) => {
     s.problems.push(`terminal guard failed: ${String((e as Error)?.message ?? e).slice(0, 200)}`);
   });
   return s.started;
+}
+
+/**
+ * SIGHUP and SIGTERM make pi quit, and pi's own handler first kills the tool
+ * calls (so their sudo and helper die, and the modal closes on the next turn
+ * of the event loop) and only then, asynchronously, tells extensions. So the
+ * modal is judged open or not here, in the same synchronous emit, right after
+ * pi's handler (which pi prepends): a modal open at the signal keeps the
+ * terminal raw and the keys dropped. Where pi has no handler of its own for
+ * the signal, it is raised again, so it still ends pi.
+ */
+function watchQuitSignals(): void {
+  for (const signal of ["SIGHUP", "SIGTERM"] as const) {
+    const onSignal = () => {
+      quittingWithModal();
+      if (process.listenerCount(signal) === 1) {
+        process.off(signal, onSignal);
+        process.kill(process.pid, signal);
+      }
+    };
+    process.on(signal, onSignal);
+  }
 }
 
 /** The guard's current state (reads the kernel's view of both switches). */
