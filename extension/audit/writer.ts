@@ -33,6 +33,25 @@ export interface AuditLogOptions {
   readonly syslogPath?: string | false;
 }
 
+/**
+ * Whether the file ends inside a line (a writer crashed mid-line): then this
+ * session's first line starts on a new one. Another session's `write()` may
+ * be in flight: the kernel grows the file page by page, so a size read
+ * during it can end mid-line for a moment. A cut seen three times, 20 ms
+ * apart, is a real one.
+ */
+async function endsMidLine(handle: FileHandle, size: number): Promise<boolean> {
+  const last = new Uint8Array(1);
+  for (let attempt = 0;; attempt++) {
+    if (size === 0) return false;
+    await handle.read(last, 0, 1, size - 1);
+    if (last[0] === 0x0a) return false;
+    if (attempt === 2) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    size = (await handle.stat()).size;
+  }
+}
+
 /** One session's audit log: {@link AuditLog.open}, `append`, `close`. */
 export class AuditLog {
   /** This session's id: the `sid` of its lines. */
@@ -91,9 +110,7 @@ export class AuditLog {
       const st = await handle.stat();
       if (!st.isFile() || st.uid !== uid) throw FILE_UNSAFE;
       if ((st.mode & 0o077) !== 0) await handle.chmod(0o600);
-      const last = new Uint8Array([0x0a]); // a file cut mid-line by a crash?
-      if (st.size > 0) await handle.read(last, 0, 1, st.size - 1);
-      log = new AuditLog(handle, last[0] !== 0x0a, options);
+      log = new AuditLog(handle, await endsMidLine(handle, st.size), options);
       await log.#tail;
       if (log.#counts.written === 0) throw OPEN_FAILED;
       return { ok: true, log };

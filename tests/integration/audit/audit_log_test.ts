@@ -33,7 +33,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { NODE_BINARY } from "../../helpers/test_env.ts";
-import { startHeartbeat } from "../../helpers/heartbeat.ts";
+import { runQueueWaitMs, startHeartbeat } from "../../helpers/heartbeat.ts";
 import {
   AUDIT_ENTRY_FIELDS,
   type AuditEntry,
@@ -871,8 +871,10 @@ describe("audit log", () => {
           let slowest = 0;
           for (let i = 1; i <= 3000; i++) {
             const t0 = performance.now();
+            const w0 = runQueueWaitMs();
             assert.ok(log.append(entry(i, { argv: ["sudo", "x".repeat(2000)] })));
-            slowest = Math.max(slowest, performance.now() - t0);
+            // Time spent waiting for a CPU on a loaded machine is not waiting on the socket.
+            slowest = Math.max(slowest, performance.now() - t0 - (runQueueWaitMs() - w0));
             if (i % 100 === 0) await new Promise((r) => setImmediate(r));
           }
           await log.close();
