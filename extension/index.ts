@@ -61,7 +61,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   let session: AskpassSession | undefined;
   let starting: Promise<void> | undefined;
   let audit: AuditLog | undefined;
-  // Credential cache (ADR 0006): "none" unless the user opts in per call.
+  // Credential cache (ADR 0006): one approval per call unless --sudo-strict.
   let cacheMode: CredentialCacheMode = "call";
   const calls = new CallTracker();
   // Requests whose modal is on screen: the guard erases it if pi stops (ADR 0008).
@@ -195,6 +195,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       const slots = next();
       return slots ? inertRenderers(toolName, slots) : undefined;
     });
+  }
+  if (typeof pi.registerMarkdownTransformer === "function") {
     pi.registerMarkdownTransformer(cleanMarkdown, { messageTypes: MODEL_TEXT });
   }
   pi.registerTool({
@@ -280,7 +282,6 @@ function isInteractive(ctx: ExtensionContext): boolean {
   return mode === undefined ? ctx.hasUI : mode === "tui";
 }
 
-/** A command for display: no escape sequences, no controls but newline and tab. */
 function withPrelude(session: AskpassSession, command: string): string {
   const prelude = session.shellPrelude();
   return prelude ? `${prelude}\n${command}` : command;

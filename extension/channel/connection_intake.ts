@@ -32,25 +32,24 @@ import {
   type ExpectedHelper,
   type VerifiedRequester,
   VERIFY_REFUSALS,
-  type VerifyRefusal,
   verifyRequester,
 } from "../../kernel/peer_verification.ts";
 import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
 import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
-import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
-import { ROOT_RUN_REFUSALS, type RootRunRefusal, rootRunWarnings } from "./root_program.ts";
+import { ROOT_RUN_REFUSALS, rootRunWarnings } from "./root_program.ts";
 import { sanitizePrompt } from "../../askpass/prompt_text.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
-import {
-  cachingAllowedNow,
-  credentialDecision,
-  type CredentialRefusal,
-} from "./credential_policy.ts";
+import { cachingAllowedNow, credentialDecision } from "./credential_policy.ts";
 import type { ModalQueue, Pending } from "./modal_queue.ts";
-import { CONNECTION_ERRORS, type ConnectionError, type SessionOptions } from "./session_types.ts";
+import {
+  CONNECTION_ERRORS,
+  type ConnectionError,
+  type RefusalReason,
+  type SessionOptions,
+} from "./session_types.ts";
 
 /** Request ids remembered against replay (the oldest is forgotten first). */
 const SEEN_ID_CAPACITY = 4096;
@@ -171,7 +170,7 @@ export class ConnectionIntake {
     }
     const request = decoded.message;
     const refuse = async (
-      reason: VerifyRefusal | ConnectionError | CredentialRefusal | PairingRefusal | RootRunRefusal,
+      reason: RefusalReason,
       notice?: string,
     ) => {
       if (pidfd !== undefined) closeFd(pidfd);
