@@ -298,6 +298,49 @@ describe("renderSudoModal", () => {
   });
 });
 
+describe("what the password approves, and what root may run unshown (issue 22)", () => {
+  test("says whether it approves the whole command or one sudo", () => {
+    const call = text(
+      renderSudoModal(makeState({ request: makeRequest({ covers: "call" }) }), 80, theme),
+    );
+    assert.match(
+      call.replace(/[│\s]+/g, " "),
+      /Approves: everything the shell command above runs until it ends; its later sudos do not ask again\./,
+    );
+    for (const covers of ["sudo", undefined] as const) {
+      const one = text(renderSudoModal(makeState({ request: makeRequest({ covers }) }), 80, theme));
+      assert.match(one, /Approves: this one sudo\./);
+    }
+  });
+
+  test("each warning is drawn whole after the command, in the error colour, unsafe characters spelt out", () => {
+    const long = "APT_CONFIG=/tmp/" + "z".repeat(150) + ".conf: set in root's environment";
+    // The error colour as a real theme draws it: zero-width SGR.
+    const red: ModalTheme = {
+      fg: (c, s) => c === "error" ? `\x1b[31m${s}\x1b[39m` : s,
+      bold: (s) => s,
+    };
+    const lines = renderSudoModal(
+      makeState({
+        request: makeRequest({ warnings: ["-E: root keeps the environment", long, "a\u001b[2Jb"] }),
+      }),
+      80,
+      red,
+    );
+    const all = text(lines);
+    assert.match(all, /\x1b\[31m‼ -E: root keeps the environment\x1b\[39m/);
+    // Wrapped, never cut: every character of the long warning is on some row.
+    assert.equal([...all].filter((ch) => ch === "z").length, 150, "the long warning is whole");
+    assert.ok(!all.includes("…"), "nothing cut");
+    assert.match(all, /z\.conf: set in root's environment/);
+    assert.ok(!all.includes("\x1b[2J"), "the warning's own escape is not drawn");
+    assert.match(all, /‼ a\\x1b\[2Jb/, "it is spelt out");
+    const commandRow = lines.findIndex((l) => l.includes("Command:"));
+    const warningRow = lines.findIndex((l) => l.includes("‼ -E"));
+    assert.ok(commandRow >= 0 && warningRow > commandRow, "after the command");
+  });
+});
+
 describe("sanitising", () => {
   /** Any character the terminal would act on, or a bidi control. */
   const UNSAFE =
