@@ -11,7 +11,7 @@
  * @module
  */
 import { lstat, realpath } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, normalize } from "node:path";
 import { scanSudoOptions, sudoRunRisks } from "../../askpass/sudo_args.ts";
 
 /** Named refusal when the user asked for red warnings to refuse (`--sudo-refuse-risky`). */
@@ -51,8 +51,11 @@ export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<stri
 }
 
 /**
- * Null when the program and every directory above it (after symlinks) are
- * root's and writable by root alone; otherwise what is not.
+ * Null when root alone could have changed what runs: the program as named,
+ * every directory above that name (a symlink sitting in them could be
+ * pointed elsewhere after the modal), and the file it resolves to with every
+ * directory above it, are root's and writable by root alone. Otherwise what
+ * is not.
  */
 async function writableBy(program: string): Promise<string | null> {
   let real: string;
@@ -61,23 +64,26 @@ async function writableBy(program: string): Promise<string | null> {
   } catch {
     return "does not exist or cannot be read";
   }
-  for (let path = real;; path = dirname(path)) {
+  return await chainProblem(normalize(program), program) ?? await chainProblem(real, program);
+}
+
+/** The first of `path` and its parent directories that others than root can change. */
+async function chainProblem(path: string, named: string): Promise<string | null> {
+  for (let p = path;; p = dirname(p)) {
     let st;
     try {
-      st = await lstat(path);
+      st = await lstat(p);
     } catch {
-      return `${path} cannot be checked`;
+      return `${p} cannot be checked`;
     }
-    if (st.uid !== 0) {
-      return `${path === real ? "the program" : path} is not root's: you, and the agent, ` +
-        "could have changed it";
+    const what = p === named || p === path ? "the program" : p;
+    if (st.uid !== 0) return `${what} is not root's: you, and the agent, could have changed it`;
+    // A sticky directory (/tmp) lets others create names, not replace root's.
+    const sticky = st.isDirectory() && (st.mode & 0o1000) !== 0;
+    if ((st.mode & 0o022) !== 0 && !sticky && !st.isSymbolicLink()) {
+      return `${what} is writable by others than root`;
     }
-    // A sticky directory (/tmp) lets others create names, not replace root's files.
-    const sticky = (st.mode & 0o1000) !== 0 && path !== real;
-    if ((st.mode & 0o022) !== 0 && !sticky) {
-      return `${path === real ? "the program" : path} is writable by others than root`;
-    }
-    if (path === "/") return null;
+    if (p === "/") return null;
   }
 }
 
