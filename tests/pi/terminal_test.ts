@@ -251,7 +251,11 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
     },
     "copy-mode": {
       setup: "",
-      attack: () => `tmux copy-mode -t "$TMUX_PANE"`,
+      // With bindings: in copy mode a printable key runs the agent's logger.
+      attack: (keys: string) =>
+        `tmux bind -T copy-mode a run-shell "printf a >> '${keys}'" \\; ` +
+        `bind -T copy-mode-vi a run-shell "printf a >> '${keys}'" \\; ` +
+        `copy-mode -t "$TMUX_PANE"`,
       goesTo: /would go to a mode of pi's pane/,
     },
     "new-window": {
