@@ -100,6 +100,11 @@ describe("the modal shows what root will run (real pi, real sudo)", () => {
         /‼ \/\S+\/bin\/mytool: the program is not root's: you, and the agent, could have changed it/,
       ],
       [
+        // A link to a root-owned program, where the agent can re-point it after the modal.
+        'ln -sf /usr/bin/id "${PATH%%:*}/id-link"; sudo -k "${PATH%%:*}/id-link" -u',
+        /‼ \/\S+\/bin\/id-link: the program is not root's: you, and the agent, could have changed it/,
+      ],
+      [
         "SHELL=/tmp/planted-shell sudo -k -s -- id -u",
         /‼ -s: root runs the shell named by \$SHELL/,
       ],
