@@ -210,7 +210,7 @@ export class ConnectionIntake {
       // The password must reach only the sudo the modal shows (ADR 0005);
       // beside it, what the sudo may run that its argv does not show.
       const [paired, warnings] = await Promise.all([
-        this.#pairing.admit(request.id, verdict.requester),
+        this.#pairing.admit(request.id, verdict.requester, started),
         rootRunWarnings(verdict.requester.sudoArgv),
       ]);
       if (!paired.ok) return refuse(paired.reason, processRefusalNotice(paired));

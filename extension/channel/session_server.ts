@@ -52,6 +52,7 @@ import {
 } from "./shell_injection.ts";
 import { BROKER_REFUSAL_EXIT, piSecretRunArgv } from "../../broker/broker_permissions.ts";
 import { pairingGuardFor } from "../pairing/pairing_guard.ts";
+import { holdProcessWalker, releaseProcessWalker } from "../../kernel/proc_walk.ts";
 import { PAIRING_CHECK } from "../pairing/root_pairing.ts";
 import { warmDenoCache, type WarmupRun } from "./deno_warmup.ts";
 import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
@@ -200,6 +201,9 @@ export async function startSession(
       : [{ argv: piSecretRunArgv(denoPath, clientEntry), expectedCode: BROKER_REFUSAL_EXIT }]),
   ];
   const warming = warmDenoCache(warmRuns, userDenoDir);
+  // The worker that walks /proc for the pairing and keyboard checks starts
+  // now, so the first sudo does not wait for it.
+  holdProcessWalker();
 
   let closed = false;
   const session: AskpassSession = {
@@ -236,6 +240,7 @@ export async function startSession(
       intake.destroyAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await removeSessionDir(dir);
+      releaseProcessWalker();
     },
   };
   return { ok: true, session };

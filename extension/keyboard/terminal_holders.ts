@@ -6,16 +6,18 @@
  * a modal opens, and again and again while it is open, every process of the
  * user is looked at through `/proc/<pid>/fd` (ADR 0007).
  *
- * The reading is asynchronous and bounded (a deadline, a cap on processes
- * and descriptors); the decision is a pure function of what was read.
+ * The descriptor tables come from the one shared walk of `/proc`
+ * (`kernel/proc_walk.ts`, in a worker thread); the few links that need a
+ * second look and the summaries are read here, asynchronously; the decision
+ * is a pure function of what was read.
  *
  * @module
  */
-import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
-import { parseStat, parseStatusIds } from "../../kernel/proc.ts";
+import { readdir } from "node:fs/promises";
+import process from "node:process";
+import { parseStat } from "../../kernel/proc.ts";
 import { readProcText, statProcPath } from "../../kernel/proc_reader.ts";
-import { sharesFileTable } from "../../kernel/file_table.ts";
-import { errnoCode } from "../../shared/errno.ts";
+import { type ProcessWalk, walkProcesses } from "../../kernel/proc_walk.ts";
 
 /** Named reasons a modal is not opened (or is closed) because of the terminal. */
 export const TERMINAL_REFUSALS = {
@@ -63,146 +65,71 @@ export interface HolderScanSpec {
   readonly deadlineMs?: number;
 }
 
-const MAX_PROCESSES = 32_768;
-const MAX_FDS_PER_PROCESS = 65_536;
-/** Longest synchronous stretch of the scan before the event loop runs, in ms. */
-const SLICE_MS = 2;
-
 /**
- * Reads every process's descriptor table that the user may read. Returns
- * `undefined` when the deadline or a bound is hit (the caller refuses).
- *
- * Listing descriptors and reading their links never touches the target's
- * memory map or a file system, so that part runs synchronously, in slices of
- * at most {@link SLICE_MS} between which the event loop runs (async `/proc`
- * reads cost ~50 µs each in the thread pool, sync ones ~2 µs). What can block
- * (`cmdline`, which takes the target's mmap lock; `stat` of a path that may be
- * on any file system) stays asynchronous.
+ * Every process of the user that holds the terminal, or hides its tables.
+ * Returns `undefined` when the walk failed or the deadline passed (the
+ * caller refuses).
  */
 export async function scanTerminalHolders(spec: HolderScanSpec): Promise<HolderScan | undefined> {
-  const deadline = performance.now() + (spec.deadlineMs ?? 2000);
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return undefined;
-  }
-  const pids = entries.filter((e) => /^[1-9][0-9]*$/.test(e)).map(Number)
-    .filter((pid) => !spec.exclude.has(pid));
-  if (pids.length > MAX_PROCESSES) return undefined;
-  const holding = new Set<number>();
-  const maybe: { pid: number; fdPath: string; link: string }[] = [];
-  const unreadable: number[] = [];
-  let slice = performance.now();
-  for (const pid of pids) {
-    if (performance.now() - slice > SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (performance.now() > deadline) return undefined;
-      slice = performance.now();
-    }
-    const r = walkTables(pid, spec);
-    if (r === "too_many") return undefined;
-    if (r === "unreadable") unreadable.push(pid);
-    else if (r === "holds") holding.add(pid);
-    else if (r) maybe.push(...r);
-  }
-  // The few links that need a second look, and the unreadable tables.
+  const now = performance.now();
+  const deadline = now + (spec.deadlineMs ?? 2000);
+  const walked = await walkProcesses({
+    uid: spec.uid,
+    gid: process.getgid?.() ?? -1,
+    notBefore: now,
+    deadline,
+  });
+  if (!walked.ok) return undefined;
+  const found = holdersIn(walked.walk, spec);
+  // The few links that need a second look.
   const confirmed = await Promise.all(
-    maybe.map(async (m) => await isTheTerminal(m.pid, m.fdPath, m.link, spec) ? m.pid : 0),
+    found.maybe.map(async (m) => await isTheTerminal(m.pid, m.fdPath, m.link, spec) ? m.pid : 0),
   );
+  const holding = new Set(found.holding);
   for (const pid of confirmed) if (pid) holding.add(pid);
   if (performance.now() > deadline) return undefined;
   const holders = (await Promise.all([...holding].map(summarize))).filter((p) => p !== undefined);
-  const hidden = (await Promise.all(unreadable.map(summarize))).filter((p) => p !== undefined);
+  const hidden = (await Promise.all(found.unreadable.map(summarize))).filter((p) =>
+    p !== undefined
+  );
   return { holders, hidden };
 }
 
 /**
- * One process's descriptor tables, read synchronously: `holds` on a link that
- * is the terminal's path, links to look at again, `unreadable` for a process
- * of ours that hides its tables (non-dumpable), or `undefined`.
+ * What a walk shows about the terminal (pure): the pids whose tables hold its
+ * path, the links to look at again, and the processes of the user that hide
+ * their tables: their own ones made non-dumpable (their tables are
+ * unreadable), and root-owned ones whose `status` shows the user's uid on all
+ * four fields (a kernel thread hides nothing: it has no `exe`).
  */
-function walkTables(
-  pid: number,
-  spec: HolderScanSpec,
-):
-  | "holds"
-  | "unreadable"
-  | "too_many"
-  | { pid: number; fdPath: string; link: string }[]
-  | undefined {
-  // The owner of /proc/<pid> sorts processes cheaply: ours and dumpable
-  // (read its tables), another user's (skip), or root's, which is either
-  // root's own, a kernel thread (no exe), or one of ours that is non-dumpable,
-  // which only its status tells (`status`, unlike `cmdline`, is made from
-  // counters, without the target's locks).
-  let owner: number;
-  try {
-    owner = statSync(`/proc/${pid}`).uid;
-  } catch {
-    return undefined; // gone
-  }
-  if (owner !== spec.uid && owner !== 0) return undefined;
-  if (owner === 0 && spec.uid !== 0) {
-    try {
-      readlinkSync(`/proc/${pid}/exe`);
-    } catch (e) {
-      if (errnoCode(e) !== "EACCES") return undefined;
-    }
-    let status = "";
-    try {
-      status = readFileSync(`/proc/${pid}/status`, "latin1").slice(0, 8192);
-    } catch {
-      return undefined;
-    }
-    const ids = parseStatusIds(status);
-    return ids && ids.uid.every((u) => u === spec.uid) ? "unreadable" : undefined;
-  }
-  // Every task's table: the leader's, and those of threads made without
-  // CLONE_FILES, which only /proc/<pid>/task/<tid>/fd shows (`kcmp` tells
-  // which). A leader that exited while a thread lives on shows an unreadable
-  // table of its own: its threads' tables are read all the same.
-  const tables: { dir: string; fds: string[] }[] = [];
-  let unreadable = false;
-  const read = (dir: string): "too_many" | undefined => {
-    try {
-      const fds = readdirSync(dir);
-      if (fds.length > MAX_FDS_PER_PROCESS) return "too_many";
-      tables.push({ dir, fds });
-    } catch (e) {
-      if (errnoCode(e) === "EACCES") unreadable = true;
-    }
-  };
-  if (read(`/proc/${pid}/fd`) === "too_many") return "too_many";
-  const leaderRead = tables.length === 1;
-  let tasks: string[] = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    // gone
-  }
-  for (const tid of tasks) {
-    if (tid === String(pid)) continue;
-    if (leaderRead && sharesFileTable(pid, Number(tid)) === true) continue;
-    if (read(`/proc/${pid}/task/${tid}/fd`) === "too_many") return "too_many";
-  }
-  const again: { pid: number; fdPath: string; link: string }[] = [];
-  for (const table of tables) {
-    for (const fd of table.fds) {
-      let link: string;
-      try {
-        link = readlinkSync(`${table.dir}/${fd}`);
-      } catch {
-        continue;
+export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">): {
+  holding: number[];
+  maybe: { pid: number; fdPath: string; link: string }[];
+  unreadable: number[];
+} {
+  const holding: number[] = [];
+  const maybe: { pid: number; fdPath: string; link: string }[] = [];
+  const unreadable: number[] = [];
+  for (const p of walk.processes) {
+    if (spec.exclude.has(p.pid)) continue;
+    if (p.owner.uid === spec.uid && p.tables) {
+      let holds = false;
+      const again: { pid: number; fdPath: string; link: string }[] = [];
+      for (const table of p.tables) {
+        for (const [fdPath, link] of table.links) {
+          const kind = classifyLink(link, spec.ttyPath);
+          if (kind === "match") holds = true;
+          else if (kind !== "other") again.push({ pid: p.pid, fdPath, link });
+        }
       }
-      const kind = classifyLink(link, spec.ttyPath);
-      if (kind === "match") return "holds";
-      if (kind !== "other") again.push({ pid, fdPath: `${table.dir}/${fd}`, link });
+      if (holds) holding.push(p.pid);
+      else if (again.length > 0) maybe.push(...again);
+      else if (p.tables.some((t) => t.unreadable)) unreadable.push(p.pid);
+    } else if (p.owner.uid === 0 && spec.uid !== 0 && p.exeHidden && p.ids) {
+      if (p.ids.uid.every((u) => u === spec.uid)) unreadable.push(p.pid);
     }
   }
-  if (again.length > 0) return again;
-  // Made non-dumpable since the owner check above, in part or in whole.
-  return unreadable ? "unreadable" : undefined;
+  return { holding, maybe, unreadable };
 }
 
 /**
@@ -260,7 +187,7 @@ async function summarize(pid: number): Promise<ProcessSummary | undefined> {
 async function hasLiveThread(pid: number): Promise<boolean> {
   let tasks: string[];
   try {
-    tasks = readdirSync(`/proc/${pid}/task`);
+    tasks = await readdir(`/proc/${pid}/task`);
   } catch {
     return false;
   }

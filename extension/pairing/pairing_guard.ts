@@ -110,8 +110,15 @@ export class PairingGuard {
    * Checks a newly verified helper. It is registered first, so that two
    * helpers verified at the same moment each see the other as verified
    * (otherwise each would wait for the other), and forgotten if refused.
+   * `arrivedAt` (`performance.now()` when its request arrived) lets a walk
+   * of `/proc` that started after it serve (the keyboard gate's, started
+   * beside the kernel checks).
    */
-  async admit(requestId: string, requester: VerifiedRequester): Promise<PairingResult> {
+  async admit(
+    requestId: string,
+    requester: VerifiedRequester,
+    arrivedAt = performance.now(),
+  ): Promise<PairingResult> {
     const inode = pipeInodeOf(await readProcLink(`/proc/${requester.helper.pid}/fd/1`));
     const entry: Known = {
       helperPid: requester.helper.pid,
@@ -120,7 +127,7 @@ export class PairingGuard {
       helper: requester.helper,
     };
     this.#known.set(requestId, entry);
-    const result = await this.#evaluate(requestId, entry);
+    const result = await this.#evaluate(requestId, entry, arrivedAt);
     if (!result.ok) this.#known.delete(requestId);
     return result;
   }
@@ -133,7 +140,7 @@ export class PairingGuard {
     if (now === undefined || now !== entry.pipeInode) {
       return { ok: false, reason: PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN };
     }
-    return await this.#evaluate(requestId, entry);
+    return await this.#evaluate(requestId, entry, performance.now());
   }
 
   /**
@@ -143,7 +150,7 @@ export class PairingGuard {
    * Otherwise, or when the broker's rule is not this user's, the user-level
    * checks decide, and name what they could not clear.
    */
-  async #evaluate(requestId: string, entry: Known): Promise<PairingResult> {
+  async #evaluate(requestId: string, entry: Known, notBefore: number): Promise<PairingResult> {
     const layers = this.#options.layers ?? {};
     if (layers.root !== false && await rootPairingInstalled()) {
       const sudoPath = this.#options.sudoPath ??
@@ -162,10 +169,10 @@ export class PairingGuard {
       }
     }
     if (layers.user === false) return { ok: true, rootChecked: false };
-    return await this.#userLevel(requestId, entry);
+    return await this.#userLevel(requestId, entry, notBefore);
   }
 
-  async #userLevel(requestId: string, entry: Known): Promise<PairingResult> {
+  async #userLevel(requestId: string, entry: Known, notBefore: number): Promise<PairingResult> {
     const o = this.#options;
     const shape: HelperShape = {
       uid: o.uid,
@@ -178,12 +185,13 @@ export class PairingGuard {
     for (;;) {
       const others = await this.#liveOthers(requestId);
       const inodes = entry.pipeInode === undefined ? [] : [entry.pipeInode];
-      const gathered = await gatherPairingSnapshot(
-        o.uid,
-        o.gid,
+      const gathered = await gatherPairingSnapshot({
+        uid: o.uid,
+        gid: o.gid,
         inodes,
-        Date.now() + SNAPSHOT_DEADLINE_MS,
-      );
+        notBefore,
+        deadline: performance.now() + SNAPSHOT_DEADLINE_MS,
+      });
       if (!gathered.ok) return { ok: false, reason: PAIRING_REFUSALS.PAIRING_SCAN_FAILED };
       const d = decidePairing(entry, others, gathered.snapshot, shape);
       if (d.ok) {
@@ -195,6 +203,7 @@ export class PairingGuard {
       }
       await new Promise((r) => setTimeout(r, pause));
       pause = Math.min(pause * 2, MAX_RETRY_MS);
+      notBefore = performance.now();
     }
   }
 

@@ -1,28 +1,24 @@
 /**
- * Gathers the {@link PairingSnapshot} that `sudo_pairing.ts` decides on, in
- * one asynchronous, bounded pass over `/proc`:
+ * Gathers the {@link PairingSnapshot} that `sudo_pairing.ts` decides on, from
+ * the one shared walk of `/proc` (`kernel/proc_walk.ts`, in a worker thread):
  *
- * 1. `stat` every `/proc/<pid>` directory (its owner is the process's
- *    effective uid and gid). A setuid-root front end of ours shows uid 0 and
- *    a gid other than root's, so only those get their `status` read;
- *    processes owned by us get their fd table scanned.
+ * 1. The walk gives the owner of every `/proc/<pid>` (the process's
+ *    effective ids, or root's when it is not dumpable), the `Uid:` and `Gid:`
+ *    of root-owned processes, and the descriptor links of the user's own.
  * 2. For each front end whose `Uid:` is `<ours> 0 0 0`: its children from
  *    `/proc/<pid>/task/<pid>/children` (readable even though sudo is not
  *    dumpable; zombies are listed until reaped), with each child's `status`,
- *    `exe` and `cmdline`.
- * 3. The fd tables of our processes, for the pipe inodes asked about
- *    (`pipe:[N]` link texts), capped at {@link MAX_SCANNED_FDS} links.
+ *    `exe` and `cmdline`, read here, asynchronously.
+ * 3. The holders of the pipe inodes asked about (`pipe:[N]` link texts).
  *
- * Costs on the test VM (2 vCPUs, ~80 processes): about 1–3 ms. Nothing here
- * blocks the event loop; every read is capped; a deadline ends the pass and
- * fails it (the caller refuses: fail closed).
+ * The walk's deadline ends the pass and fails it (the caller refuses: fail
+ * closed).
  *
  * @module
  */
-import { readdir, stat } from "node:fs/promises";
-import { sharesFileTable } from "../../kernel/file_table.ts";
 import { parseNulList, parseStat, parseStatusIds } from "../../kernel/proc.ts";
 import { readProcFile, readProcLink, readProcText } from "../../kernel/proc_reader.ts";
+import { type ProcessWalk, WALK_FAILURES, walkProcesses } from "../../kernel/proc_walk.ts";
 import {
   type FrontEnd,
   type FrontEndChild,
@@ -30,8 +26,6 @@ import {
   pipeInodeOf,
 } from "./sudo_pairing.ts";
 
-/** Most fd links read in one pass; a larger table fails the pass (fail closed). */
-export const MAX_SCANNED_FDS = 65_536;
 /** Most children looked at per front end (sudo has one or two). */
 const MAX_CHILDREN = 64;
 
@@ -50,55 +44,84 @@ export type SnapshotResult =
   | { readonly ok: true; readonly snapshot: PairingSnapshot }
   | { readonly ok: false; readonly reason: SnapshotError };
 
+/** What to gather. */
+export interface SnapshotRequest {
+  readonly uid: number;
+  readonly gid: number;
+  /** The pipe inodes whose holders are wanted. */
+  readonly inodes: readonly number[];
+  /** The walk must have started after this `performance.now()` (a shared walk may serve). */
+  readonly notBefore: number;
+  /** `performance.now()` after which the pass fails. */
+  readonly deadline: number;
+}
+
 /** Reads `/proc` for the front ends of `uid` and the holders of `inodes`. */
-export async function gatherPairingSnapshot(
-  uid: number,
-  gid: number,
-  inodes: readonly number[],
-  deadline: number,
-): Promise<SnapshotResult> {
-  let names: string[];
-  try {
-    names = (await readdir("/proc")).filter((n) => /^[0-9]+$/.test(n));
-  } catch {
-    return { ok: false, reason: SNAPSHOT_ERRORS.PROC_UNREADABLE };
+export async function gatherPairingSnapshot(request: SnapshotRequest): Promise<SnapshotResult> {
+  const walked = await walkProcesses(request);
+  if (!walked.ok) {
+    return {
+      ok: false,
+      reason: walked.reason === WALK_FAILURES.TOO_MANY
+        ? SNAPSHOT_ERRORS.TOO_MANY_FDS
+        : walked.reason === WALK_FAILURES.DEADLINE
+        ? SNAPSHOT_ERRORS.DEADLINE
+        : SNAPSHOT_ERRORS.PROC_UNREADABLE,
+    };
   }
-  const owners = await Promise.all(
-    names.map(async (name) => {
-      const st = await stat(`/proc/${name}`).catch(() => undefined);
-      return st ? { pid: Number(name), uid: st.uid, gid: st.gid } : undefined;
-    }),
-  );
-  if (Date.now() > deadline) return { ok: false, reason: SNAPSHOT_ERRORS.DEADLINE };
-  const mine: number[] = [];
-  const maybeFrontEnds: number[] = [];
-  for (const o of owners) {
-    if (!o) continue;
-    if (o.uid === uid) mine.push(o.pid);
-    else if (o.uid === 0 && (o.gid === gid || o.gid !== 0)) maybeFrontEnds.push(o.pid);
-  }
-  const wanted = new Set(inodes);
-  const [frontEnds, holders] = await Promise.all([
-    Promise.all(maybeFrontEnds.map((pid) => readFrontEnd(pid, uid))),
-    wanted.size > 0 ? scanPipeHolders(mine, wanted) : Promise.resolve(new Map()),
-  ]);
-  if (holders === undefined) return { ok: false, reason: SNAPSHOT_ERRORS.TOO_MANY_FDS };
-  if (Date.now() > deadline) return { ok: false, reason: SNAPSHOT_ERRORS.DEADLINE };
+  const { candidates, pipeHolders } = pairingFacts(walked.walk, request);
+  const frontEnds = await Promise.all(candidates.map((c) => readFrontEnd(c.pid, c.uid)));
+  if (performance.now() > request.deadline) return { ok: false, reason: SNAPSHOT_ERRORS.DEADLINE };
   return {
     ok: true,
     snapshot: {
       frontEnds: frontEnds.filter((f): f is FrontEnd => f !== undefined),
-      pipeHolders: holders,
+      pipeHolders,
     },
   };
 }
 
-/** A front end of `uid` (`Uid: <uid> 0 0 0`) with its children, or undefined. */
-async function readFrontEnd(pid: number, uid: number): Promise<FrontEnd | undefined> {
-  const ids = parseStatusIds(await readProcText(`/proc/${pid}/status`) ?? "");
-  if (!ids || ids.uid[0] !== uid || ids.uid[1] !== 0 || ids.uid[2] !== 0 || ids.uid[3] !== 0) {
-    return undefined;
+/**
+ * What a walk shows for the pairing (pure): the setuid-root front ends of
+ * the user (root-owned, `Uid: <ours> 0 0 0`) and, for each inode asked
+ * about, the user's processes whose tables hold it.
+ */
+export function pairingFacts(
+  walk: ProcessWalk,
+  request: Pick<SnapshotRequest, "uid" | "gid" | "inodes">,
+): {
+  candidates: { pid: number; uid: readonly [number, number, number, number] }[];
+  pipeHolders: Map<number, number[]>;
+} {
+  const wanted = new Set(request.inodes);
+  const candidates: { pid: number; uid: readonly [number, number, number, number] }[] = [];
+  const pipeHolders = new Map<number, number[]>();
+  for (const p of walk.processes) {
+    if (p.owner.uid === request.uid && p.tables) {
+      for (const table of p.tables) {
+        for (const [, link] of table.links) {
+          const inode = pipeInodeOf(link);
+          if (inode === undefined || !wanted.has(inode)) continue;
+          const list = pipeHolders.get(inode) ?? [];
+          if (!list.includes(p.pid)) list.push(p.pid);
+          pipeHolders.set(inode, list);
+        }
+      }
+    } else if (p.owner.uid === 0 && (p.owner.gid === request.gid || p.owner.gid !== 0)) {
+      const u = p.ids?.uid;
+      if (u && u[0] === request.uid && u[1] === 0 && u[2] === 0 && u[3] === 0) {
+        candidates.push({ pid: p.pid, uid: u });
+      }
+    }
   }
+  return { candidates, pipeHolders };
+}
+
+/** A front end with its children, or undefined when it is gone. */
+async function readFrontEnd(
+  pid: number,
+  uid: readonly [number, number, number, number],
+): Promise<FrontEnd | undefined> {
   const st = await readProcText(`/proc/${pid}/stat`);
   const parsed = parseStat(st ?? "");
   if (!parsed || parsed.pid !== pid) return undefined;
@@ -111,7 +134,7 @@ async function readFrontEnd(pid: number, uid: number): Promise<FrontEnd | undefi
     comm: parsed.comm,
     state: parsed.state,
     ttyNr: parsed.ttyNr ?? 0,
-    uid: ids.uid,
+    uid,
     children: children.filter((c): c is FrontEndChild => c !== undefined),
   };
 }
@@ -126,43 +149,4 @@ async function readChild(pid: number): Promise<FrontEndChild | undefined> {
     readProcFile(`/proc/${pid}/cmdline`),
   ]);
   return { pid, state, uid: ids.uid[0], exe, argv: cmdline ? parseNulList(cmdline) : undefined };
-}
-
-/**
- * For each inode in `wanted`, the pids among `pids` whose fd table holds it.
- * Undefined when the tables together exceed {@link MAX_SCANNED_FDS}.
- */
-async function scanPipeHolders(
-  pids: readonly number[],
-  wanted: ReadonlySet<number>,
-): Promise<Map<number, number[]> | undefined> {
-  const holders = new Map<number, number[]>();
-  let budget = MAX_SCANNED_FDS;
-  let overflow = false;
-  await Promise.all(pids.map(async (pid) => {
-    // Threads made without CLONE_FILES keep a table of their own, which only
-    // /proc/<pid>/task/<tid>/fd shows (`kcmp` tells which ones).
-    const dirs = [`/proc/${pid}/fd`];
-    for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
-      if (tid !== String(pid) && sharesFileTable(pid, Number(tid)) !== true) {
-        dirs.push(`/proc/${pid}/task/${tid}/fd`);
-      }
-    }
-    const paths: string[] = [];
-    for (const dir of dirs) {
-      const fds = await readdir(dir).catch(() => [] as string[]);
-      budget -= fds.length;
-      if (budget < 0) return void (overflow = true);
-      paths.push(...fds.map((fd) => `${dir}/${fd}`));
-    }
-    const links = await Promise.all(paths.map((path) => readProcLink(path)));
-    for (const link of links) {
-      const inode = pipeInodeOf(link);
-      if (inode === undefined || !wanted.has(inode)) continue;
-      const list = holders.get(inode) ?? [];
-      if (!list.includes(pid)) list.push(pid);
-      holders.set(inode, list);
-    }
-  }));
-  return overflow ? undefined : holders;
 }

@@ -792,12 +792,13 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
     };
     for (let i = 0; i < VERIFY_RUNS; i++) {
       const t0 = performance.now();
-      const g = await gatherPairingSnapshot(
-        shape.uid,
-        process.getgid?.() ?? -1,
-        [pipeInode],
-        Date.now() + 500,
-      );
+      const g = await gatherPairingSnapshot({
+        uid: shape.uid,
+        gid: process.getgid?.() ?? -1,
+        inodes: [pipeInode],
+        notBefore: performance.now(),
+        deadline: performance.now() + 500,
+      });
       if (!g.ok) throw new Error(`pairing snapshot failed: ${g.reason}`);
       const d = decidePairing(candidate, [], g.snapshot, shape);
       user.push(performance.now() - t0);

@@ -1,0 +1,304 @@
+/**
+ * One walk of `/proc` per check, off pi's JavaScript thread, shared by the
+ * pairing checks (ADR 0005) and the keyboard gate (ADR 0007).
+ *
+ * The walk itself runs in a worker thread (`proc_walk_worker.mjs`); this
+ * module starts it, asks it, applies the deadline and shares the answers: a
+ * caller names the moment its walk must have started after (`notBefore`),
+ * and gets the walk in flight or the last one when it started after that,
+ * else the next one. At most one walk is in flight and one waits, however
+ * many checks ask. Threads of the user's processes get their own descriptor
+ * table read only when `kcmp` says they do not share the leader's (one
+ * libc binding: `libc.ts`).
+ *
+ * A walk that fails, misses its deadline or finds the worker gone fails the
+ * check that asked (fail closed); a worker that errs or stays silent past
+ * {@link WORKER_SILENCE_MS} is terminated and a new one started on the next
+ * walk.
+ *
+ * @module
+ */
+import { Worker } from "node:worker_threads";
+import { sharesFileTable } from "./file_table.ts";
+import { parseStatusIds, type ProcIds } from "./proc.ts";
+
+/** Why a walk gave no answer. */
+export const WALK_FAILURES = {
+  /** `/proc` could not be listed. */
+  PROC_UNREADABLE: "proc_unreadable",
+  /** Too many processes or descriptors: past the walk's bounds. */
+  TOO_MANY: "too_many",
+  /** No answer before the caller's deadline. */
+  DEADLINE: "deadline",
+  /** The worker could not start, or died. */
+  WORKER_FAILED: "worker_failed",
+} as const;
+
+/** One of the values of {@link WALK_FAILURES}. */
+export type WalkFailure = typeof WALK_FAILURES[keyof typeof WALK_FAILURES];
+
+/** A descriptor table of one task as the walk read it. */
+export interface FdTable {
+  /** `/proc/<pid>/fd` or `/proc/<pid>/task/<tid>/fd`. */
+  readonly dir: string;
+  /** `[path of the descriptor, its link text]`, only links to a path (`/…`) or a pipe. */
+  readonly links: readonly (readonly [string, string])[];
+  /** The table could not be read (EACCES: the process is not dumpable). */
+  readonly unreadable: boolean;
+}
+
+/** One process as the walk saw it. */
+export interface WalkedProcess {
+  readonly pid: number;
+  /** The owner of `/proc/<pid>`: the effective ids, or root's when not dumpable. */
+  readonly owner: { readonly uid: number; readonly gid: number };
+  /** For the user's own processes: the leader's table and every task's that has its own. */
+  readonly tables?: readonly FdTable[];
+  /** For root-owned ones: whether `exe` is hidden (not a kernel thread). */
+  readonly exeHidden?: boolean;
+  /** For root-owned ones that may be the user's: `Uid:` and `Gid:` of `status`. */
+  readonly ids?: ProcIds;
+}
+
+/** What one walk saw, and when it was asked for. */
+export interface ProcessWalk {
+  /** `performance.now()` when the walk was handed to the worker: it read `/proc` after. */
+  readonly postedAt: number;
+  readonly processes: readonly WalkedProcess[];
+}
+
+/** Result of {@link walkProcesses}. */
+export type WalkResult =
+  | { readonly ok: true; readonly walk: ProcessWalk }
+  | { readonly ok: false; readonly reason: WalkFailure };
+
+/** A worker without an answer for this long is terminated (kill, then a new one). */
+export const WORKER_SILENCE_MS = 10_000;
+
+/** What a caller asks for. */
+export interface WalkRequest {
+  /** The user's uid and gid. */
+  readonly uid: number;
+  readonly gid: number;
+  /** The walk must have started after this `performance.now()`. */
+  readonly notBefore: number;
+  /** `performance.now()` after which the caller gets {@link WALK_FAILURES.DEADLINE}. */
+  readonly deadline: number;
+}
+
+type Answer = { ok: boolean; reason?: string; processes?: unknown; tables?: unknown };
+
+interface Run {
+  readonly postedAt: number;
+  readonly uid: number;
+  readonly gid: number;
+  readonly result: Promise<WalkResult>;
+}
+
+let worker: Worker | undefined;
+let nextId = 1;
+const waiting = new Map<number, (answer: Answer) => void>();
+let silenceTimer: ReturnType<typeof setTimeout> | undefined;
+let inFlight: Run | undefined;
+let queued:
+  | { readonly uid: number; readonly gid: number; readonly result: Promise<WalkResult> }
+  | undefined;
+let last: { readonly run: Run; readonly value: WalkResult } | undefined;
+let users = 0;
+
+/**
+ * Starts the worker ahead of the first check (a session's start), so that
+ * the first sudo does not wait for it. Each call needs one {@link releaseProcessWalker}.
+ */
+export function holdProcessWalker(): void {
+  users++;
+  ensureWorker();
+}
+
+/** Ends one {@link holdProcessWalker}; the last one terminates the worker. */
+export function releaseProcessWalker(): void {
+  users = Math.max(0, users - 1);
+  if (users === 0) stopWorker();
+}
+
+/**
+ * A walk of `/proc` that started after `request.notBefore`, shared with
+ * every other caller that can use it.
+ */
+export function walkProcesses(request: WalkRequest): Promise<WalkResult> {
+  if (performance.now() >= request.deadline) {
+    return Promise.resolve({ ok: false, reason: WALK_FAILURES.DEADLINE });
+  }
+  const usable = (r: { postedAt: number; uid: number; gid: number }) =>
+    r.postedAt >= request.notBefore && r.uid === request.uid && r.gid === request.gid;
+  let result: Promise<WalkResult>;
+  if (last && usable(last.run) && last.value.ok) result = Promise.resolve(last.value);
+  else if (inFlight && usable(inFlight)) result = inFlight.result;
+  else if (!inFlight) result = start(request.uid, request.gid).result;
+  else if (queued && queued.uid === request.uid && queued.gid === request.gid) {
+    result = queued.result; // posted when the walk in flight ends: after notBefore
+  } else result = enqueue(request.uid, request.gid);
+  return withDeadline(result, request.deadline);
+}
+
+function enqueue(uid: number, gid: number): Promise<WalkResult> {
+  const result = (async () => {
+    await inFlight?.result;
+    queued = undefined;
+    return await start(uid, gid).result;
+  })();
+  queued = { uid, gid, result };
+  return result;
+}
+
+function start(uid: number, gid: number): Run {
+  const postedAt = performance.now();
+  const result = runWalk(uid, gid, postedAt);
+  const run: Run = { postedAt, uid, gid, result };
+  inFlight = run;
+  void result.then((value) => {
+    if (inFlight === run) inFlight = undefined;
+    if (!last || last.run.postedAt < postedAt) last = { run, value };
+  });
+  return run;
+}
+
+async function runWalk(uid: number, gid: number, postedAt: number): Promise<WalkResult> {
+  const answer = await ask({ kind: "walk", uid, gid });
+  if (!answer.ok) return { ok: false, reason: failure(answer.reason) };
+  const raw = Array.isArray(answer.processes) ? answer.processes as RawProcess[] : [];
+  // Threads made without CLONE_FILES keep a table of their own, which only
+  // /proc/<pid>/task/<tid>/fd shows; `kcmp` tells which (libc.ts).
+  const own: string[] = [];
+  for (const p of raw) {
+    for (const tid of p.tasks ?? []) {
+      if (!(p.leaderRead && sharesFileTable(p.pid, tid) === true)) {
+        own.push(`/proc/${p.pid}/task/${tid}/fd`);
+      }
+    }
+  }
+  const extra = new Map<number, FdTable[]>();
+  if (own.length > 0) {
+    const more = await ask({ kind: "tables", dirs: own });
+    if (!more.ok) return { ok: false, reason: failure(more.reason) };
+    for (const t of Array.isArray(more.tables) ? more.tables as RawTable[] : []) {
+      const pid = Number(/^\/proc\/([0-9]+)\//.exec(t.dir)?.[1]);
+      extra.set(pid, [...extra.get(pid) ?? [], table(t)]);
+    }
+  }
+  return {
+    ok: true,
+    walk: {
+      postedAt,
+      processes: raw.map((p) => ({
+        pid: p.pid,
+        owner: { uid: p.uid, gid: p.gid },
+        ...(p.tables ? { tables: [...p.tables.map(table), ...extra.get(p.pid) ?? []] } : {}),
+        ...(p.exeHidden !== undefined ? { exeHidden: p.exeHidden } : {}),
+        ...(p.ids !== undefined ? { ids: parseStatusIds(p.ids) } : {}),
+      })),
+    },
+  };
+}
+
+interface RawTable {
+  dir: string;
+  links: string[];
+  unreadable: boolean;
+}
+
+interface RawProcess {
+  pid: number;
+  uid: number;
+  gid: number;
+  tables?: RawTable[];
+  tasks?: number[];
+  leaderRead?: boolean;
+  exeHidden?: boolean;
+  ids?: string;
+}
+
+function table(t: RawTable): FdTable {
+  const links: [string, string][] = [];
+  for (let i = 0; i + 1 < t.links.length; i += 2) links.push([t.links[i], t.links[i + 1]]);
+  return { dir: t.dir, links, unreadable: t.unreadable };
+}
+
+function failure(reason: string | undefined): WalkFailure {
+  return reason === WALK_FAILURES.TOO_MANY
+    ? WALK_FAILURES.TOO_MANY
+    : reason === WALK_FAILURES.PROC_UNREADABLE
+    ? WALK_FAILURES.PROC_UNREADABLE
+    : WALK_FAILURES.WORKER_FAILED;
+}
+
+function ask(message: Record<string, unknown>): Promise<Answer> {
+  const w = ensureWorker();
+  if (!w) return Promise.resolve({ ok: false, reason: WALK_FAILURES.WORKER_FAILED });
+  const id = nextId++;
+  return new Promise((resolve) => {
+    waiting.set(id, resolve);
+    silenceTimer ??= setTimeout(() => stopWorker(), WORKER_SILENCE_MS);
+    try {
+      w.postMessage({ id, ...message });
+    } catch {
+      waiting.delete(id);
+      resolve({ ok: false, reason: WALK_FAILURES.WORKER_FAILED });
+    }
+  });
+}
+
+function ensureWorker(): Worker | undefined {
+  if (worker) return worker;
+  let w: Worker;
+  try {
+    w = new Worker(new URL("./proc_walk_worker.mjs", import.meta.url));
+  } catch {
+    return undefined;
+  }
+  w.unref();
+  w.on("message", (answer: Answer & { id?: unknown }) => {
+    const resolve = typeof answer?.id === "number" ? waiting.get(answer.id) : undefined;
+    if (!resolve) return;
+    waiting.delete(answer.id as number);
+    if (waiting.size === 0 && silenceTimer) {
+      clearTimeout(silenceTimer);
+      silenceTimer = undefined;
+    }
+    resolve(answer);
+  });
+  // An error or an exit answers every question still open, once.
+  w.on("error", () => {
+    if (worker === w) stopWorker();
+  });
+  w.on("exit", () => {
+    if (worker === w) stopWorker();
+  });
+  worker = w;
+  return w;
+}
+
+/** Terminates the worker and fails every walk still waiting for it. */
+function stopWorker(): void {
+  const w = worker;
+  worker = undefined;
+  if (silenceTimer) clearTimeout(silenceTimer);
+  silenceTimer = undefined;
+  for (const resolve of waiting.values()) resolve({ ok: false, reason: "worker_failed" });
+  waiting.clear();
+  last = undefined;
+  void w?.terminate().catch(() => {});
+}
+
+function withDeadline(result: Promise<WalkResult>, deadline: number): Promise<WalkResult> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(
+      () => resolve({ ok: false, reason: WALK_FAILURES.DEADLINE }),
+      Math.max(0, deadline - performance.now()),
+    );
+    void result.then((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
+}

@@ -1,0 +1,185 @@
+// @ts-check
+/**
+ * The one walk of `/proc` that the pairing checks (ADR 0005) and the keyboard
+ * gate (ADR 0007) share. It runs in a worker thread that `proc_walk.ts`
+ * starts, so pi's JavaScript thread never spends the walk's milliseconds.
+ *
+ * Plain JavaScript on purpose: Node loads a worker's file itself, and it does
+ * not strip TypeScript types below `node_modules`, where `pi install` puts
+ * this package. The file reads and lists; it decides nothing. What the
+ * readings mean is decided in TypeScript, by the callers of `proc_walk.ts`.
+ *
+ * Only reads that never wait on another process run here: directory
+ * listings, `stat` of `/proc/<pid>`, descriptor links (`readlink` never
+ * follows them) and `status` (built from counters, without the target's
+ * locks). `cmdline`, which takes the target's mmap lock, is never read.
+ *
+ * Messages: `{ id, kind: "walk", uid, gid }` and `{ id, kind: "tables", dirs }`;
+ * each answered once with `{ id, ok: true, … }` or `{ id, ok: false, reason }`.
+ *
+ * @module
+ */
+import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { parentPort } from "node:worker_threads";
+
+/** More processes than this fail the walk (the callers refuse). */
+const MAX_PROCESSES = 32_768;
+/** More descriptors in one table than this fail the walk. */
+const MAX_FDS_PER_TABLE = 65_536;
+/** More descriptor links in one walk than this fail it (bounds the answer's size). */
+const MAX_LINKS = 262_144;
+/** The part of `status` that holds `Uid:` and `Gid:` (they come early). */
+const STATUS_CAP = 8192;
+
+/**
+ * @typedef {{ dir: string, links: string[], unreadable: boolean }} Table
+ * `links` holds pairs, flattened: the descriptor's path, then its link text.
+ * Only links that can be a file (`/…`) or a pipe (`pipe:[N]`) are kept.
+ */
+
+/**
+ * @typedef {{
+ *   pid: number, uid: number, gid: number,
+ *   tables?: Table[], tasks?: number[], leaderRead?: boolean,
+ *   exeHidden?: boolean, ids?: string
+ * }} Walked
+ */
+
+/** @param {unknown} e */
+function errno(e) {
+  return typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
+}
+
+/** Counts links against {@link MAX_LINKS} across one request. */
+class Budget {
+  left = MAX_LINKS;
+}
+
+/**
+ * One descriptor table: its kept links, or `unreadable` (EACCES: the process
+ * hides its tables). `undefined` when gone; `"too_many"` past a bound.
+ * @param {string} dir
+ * @param {Budget} budget
+ * @returns {Table | "too_many" | undefined}
+ */
+function readTable(dir, budget) {
+  /** @type {string[]} */
+  let fds;
+  try {
+    fds = readdirSync(dir);
+  } catch (e) {
+    return errno(e) === "EACCES" ? { dir, links: [], unreadable: true } : undefined;
+  }
+  if (fds.length > MAX_FDS_PER_TABLE) return "too_many";
+  budget.left -= fds.length;
+  if (budget.left < 0) return "too_many";
+  /** @type {string[]} */
+  const links = [];
+  for (const fd of fds) {
+    const path = `${dir}/${fd}`;
+    let link;
+    try {
+      link = readlinkSync(path);
+    } catch {
+      continue; // closed since the listing
+    }
+    if (link.startsWith("/") || link.startsWith("pipe:")) links.push(path, link);
+  }
+  return { dir, links, unreadable: false };
+}
+
+/**
+ * Every process: the owner of `/proc/<pid>` (its effective ids, or root's
+ * when it is not dumpable); for the user's own, the leader's descriptor
+ * table and the other tasks' ids (whether they share it, only `kcmp` on the
+ * caller's side tells); for root-owned ones that may be the user's (not a
+ * kernel thread, or a group other than root's), the `Uid:` and `Gid:` lines.
+ * @param {number} uid
+ * @param {number} gid
+ */
+function walk(uid, gid) {
+  /** @type {string[]} */
+  let names;
+  try {
+    names = readdirSync("/proc").filter((n) => /^[1-9][0-9]*$/.test(n));
+  } catch {
+    return { ok: false, reason: "proc_unreadable" };
+  }
+  if (names.length > MAX_PROCESSES) return { ok: false, reason: "too_many" };
+  const budget = new Budget();
+  /** @type {Walked[]} */
+  const processes = [];
+  for (const name of names) {
+    const pid = Number(name);
+    let owner;
+    try {
+      owner = statSync(`/proc/${name}`);
+    } catch {
+      continue; // gone
+    }
+    /** @type {Walked} */
+    const entry = { pid, uid: owner.uid, gid: owner.gid };
+    if (owner.uid === uid) {
+      const leader = readTable(`/proc/${name}/fd`, budget);
+      if (leader === "too_many") return { ok: false, reason: "too_many" };
+      entry.tables = leader ? [leader] : [];
+      entry.leaderRead = leader !== undefined && !leader.unreadable;
+      try {
+        entry.tasks = readdirSync(`/proc/${name}/task`).filter((t) => t !== name).map(Number);
+      } catch {
+        entry.tasks = [];
+      }
+    } else if (owner.uid === 0 && uid !== 0) {
+      // A kernel thread has no exe (ENOENT); anything else root owns hides it (EACCES).
+      let exeHidden = true;
+      try {
+        readlinkSync(`/proc/${name}/exe`);
+      } catch (e) {
+        exeHidden = errno(e) === "EACCES";
+      }
+      entry.exeHidden = exeHidden;
+      if (exeHidden || owner.gid !== 0 || owner.gid === gid) {
+        try {
+          const status = readFileSync(`/proc/${name}/status`, "latin1").slice(0, STATUS_CAP);
+          entry.ids = status.split("\n").filter((l) => /^[UG]id:/.test(l)).join("\n");
+        } catch {
+          // gone
+        }
+      }
+    }
+    processes.push(entry);
+  }
+  return { ok: true, processes };
+}
+
+/**
+ * The tables of tasks that `kcmp` said have their own.
+ * @param {string[]} dirs
+ */
+function tables(dirs) {
+  const budget = new Budget();
+  /** @type {Table[]} */
+  const out = [];
+  for (const dir of dirs.slice(0, MAX_PROCESSES)) {
+    const table = readTable(dir, budget);
+    if (table === "too_many") return { ok: false, reason: "too_many" };
+    if (table) out.push(table);
+  }
+  return { ok: true, tables: out };
+}
+
+parentPort?.on("message", (/** @type {Record<string, unknown>} */ message) => {
+  const id = message?.id;
+  const dirs = message?.dirs;
+  let answer;
+  try {
+    answer = message?.kind === "walk"
+      ? walk(Number(message.uid), Number(message.gid))
+      : message?.kind === "tables" && Array.isArray(dirs)
+      ? tables(dirs.filter((d) => typeof d === "string"))
+      : { ok: false, reason: "bad_request" };
+  } catch {
+    answer = { ok: false, reason: "proc_unreadable" };
+  }
+  parentPort?.postMessage({ id, ...answer });
+});
