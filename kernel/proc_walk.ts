@@ -95,7 +95,7 @@ interface Run {
   readonly result: Promise<WalkResult>;
 }
 
-let worker: Worker | undefined;
+let worker: WalkerThread | undefined;
 let nextId = 1;
 const waiting = new Map<number, (answer: Answer) => void>();
 let silenceTimer: ReturnType<typeof setTimeout> | undefined;
@@ -240,7 +240,7 @@ function ask(message: Record<string, unknown>): Promise<Answer> {
     waiting.set(id, resolve);
     silenceTimer ??= setTimeout(() => stopWorker(), WORKER_SILENCE_MS);
     try {
-      w.postMessage({ id, ...message });
+      w.post({ id, ...message });
     } catch {
       waiting.delete(id);
       resolve({ ok: false, reason: WALK_FAILURES.WORKER_FAILED });
@@ -248,32 +248,61 @@ function ask(message: Record<string, unknown>): Promise<Answer> {
   });
 }
 
-function ensureWorker(): Worker | undefined {
+/**
+ * The worker, as both runtimes start one: a `node:worker_threads` worker in
+ * Node (pi's runtime), a web worker in Deno (the real-sudo tests' runtime),
+ * where `node:worker_threads` blocks the parent for tens of milliseconds.
+ */
+interface WalkerThread {
+  post(message: unknown): void;
+  terminate(): void;
+}
+
+function spawnThread(
+  onAnswer: (answer: Answer & { id?: unknown }) => void,
+  onGone: () => void,
+): WalkerThread {
+  const url = new URL("./proc_walk_worker.mjs", import.meta.url);
+  const WebWorker = (globalThis as { Deno?: unknown; Worker?: typeof globalThis.Worker }).Deno
+    ? (globalThis as { Worker?: typeof globalThis.Worker }).Worker
+    : undefined;
+  if (WebWorker) {
+    const w = new WebWorker(url, { type: "module" });
+    w.onmessage = (e: MessageEvent) => onAnswer(e.data);
+    w.onerror = (e: Event) => {
+      e.preventDefault();
+      onGone();
+    };
+    return { post: (m) => w.postMessage(m), terminate: () => w.terminate() };
+  }
+  const w = new Worker(url);
+  w.unref();
+  w.on("message", onAnswer);
+  w.on("error", onGone);
+  w.on("exit", onGone);
+  return { post: (m) => w.postMessage(m), terminate: () => void w.terminate().catch(() => {}) };
+}
+
+function ensureWorker(): WalkerThread | undefined {
   if (worker) return worker;
-  let w: Worker;
+  let w: WalkerThread | undefined;
   try {
-    w = new Worker(new URL("./proc_walk_worker.mjs", import.meta.url));
+    w = spawnThread((answer) => {
+      const resolve = typeof answer?.id === "number" ? waiting.get(answer.id) : undefined;
+      if (!resolve) return;
+      waiting.delete(answer.id as number);
+      if (waiting.size === 0 && silenceTimer) {
+        clearTimeout(silenceTimer);
+        silenceTimer = undefined;
+      }
+      resolve(answer);
+    }, () => {
+      // An error or an exit answers every question still open, once.
+      if (worker !== undefined && worker === w) stopWorker();
+    });
   } catch {
     return undefined;
   }
-  w.unref();
-  w.on("message", (answer: Answer & { id?: unknown }) => {
-    const resolve = typeof answer?.id === "number" ? waiting.get(answer.id) : undefined;
-    if (!resolve) return;
-    waiting.delete(answer.id as number);
-    if (waiting.size === 0 && silenceTimer) {
-      clearTimeout(silenceTimer);
-      silenceTimer = undefined;
-    }
-    resolve(answer);
-  });
-  // An error or an exit answers every question still open, once.
-  w.on("error", () => {
-    if (worker === w) stopWorker();
-  });
-  w.on("exit", () => {
-    if (worker === w) stopWorker();
-  });
   worker = w;
   return w;
 }
@@ -287,7 +316,7 @@ function stopWorker(): void {
   for (const resolve of waiting.values()) resolve({ ok: false, reason: "worker_failed" });
   waiting.clear();
   last = undefined;
-  void w?.terminate().catch(() => {});
+  w?.terminate();
 }
 
 function withDeadline(result: Promise<WalkResult>, deadline: number): Promise<WalkResult> {

@@ -168,18 +168,31 @@ function tables(dirs) {
   return { ok: true, tables: out };
 }
 
-parentPort?.on("message", (/** @type {Record<string, unknown>} */ message) => {
+/** @param {Record<string, unknown>} message */
+function answer(message) {
   const id = message?.id;
   const dirs = message?.dirs;
-  let answer;
   try {
-    answer = message?.kind === "walk"
+    const result = message?.kind === "walk"
       ? walk(Number(message.uid), Number(message.gid))
       : message?.kind === "tables" && Array.isArray(dirs)
       ? tables(dirs.filter((d) => typeof d === "string"))
       : { ok: false, reason: "bad_request" };
+    return { id, ...result };
   } catch {
-    answer = { ok: false, reason: "proc_unreadable" };
+    return { id, ok: false, reason: "proc_unreadable" };
   }
-  parentPort?.postMessage({ id, ...answer });
-});
+}
+
+// Node starts this file as a node:worker_threads worker; Deno (the tests'
+// runtime) as a web worker, whose creation blocks its parent far less.
+if (parentPort) {
+  const port = parentPort;
+  port.on("message", (message) => port.postMessage(answer(message)));
+} else {
+  // A web worker's global scope, which the node types do not describe.
+  const scope = /** @type {{ onmessage: unknown, postMessage(message: unknown): void }} */ (
+    /** @type {unknown} */ (globalThis)
+  );
+  scope.onmessage = (/** @type {MessageEvent} */ e) => scope.postMessage(answer(e.data));
+}
