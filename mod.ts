@@ -88,7 +88,7 @@ export {
   type VerifyRefusal,
   verifyRequester,
 } from "./kernel/peer_verification.ts";
-export { sudoNeedsAskpass } from "./askpass/sudo_args.ts";
+export { scanSudoOptions, type SudoOptionScan } from "./askpass/sudo_args.ts";
 export { sanitizePrompt, sanitizeUntrusted } from "./askpass/prompt_text.ts";
 export type {
   Prompter,

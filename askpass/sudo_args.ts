@@ -69,7 +69,13 @@ function isEnvAssignment(word: string): boolean {
 
 /** What sudo makes of the options in front of its command (see the module comment). */
 export interface SudoOptionScan {
-  /** `-A`/`--askpass` or `-S`/`--stdin` is among the options. */
+  /**
+   * `-A`/`--askpass` or `-S`/`--stdin` is among the options, also inside
+   * combined short flags (`-nS`) and as an abbreviated long option: the sudo
+   * already chooses its password source, so the wrapper adds no `-A` (sudo
+   * refuses `-A` with `-S`). Arguments sudo itself would reject may get
+   * either answer.
+   */
   readonly passwordSource: boolean;
   /**
    * sudo's `ignore_ticket` at the end of option parsing: `-k` /
@@ -218,16 +224,6 @@ export function sudoRunRisks(args: readonly string[]): SudoRunRisk[] {
     risks.push({ kind: "assignment", text: `${a}: set in root's environment` });
   }
   return risks;
-}
-
-/**
- * True unless the options already choose a password source: `-A`/`--askpass`
- * (already askpass) or `-S`/`--stdin` (sudo refuses `-A` with `-S`),
- * including inside combined short flags such as `-nS` and abbreviated long
- * options. Arguments sudo itself would reject may get either answer.
- */
-export function sudoNeedsAskpass(args: readonly string[]): boolean {
-  return !scanSudoOptions(args).passwordSource;
 }
 
 /**

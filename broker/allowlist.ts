@@ -422,11 +422,6 @@ export function checkShape(shapeLine: string, argv: readonly string[]): ShapeChe
   return { ok: true, entry: r.entry, line: formatEntry(r.entry) };
 }
 
-/** `true` exactly when {@link checkShape} accepts `shapeLine` for `argv`. */
-export function shapeMatches(shapeLine: string, argv: readonly string[]): boolean {
-  return checkShape(shapeLine, argv).ok;
-}
-
 /**
  * The new allowlist text with one entry appended, for `/sudo-prompt allow` to
  * write through sudo. `existingText` is kept byte for byte (comments

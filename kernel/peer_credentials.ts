@@ -83,12 +83,18 @@ export function getPeerPidfd(fd: number): number | undefined {
   return pidfd >= 0 ? pidfd : undefined;
 }
 
-/** `pidfd_open(pid, 0)`, or `undefined` if the process is gone or FFI is missing. */
-export function pidfdOpen(pid: number): number | undefined {
+/**
+ * `pidfd_open(pid, 0)`: a descriptor that names this process and no later
+ * one with its pid. On failure, the errno (`ESRCH`: gone; `ENOSYS`: an old
+ * kernel); `undefined` errno when FFI is missing.
+ */
+export function pidfdOpen(
+  pid: number,
+): { readonly ok: true; readonly fd: number } | { readonly ok: false; readonly errno?: number } {
   const c = libc();
-  if (!c) return undefined;
+  if (!c) return { ok: false };
   const fd = c.syscall(SYS_PIDFD_OPEN, "int", pid, "unsigned int", 0);
-  return fd >= 0 ? fd : undefined;
+  return fd >= 0 ? { ok: true, fd } : { ok: false, errno: c.errno() };
 }
 
 /** Closes a descriptor obtained from this module. */

@@ -14,7 +14,7 @@
  *    form `socket:[inode]` ({@link socketInodesOf}), and `/proc/<pid>/fdinfo`
  *    for the descriptor flags.
  *
- * {@link peerOwnsThisConnection} is the rule that fits the real Deno helper:
+ * {@link peerOwnsConnection} is the rule that fits the real Deno helper:
  * the client end must sit in the peer's fd table exactly once, on a
  * descriptor with `O_CLOEXEC` set. A descriptor that survived `execve` has
  * `O_CLOEXEC` clear (the kernel closed every other one), and Deno opens every
@@ -87,7 +87,7 @@ export interface SocketFd {
   readonly inode: number;
 }
 
-/** What {@link peerOwnsThisConnection} found when it succeeded. */
+/** What {@link peerOwnsConnection} found when it succeeded. */
 export interface ConnectionOwnership extends UnixPeerInodes {
   /** The peer's descriptor that holds the client end. */
   readonly peerFd: number;
@@ -248,7 +248,7 @@ async function readFdLink(path: string): Promise<string> {
 
 /**
  * The rule for the askpass helper: ok only if the client end of the
- * connection accepted on `acceptedFd` sits in the fd table of `peerPid`
+ * connection whose accepted end has inode `acceptedInode` sits in the fd table of `peerPid`
  * (the `SO_PEERCRED` pid) on exactly one descriptor, and that descriptor has
  * `O_CLOEXEC` set. Other sockets of the peer are allowed.
  *
@@ -261,26 +261,9 @@ async function readFdLink(path: string): Promise<string> {
  * before the `exec` is refused because the exec'd peer no longer holds the
  * socket at all. Holders that are not `peerPid` (via `pidfd_getfd` or
  * `ptrace`) are out of reach of this check.
- */
-export async function peerOwnsThisConnection(
-  acceptedFd: number,
-  peerPid: number,
-  cap: number = MAX_PEER_FDS,
-): Promise<{ ok: true } & ConnectionOwnership | SocketPeerFailure> {
-  if (!Number.isSafeInteger(acceptedFd) || acceptedFd < 0) {
-    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
-  }
-  const st = await fdStat(acceptedFd);
-  if (!st || !st.isSocket() || !isPositiveInt(st.ino)) {
-    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
-  }
-  return await peerOwnsConnection(st.ino, peerPid, cap);
-}
-
-/**
- * {@link peerOwnsThisConnection} for a connection known by the inode of our
- * accepted socket. The server records that inode when it accepts, so a
- * descriptor number recycled later cannot point the check at another socket.
+ *
+ * The server records that inode when it accepts, so a descriptor number
+ * recycled later cannot point the check at another socket.
  */
 export async function peerOwnsConnection(
   acceptedInode: number,

@@ -17,6 +17,7 @@
  * @module
  */
 import { libc } from "./libc.ts";
+import { pidfdOpen } from "./peer_credentials.ts";
 import { fdStatSync } from "./socket_fd.ts";
 
 /** Named outcomes of a handover that did not write the password. */
@@ -42,7 +43,6 @@ export const FALLBACK_REASONS: ReadonlySet<PipeHandoverError> = new Set([
   PIPE_HANDOVER_ERRORS.UNSUPPORTED,
 ]);
 
-const SYS_PIDFD_OPEN = 434; // the same number on every architecture
 const SYS_PIDFD_GETFD = 438;
 const F_GETFL = 3;
 const F_SETFL = 4;
@@ -72,8 +72,9 @@ export function writeIntoSudoPipe(
   let pidfd = target.pidfd;
   let ownPidfd = false;
   if (pidfd === undefined) {
-    pidfd = c.syscall(SYS_PIDFD_OPEN, "int", target.pid, "unsigned int", 0);
-    if (pidfd < 0) return { ok: false, reason: openFailure(c.errno()) };
+    const opened = pidfdOpen(target.pid);
+    if (!opened.ok) return { ok: false, reason: openFailure(opened.errno ?? 0) };
+    pidfd = opened.fd;
     ownPidfd = true;
   }
   let fd = -1;

@@ -709,7 +709,8 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
       pid,
     };
     const acceptedInode = await acceptedInodeFor(pid);
-    const pidfd = pidfdOpen(pid);
+    const opened = pidfdOpen(pid);
+    const pidfd = opened.ok ? opened.fd : undefined;
     try {
       const first = await verifyRequester(expected, creds, pidfd, acceptedInode, request);
       if (!first.ok) verdictReason = first.reason;

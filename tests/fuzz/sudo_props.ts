@@ -13,7 +13,6 @@ import { spawnSync } from "node:child_process";
 import {
   resolveLongOption,
   scanSudoOptions,
-  sudoNeedsAskpass,
   sudoResetsTimestamp,
 } from "../../askpass/sudo_args.ts";
 import { sudoScannerFunction } from "../../extension/channel/shell_injection.ts";
@@ -130,7 +129,7 @@ export function shellAgreesWithReference(options: FuzzOptions): Promise<void> {
     fc.property(fc.array(anyArgsArb(), { minLength: 1, maxLength: 60, size: "max" }), (cases) => {
       const statuses = shellScannerStatuses(cases);
       cases.forEach((args, i) => {
-        const reference = sudoNeedsAskpass(args);
+        const reference = !scanSudoOptions(args).passwordSource;
         expect(
           statuses[i].status === (reference ? 0 : 1),
           "sh scanner disagrees with the TS reference",
@@ -187,7 +186,7 @@ function namesPasswordSource(word: string): boolean {
 export function leaveAloneImpliesSource(options: FuzzOptions): Promise<void> {
   return checkSync(
     fc.property(anyArgsArb(), (args) => {
-      if (sudoNeedsAskpass(args)) return;
+      if (!scanSudoOptions(args).passwordSource) return;
       // A word is a value when the word before is an option that leaves its value to it.
       const isValue: boolean[] = [];
       args.forEach((_, j) =>
@@ -282,7 +281,7 @@ export function referenceOnBuiltLists(options: FuzzOptions): Promise<void> {
   return checkSync(
     fc.property(builtArb, (b) => {
       expect(
-        sudoNeedsAskpass(b.args) === !b.source,
+        !scanSudoOptions(b.args).passwordSource === !b.source,
         "wrong answer on a built list",
         { args: b.args, expected: b.source ? "leave alone" : "add -A" },
       );
@@ -301,7 +300,7 @@ export function referenceOnBuiltLists(options: FuzzOptions): Promise<void> {
 function checkAgainstSudo(args: readonly string[]): void {
   const sudo = sudoOptionModel(args);
   if (sudo.refused) return;
-  const addsA = sudoNeedsAskpass(args);
+  const addsA = !scanSudoOptions(args).passwordSource;
   const ok = addsA ? !sudo.stdin : sudo.askpass || sudo.stdin;
   expect(ok, "the scanner and sudo read the options differently", {
     args,

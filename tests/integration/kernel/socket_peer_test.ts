@@ -21,7 +21,7 @@ import { after, before, describe, it } from "node:test";
 import { getPeerCredentials } from "../../../kernel/peer_credentials.ts";
 import { resolveDenoBinary } from "../../../shared/executables.ts";
 import {
-  peerOwnsThisConnection,
+  peerOwnsConnection,
   SOCKET_PEER_ERRORS,
   socketDiagAvailable,
   socketInodesOf,
@@ -36,6 +36,11 @@ import {
  * and has not opened a socket yet would pass. The tests below show both.
  */
 const PEER_HOLDS_OTHER_SOCKETS = "peer_holds_other_sockets";
+/** The product's rule (`peerOwnsConnection`), for a connection known by our end's descriptor. */
+function peerOwnsThisConnection(acceptedFd: number, peerPid: number) {
+  return peerOwnsConnection(fdStatSync(acceptedFd)?.ino ?? -1, peerPid);
+}
+
 async function peerHoldsOnlyThisConnection(acceptedFd: number, peerPid: number) {
   const peer = await unixPeerInode(acceptedFd);
   if (!peer.ok) return peer;

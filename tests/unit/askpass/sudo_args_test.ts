@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { sudoNeedsAskpass, sudoResetsTimestamp } from "../../../askpass/sudo_args.ts";
+import { scanSudoOptions, sudoResetsTimestamp } from "../../../askpass/sudo_args.ts";
 import { sudoScannerFunction } from "../../../extension/channel/shell_injection.ts";
 
 /** [args, needs -A] */
@@ -49,7 +49,7 @@ function shellSays(args: string[]): Promise<boolean> {
 describe("sudo argument scanning", () => {
   for (const [args, needs] of CASES) {
     it(`${JSON.stringify(args)} → ${needs ? "add -A" : "leave alone"}`, async () => {
-      assert.equal(sudoNeedsAskpass(args), needs, "reference implementation");
+      assert.equal(!scanSudoOptions(args).passwordSource, needs, "reference implementation");
       assert.equal(await shellSays(args), needs, "POSIX sh scanner (dash)");
     });
   }

@@ -10,9 +10,11 @@ import {
   MAX_ALLOWLIST_BYTES,
   parseAllowlist,
   SHAPE_ERRORS,
-  shapeMatches,
   suggestShape,
 } from "../../../broker/allowlist.ts";
+
+/** Whether `checkShape` accepts `line` for `argv`. */
+const shapeOk = (line: string, argv: readonly string[]) => checkShape(line, argv).ok;
 
 const KP = "/usr/bin/keepassxc-cli";
 const KP_LINE = `${KP} show -q -t <db> <entry>`;
@@ -260,15 +262,15 @@ describe("/sudo-prompt allow helpers", () => {
     for (const argv of argvs) {
       const s = suggestShape(argv);
       assert.ok(s.ok);
-      assert.equal(shapeMatches(s.line, argv), true, s.line);
+      assert.equal(shapeOk(s.line, argv), true, s.line);
     }
   });
 
   it("shapeMatches / checkShape: the edited shape must match the argv shown", () => {
     const argv = [KP, "show", "-q", "-t", "/home/me/My DB.kdbx", "mail"];
-    assert.equal(shapeMatches(KP_LINE, argv), true);
-    assert.equal(shapeMatches(`${KP} show -q -t <db> mail`, argv), true);
-    assert.equal(shapeMatches(`  ${KP_LINE}\n`, argv), true); // an editor's final newline
+    assert.equal(shapeOk(KP_LINE, argv), true);
+    assert.equal(shapeOk(`${KP} show -q -t <db> mail`, argv), true);
+    assert.equal(shapeOk(`  ${KP_LINE}\n`, argv), true); // an editor's final newline
     assert.deepEqual(checkShape(`${KP}  show -q -t <db>\t<entry>\n`, argv), {
       ok: true,
       entry: entries(KP_LINE)[0],
@@ -304,7 +306,7 @@ describe("/sudo-prompt allow helpers", () => {
       reason: SHAPE_ERRORS.MALFORMED,
       syntax: SYNTAX.EMPTY_MARKER,
     });
-    assert.equal(shapeMatches(`${KP} show -q -t <db> <>`, argv), false);
+    assert.equal(shapeOk(`${KP} show -q -t <db> <>`, argv), false);
   });
 
   it("appendEntryText: appends one normalised line, comments untouched", () => {

@@ -36,7 +36,7 @@ describe("mod.ts", () => {
         "encodeResponse",
         "encodeDenied",
         "verifyRequester",
-        "sudoNeedsAskpass",
+        "scanSudoOptions",
         "sanitizePrompt",
         "helperEnvironment",
       ] as const
