@@ -26,13 +26,19 @@ import {
 import { join } from "node:path";
 import process from "node:process";
 import { showSecretModal, showSudoModal } from "./ui/modal.ts";
-import { type AskpassSession, type SessionEvent, startSession } from "./channel/session_server.ts";
+import { type AskpassSession, startSession } from "./channel/session_server.ts";
 import { registerCommands } from "./commands/commands.ts";
 import { cleanMarkdown, inertRenderers } from "./ui/safe_rendering.ts";
 import { AuditLog } from "./audit/writer.ts";
 import { sessionAuditSink } from "./channel/audit_events.ts";
-import { type CredentialCacheMode, resolveCacheMode } from "./channel/credential_policy.ts";
-import { explainHint, refusalNotice } from "./channel/refusal_advice.ts";
+import type { CredentialCacheMode } from "./channel/credential_policy.ts";
+import {
+  auditUnavailableNotice,
+  credentialRemovalNotice,
+  guardProblemNotice,
+  observeSession,
+} from "./channel/session_notices.ts";
+import { registerFlags, sessionFlags } from "./commands/flags.ts";
 import {
   type CallHandle,
   CallTracker,
@@ -53,9 +59,6 @@ import { packageInstall, startFailureNotice } from "./channel/start_notice.ts";
 /** The Markdown surfaces whose text the model writes: cleaned of escapes before pi draws them. */
 const MODEL_TEXT = ["assistant", "assistant-thinking", "custom", "summary"] as const;
 
-/** How often at most a refused request is reported with a notice. */
-const NOTICE_INTERVAL_MS = 5000;
-
 /** The extension factory. */
 export default function piSudoPrompt(pi: ExtensionAPI): void {
   let session: AskpassSession | undefined;
@@ -64,30 +67,10 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   // Credential cache (ADR 0006): one approval per call unless --sudo-strict.
   let cacheMode: CredentialCacheMode = "call";
   const calls = new CallTracker();
-  // Requests whose modal is on screen: the guard erases it if pi stops (ADR 0008).
-  const shown = new Set<string>();
   let unhookStop: (() => void) | undefined;
 
   registerCommands(pi, { session: () => session, auditStats: () => audit?.stats() });
-  pi.registerFlag("sudo-strict", {
-    type: "boolean",
-    default: false,
-    description: "pi-sudo-prompt: every sudo asks (per-sudo approval; sudo caches nothing). " +
-      "The default is one approval per tool call or ! command",
-  });
-  pi.registerFlag("sudo-refuse-risky", {
-    type: "boolean",
-    default: false,
-    description: "pi-sudo-prompt: refuse a sudo that lets its environment choose what root " +
-      "runs (-s, -E, VAR=value) or runs a program you could have written, instead of warning " +
-      "in red (also PI_SUDO_PROMPT_REFUSE_RISKY=1)",
-  });
-  pi.registerFlag("sudo-cache-per-call", {
-    type: "boolean",
-    default: false,
-    description: "pi-sudo-prompt: one approval per tool call or ! command (the default; " +
-      "sudo -K removes every sudo credential when such a call ends)",
-  });
+  registerFlags(pi);
 
   pi.on("session_start", (_event, ctx) => {
     if (!isInteractive(ctx)) return;
@@ -113,65 +96,33 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     // Before anything else, and so before the first tool call can run: pi
     // non-dumpable, its terminal exclusive (kept across /reload and /new).
     await startTerminalGuard();
-    for (const problem of terminalGuardStatus().problems) {
-      ctx.ui.notify(`pi-sudo-prompt: ${problem}`, "warning");
-    }
+    const warn = (text: string) => ctx.ui.notify(text, "warning");
+    for (const problem of terminalGuardStatus().problems) warn(guardProblemNotice(problem));
     await session?.close();
     session = undefined;
     await audit?.close();
     audit = undefined;
     const opened = await AuditLog.open();
     if (opened.ok) audit = opened.log;
-    else ctx.ui.notify(`pi-sudo-prompt: audit log unavailable (${opened.reason})`, "warning");
-    const record = audit ? sessionAuditSink(audit, "sudo") : undefined;
-    let lastNotice = 0;
-    let lastDetail = "";
-    let lastDetailAt = 0;
-    const onEvent = (event: SessionEvent) => {
-      record?.(event);
-      if (event.kind === "prompted" && !shown.has(event.requestId)) {
-        shown.add(event.requestId);
-        noteModal(true);
-      } else if (
-        (event.kind === "answered" || event.kind === "denied") && shown.delete(event.requestId)
-      ) {
-        noteModal(false);
-      }
-      if (event.kind === "answered") calls.noteAnswer();
-      if (event.kind !== "refused" || !("requestId" in event) || !event.requestId) return;
-      if (event.notice) {
-        // A terminal or tmux refusal: the human must act, so it shows unless
-        // the very same notice was just shown (an agent retrying in a loop).
-        const now = Date.now();
-        if (event.notice === lastDetail && now - lastDetailAt < NOTICE_INTERVAL_MS) return;
-        lastDetail = event.notice;
-        lastDetailAt = now;
-        ctx.ui.notify(
-          `pi-sudo-prompt: no password prompt: ${event.notice} · ${explainHint(event.reason)}`,
-          "warning",
-        );
-        return;
-      }
-      const now = Date.now();
-      if (now - lastNotice < NOTICE_INTERVAL_MS) return;
-      lastNotice = now;
-      ctx.ui.notify(`pi-sudo-prompt: ${refusalNotice(event.reason)}`, "warning");
-    };
-    cacheMode = resolveCacheMode({
-      strict: pi.getFlag("sudo-strict") === true,
-      cachePerCall: pi.getFlag("sudo-cache-per-call") === true,
-    }, process.env);
+    else warn(auditUnavailableNotice(opened.reason));
+    const flags = sessionFlags(pi, process.env);
+    cacheMode = flags.cacheMode;
     const started = await startSession({
       credentialCache: cacheMode,
       callInProgress: () => calls.inProgress(),
-      refuseRiskySudo: pi.getFlag("sudo-refuse-risky") === true ||
-        process.env.PI_SUDO_PROMPT_REFUSE_RISKY === "1",
+      refuseRiskySudo: flags.refuseRiskySudo,
       gate: terminalGate(currentUid()),
       prompter: {
         prompt: (request, signal) => showSudoModal(ctx.ui, request, signal),
         promptSecret: (request, signal) => showSecretModal(ctx.ui, request, signal),
       },
-      onEvent,
+      // The terminal guard erases a modal on screen if pi stops (ADR 0008).
+      onEvent: observeSession({
+        notify: warn,
+        modalShown: noteModal,
+        answered: () => calls.noteAnswer(),
+        record: audit ? sessionAuditSink(audit, "sudo") : undefined,
+      }),
     });
     if (!started.ok) {
       ctx.ui.notify(startFailureNotice(started.reason, packageInstall()), "warning");
@@ -241,13 +192,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   ): Promise<void> {
     if (!calls.end(call) || cacheMode !== "call" || !s) return;
     const removed = await removeCachedCredentials(s.realSudo);
-    if (!removed.ok) {
-      ctx.ui.notify(
-        `pi-sudo-prompt: could not remove sudo's cached credentials (${removed.reason}); ` +
-          "run `sudo -K` yourself",
-        "warning",
-      );
-    }
+    if (!removed.ok) ctx.ui.notify(credentialRemovalNotice(removed.reason), "warning");
   }
 
   // `!cmd` and `!!cmd`: pi still applies the user's prefix and records the

@@ -1,0 +1,84 @@
+/**
+ * What the human is told about a session, in one place: the session's
+ * events turned into notices (a refusal, at most one per
+ * {@link NOTICE_INTERVAL_MS} unless it says something new), and the few
+ * notices of start-up and of a call's end. Every text here holds process
+ * names and named reasons, never anything typed.
+ *
+ * @module
+ */
+import type { SessionEvent } from "./session_types.ts";
+import { explainHint, refusalNotice } from "./refusal_advice.ts";
+
+/** How often at most a refused request is reported with a notice. */
+export const NOTICE_INTERVAL_MS = 5000;
+
+/** What the session's events drive, beside the notices. */
+export interface SessionObservers {
+  /** Shows a one-line warning to the human. */
+  readonly notify: (text: string) => void;
+  /** A modal of this session opened (`true`) or closed (`false`): the terminal guard's cue. */
+  readonly modalShown: (open: boolean) => void;
+  /** A password was given: the call it belongs to ends with `sudo -K` (ADR 0006). */
+  readonly answered: () => void;
+  /** The audit log's sink, when it is open. */
+  readonly record?: (event: SessionEvent) => void;
+}
+
+/**
+ * The session's `onEvent`: records the event, follows which modals are on
+ * screen, and tells the human of a refusal. A terminal or tmux refusal (one
+ * with its own notice) shows unless the very same notice was just shown (an
+ * agent retrying in a loop); other refusals show at most once per interval.
+ */
+export function observeSession(
+  hooks: SessionObservers,
+  now: () => number = Date.now,
+): (event: SessionEvent) => void {
+  const shown = new Set<string>();
+  let lastNotice = -Infinity;
+  let lastDetail = "";
+  let lastDetailAt = -Infinity;
+  return (event) => {
+    hooks.record?.(event);
+    if (event.kind === "prompted" && !shown.has(event.requestId)) {
+      shown.add(event.requestId);
+      hooks.modalShown(true);
+    } else if (
+      (event.kind === "answered" || event.kind === "denied") && shown.delete(event.requestId)
+    ) {
+      hooks.modalShown(false);
+    }
+    if (event.kind === "answered") hooks.answered();
+    if (event.kind !== "refused" || !("requestId" in event) || !event.requestId) return;
+    const t = now();
+    if (event.notice) {
+      if (event.notice === lastDetail && t - lastDetailAt < NOTICE_INTERVAL_MS) return;
+      lastDetail = event.notice;
+      lastDetailAt = t;
+      hooks.notify(
+        `pi-sudo-prompt: no password prompt: ${event.notice} · ${explainHint(event.reason)}`,
+      );
+      return;
+    }
+    if (t - lastNotice < NOTICE_INTERVAL_MS) return;
+    lastNotice = t;
+    hooks.notify(`pi-sudo-prompt: ${refusalNotice(event.reason)}`);
+  };
+}
+
+/** A problem of the terminal guard at start-up (pi stays dumpable, the terminal not exclusive…). */
+export function guardProblemNotice(problem: string): string {
+  return `pi-sudo-prompt: ${problem}`;
+}
+
+/** The audit log could not be opened: sudo still works, unrecorded. */
+export function auditUnavailableNotice(reason: string): string {
+  return `pi-sudo-prompt: audit log unavailable (${reason})`;
+}
+
+/** `sudo -K` at the end of a call failed: the human removes the credentials. */
+export function credentialRemovalNotice(reason: string): string {
+  return `pi-sudo-prompt: could not remove sudo's cached credentials (${reason}); ` +
+    "run `sudo -K` yourself";
+}

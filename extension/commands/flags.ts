@@ -1,0 +1,54 @@
+/**
+ * pi's command-line flags of this extension, declared and read in one
+ * place: `--sudo-strict` and `--sudo-cache-per-call` choose how long an
+ * approval lasts (ADR 0006); `--sudo-refuse-risky` refuses what the modal
+ * would otherwise name in red.
+ *
+ * @module
+ */
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { type CredentialCacheMode, resolveCacheMode } from "../channel/credential_policy.ts";
+
+/** What the flags (and their environment variables) select for a session. */
+export interface SessionFlags {
+  readonly cacheMode: CredentialCacheMode;
+  readonly refuseRiskySudo: boolean;
+}
+
+/** Declares the flags to pi (they show in `pi --help`). */
+export function registerFlags(pi: ExtensionAPI): void {
+  pi.registerFlag("sudo-strict", {
+    type: "boolean",
+    default: false,
+    description: "pi-sudo-prompt: every sudo asks (per-sudo approval; sudo caches nothing). " +
+      "The default is one approval per tool call or ! command",
+  });
+  pi.registerFlag("sudo-refuse-risky", {
+    type: "boolean",
+    default: false,
+    description: "pi-sudo-prompt: refuse a sudo that lets its environment choose what root " +
+      "runs (-s, -E, VAR=value) or runs a program you could have written, instead of warning " +
+      "in red (also PI_SUDO_PROMPT_REFUSE_RISKY=1)",
+  });
+  pi.registerFlag("sudo-cache-per-call", {
+    type: "boolean",
+    default: false,
+    description: "pi-sudo-prompt: one approval per tool call or ! command (the default; " +
+      "sudo -K removes every sudo credential when such a call ends)",
+  });
+}
+
+/** The flags as set for this pi, with their environment variables. */
+export function sessionFlags(
+  pi: Pick<ExtensionAPI, "getFlag">,
+  env: Record<string, string | undefined>,
+): SessionFlags {
+  return {
+    cacheMode: resolveCacheMode({
+      strict: pi.getFlag("sudo-strict") === true,
+      cachePerCall: pi.getFlag("sudo-cache-per-call") === true,
+    }, env),
+    refuseRiskySudo: pi.getFlag("sudo-refuse-risky") === true ||
+      env.PI_SUDO_PROMPT_REFUSE_RISKY === "1",
+  };
+}
