@@ -3,7 +3,10 @@
  *
  * Small runtime-neutral utilities (`node:` built-ins only) shared by the
  * extension, the command-line tools and the doctor. This file: the one way
- * to run a child process with a deadline.
+ * to run a child process to its end with a deadline. The two children that
+ * live as long as their owner (the terminal guardian and the tmux control
+ * client) are started by that owner, which watches and kills them; the Deno
+ * runtimes of the broker and `pi-secret-run` spawn with `Deno.Command`.
  *
  * {@link spawnWithDeadline} runs a command, kills it with SIGKILL when its
  * deadline expires (its whole process group when `detached`), reaps it, and
@@ -54,6 +57,8 @@ export interface SpawnDeadlineOptions {
   readonly outputCap?: number;
   /** Told the child's pid once it is started (to track it while it runs). */
   readonly onSpawn?: (pid: number) => void;
+  /** Aborting it kills the child as the deadline would (its owner is shutting down). */
+  readonly signal?: AbortSignal;
 }
 
 /** What {@link spawnWithDeadline} reports once the child is gone. */
@@ -67,6 +72,8 @@ export interface SpawnDeadlineResult {
   readonly stderr: string;
   /** True when the deadline expired and the process was killed. */
   readonly timedOut: boolean;
+  /** True when a stream wrote more than `outputCap` bytes: what was kept is cut (parse nothing). */
+  readonly truncated: boolean;
   /** Set when the process could not be started: the errno code (`ENOENT`, `EACCES`) or the message. */
   readonly spawnError?: string;
 }
@@ -100,6 +107,7 @@ export function spawnWithDeadline(
         stdout: out.text(),
         stderr: options.mergeStderr ? "" : err.text(),
         timedOut,
+        truncated: out.overflowed() || err.overflowed(),
         ...(spawnError ? { spawnError } : {}),
       });
     };
@@ -119,15 +127,21 @@ export function spawnWithDeadline(
       return;
     }
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
-    timers.kill = setTimeout(() => {
-      timedOut = true;
+    const stop = () => {
+      if (timers.grace || done) return;
       kill(child, options.detached === true);
       timers.grace = setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
         finish(null, "SIGKILL");
       }, KILL_GRACE_MS);
+    };
+    timers.kill = setTimeout(() => {
+      timedOut = true;
+      stop();
     }, options.deadlineMs);
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener("abort", stop, { once: true });
     child.stdout?.on("data", out.push);
     child.stderr?.on("data", err.push);
     child.on("error", (e) => finish(null, null, spawnErrorText(e)));
@@ -136,7 +150,9 @@ export function spawnWithDeadline(
 }
 
 /** A byte buffer that keeps the first `cap` bytes pushed into it. */
-function boundedSink(cap: number): { push: (b: Buffer) => void; text: () => string } {
+function boundedSink(
+  cap: number,
+): { push: (b: Buffer) => void; text: () => string; overflowed: () => boolean } {
   const chunks: Buffer[] = [];
   let bytes = 0;
   return {
@@ -145,6 +161,7 @@ function boundedSink(cap: number): { push: (b: Buffer) => void; text: () => stri
       bytes += b.length;
     },
     text: () => Buffer.concat(chunks).toString("utf8"),
+    overflowed: () => bytes > cap,
   };
 }
 

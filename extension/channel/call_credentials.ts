@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { execFile } from "node:child_process";
+import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 
 /** Deadline for `sudo -K` (it never prompts; this only bounds a wedged sudo). */
 export const REMOVE_DEADLINE_MS = 5000;
@@ -73,12 +73,10 @@ export function removeCachedCredentials(
   deadlineMs = REMOVE_DEADLINE_MS,
 ): Promise<{ ok: true } | { ok: false; reason: RemoveError }> {
   if (!realSudo) return Promise.resolve({ ok: false, reason: REMOVE_ERRORS.NO_SUDO });
-  return new Promise((resolve) => {
-    execFile(
-      realSudo,
-      ["-K"],
-      { timeout: deadlineMs, killSignal: "SIGKILL", env: { PATH: "/usr/bin:/bin", LC_ALL: "C" } },
-      (error) => resolve(error ? { ok: false, reason: REMOVE_ERRORS.SUDO_FAILED } : { ok: true }),
-    );
-  });
+  return spawnWithDeadline(realSudo, ["-K"], {
+    deadlineMs,
+    env: { PATH: "/usr/bin:/bin", LC_ALL: "C" },
+  }).then((run) =>
+    run.code === 0 ? { ok: true } : { ok: false, reason: REMOVE_ERRORS.SUDO_FAILED }
+  );
 }

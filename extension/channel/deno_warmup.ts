@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 
 /** Longest one warm-up run may take before it is killed (a cold start is ~50 ms). */
 export const WARMUP_DEADLINE_MS = 10_000;
@@ -54,62 +54,36 @@ export function warmDenoCache(
   denoDir: string,
   deadlineMs = WARMUP_DEADLINE_MS,
 ): Warmup {
-  let current: ChildProcess | undefined;
-  let cancelled = false;
+  const abort = new AbortController();
   const started = performance.now();
   const done = (async (): Promise<WarmupResult> => {
     for (const run of runs) {
-      if (cancelled) return { ok: false, reason: WARMUP_FAILURES.CANCELLED };
-      const result = await runOnce(run, denoDir, deadlineMs, (child) => current = child);
-      if (!result.ok) return cancelled ? { ok: false, reason: WARMUP_FAILURES.CANCELLED } : result;
+      if (abort.signal.aborted) return { ok: false, reason: WARMUP_FAILURES.CANCELLED };
+      const result = await runOnce(run, denoDir, deadlineMs, abort.signal);
+      if (!result.ok) {
+        return abort.signal.aborted ? { ok: false, reason: WARMUP_FAILURES.CANCELLED } : result;
+      }
     }
     return { ok: true, ms: performance.now() - started };
   })();
-  return {
-    done,
-    cancel() {
-      cancelled = true;
-      try {
-        current?.kill("SIGKILL");
-      } catch { /* already gone */ }
-    },
-  };
+  return { done, cancel: () => abort.abort() };
 }
 
-function runOnce(
+async function runOnce(
   run: WarmupRun,
   denoDir: string,
   deadlineMs: number,
-  started: (child: ChildProcess) => void,
+  signal: AbortSignal,
 ): Promise<{ ok: true } | { ok: false; reason: WarmupFailure }> {
-  return new Promise((resolve) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(run.argv[0], run.argv.slice(1), {
-        env: { DENO_DIR: denoDir, NO_COLOR: "1" },
-        stdio: "ignore",
-      });
-    } catch {
-      return resolve({ ok: false, reason: WARMUP_FAILURES.SPAWN_FAILED });
-    }
-    started(child);
-    const timer = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* already gone */ }
-      resolve({ ok: false, reason: WARMUP_FAILURES.TIMED_OUT });
-    }, deadlineMs);
-    child.once("error", () => {
-      clearTimeout(timer);
-      resolve({ ok: false, reason: WARMUP_FAILURES.SPAWN_FAILED });
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve(
-        code === run.expectedCode
-          ? { ok: true }
-          : { ok: false, reason: WARMUP_FAILURES.UNEXPECTED_EXIT },
-      );
-    });
+  const r = await spawnWithDeadline(run.argv[0], run.argv.slice(1), {
+    deadlineMs,
+    env: { DENO_DIR: denoDir, NO_COLOR: "1" },
+    outputCap: 4096,
+    signal,
   });
+  if (r.spawnError !== undefined) return { ok: false, reason: WARMUP_FAILURES.SPAWN_FAILED };
+  if (r.timedOut) return { ok: false, reason: WARMUP_FAILURES.TIMED_OUT };
+  return r.code === run.expectedCode
+    ? { ok: true }
+    : { ok: false, reason: WARMUP_FAILURES.UNEXPECTED_EXIT };
 }

@@ -15,9 +15,9 @@
  *
  * @module
  */
-import { execFile } from "node:child_process";
 import process from "node:process";
 import { firstExecutable } from "../../shared/executables.ts";
+import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 import { askTmuxControl, controlLine } from "./tmux_control.ts";
 
 /** What the tmux check found. */
@@ -55,6 +55,8 @@ export interface FocusFacts {
 }
 
 const MARKER = "pi-sudo-prompt-keys";
+/** Most bytes of one tmux run's answer (list-keys of a heavily customised tmux fits); more fails closed. */
+const TMUX_OUTPUT_CAP = 4 * 1024 * 1024;
 
 /**
  * Asks the tmux server of `TMUX` for the options and bindings that apply to
@@ -219,14 +221,12 @@ async function askTmux(
     if (answer.reason === "command") return undefined;
   }
   const args = commands.flatMap((c, i) => i === 0 ? [...c] : [";", ...c]);
-  return await new Promise((resolve) => {
-    execFile(
-      tmux,
-      args,
-      { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, TMUX: tmuxEnv } },
-      (error, stdout) => resolve(error ? undefined : stdout),
-    );
+  const run = await spawnWithDeadline(tmux, args, {
+    deadlineMs: timeoutMs,
+    env: { ...process.env, TMUX: tmuxEnv },
+    outputCap: TMUX_OUTPUT_CAP,
   });
+  return run.code === 0 && !run.truncated ? run.stdout : undefined;
 }
 
 /** The verdict on `tmux` output (see {@link checkTmuxKeyTables}); pure, for tests. */

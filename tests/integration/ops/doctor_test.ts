@@ -722,11 +722,18 @@ describe("shared spawnWithDeadline (the doctor's command runner)", () => {
     );
     assert.equal(flood.code, 0);
     assert.equal(flood.stdout.length, DEFAULT_OUTPUT_CAP);
+    assert.equal(flood.truncated, true, "a cut output must say so: a parser must not read it");
     const small = await spawnWithDeadline("/bin/sh", ["-c", "echo 0123456789"], {
       deadlineMs: 5_000,
       outputCap: 4,
     });
     assert.equal(small.stdout, "0123");
+    assert.equal(small.truncated, true);
+    const whole = await spawnWithDeadline("/bin/sh", ["-c", "printf 0123"], {
+      deadlineMs: 5_000,
+      outputCap: 4,
+    });
+    assert.deepEqual([whole.stdout, whole.truncated], ["0123", false]);
     const merged = await spawnWithDeadline(
       "/bin/sh",
       ["-c", "echo one; sleep 0.1; echo two >&2; sleep 0.1; echo three"],
@@ -753,6 +760,16 @@ describe("shared spawnWithDeadline (the doctor's command runner)", () => {
     );
     assert.ok(Date.now() - started < 5_000, "returned promptly");
     assert.equal(hung.timedOut, true);
+    // An abort (the owner shuts down) kills it the same way, long before the deadline.
+    const abort = new AbortController();
+    const aborted = spawnWithDeadline("/bin/sleep", ["60"], {
+      deadlineMs: 60_000,
+      signal: abort.signal,
+    });
+    setTimeout(() => abort.abort(), 100);
+    const ended = await aborted;
+    assert.deepEqual([ended.signal, ended.timedOut], ["SIGKILL", false]);
+    assert.ok(Date.now() - started < 10_000, "the abort did not kill it");
     assert.equal(hung.code, null);
     const grandchild = Number((await readFile(pidFile, "utf8")).trim());
     // Killed: gone, or a zombie until whoever inherited it reaps it.
