@@ -10,9 +10,10 @@
  *
  * @module
  */
-import { lstat, realpath } from "node:fs/promises";
-import { dirname, normalize } from "node:path";
+import { realpath } from "node:fs/promises";
+import { normalize } from "node:path";
 import { scanSudoOptions, sudoRunRisks } from "../../askpass/sudo_args.ts";
+import { rootOnlyChainProblem } from "../../shared/root_chain.ts";
 
 /** Named refusal when the user asked for red warnings to refuse (`--sudo-refuse-risky`). */
 export const ROOT_RUN_REFUSALS = {
@@ -69,22 +70,13 @@ async function writableBy(program: string): Promise<string | null> {
 
 /** The first of `path` and its parent directories that others than root can change. */
 async function chainProblem(path: string, named: string): Promise<string | null> {
-  for (let p = path;; p = dirname(p)) {
-    let st;
-    try {
-      st = await lstat(p);
-    } catch {
-      return `${p} cannot be checked`;
-    }
-    const what = p === named || p === path ? "the program" : p;
-    if (st.uid !== 0) return `${what} is not root's: you, and the agent, could have changed it`;
-    // A sticky directory (/tmp) lets others create names, not replace root's.
-    const sticky = st.isDirectory() && (st.mode & 0o1000) !== 0;
-    if ((st.mode & 0o022) !== 0 && !sticky && !st.isSymbolicLink()) {
-      return `${what} is writable by others than root`;
-    }
-    if (p === "/") return null;
-  }
+  const problem = await rootOnlyChainProblem(path, true);
+  if (!problem) return null;
+  if (problem.kind === "unreadable") return `${problem.path} cannot be checked`;
+  const what = problem.path === named || problem.path === path ? "the program" : problem.path;
+  return problem.uid !== 0
+    ? `${what} is not root's: you, and the agent, could have changed it`
+    : `${what} is writable by others than root`;
 }
 
 function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {

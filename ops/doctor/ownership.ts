@@ -9,6 +9,7 @@ import type { Stats } from "node:fs";
 import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errnoCode } from "../../shared/errno.ts";
+import { rootOnlyChainProblem } from "../../shared/root_chain.ts";
 import { ownUid } from "../../shared/own_uid.ts";
 import { octal, you } from "./helpers.ts";
 
@@ -39,28 +40,15 @@ export async function rootOwnedProblem(
   if (kind === "dir" && !st.isDirectory()) return `${path} is not a directory`;
   const own = ownershipProblem(path, st, kind === "dir" && allowSticky, uid);
   if (own) return own;
+  // Every directory above it, as named and as resolved: a symlink on the
+  // way counts by its owner, its target by the resolved chain.
   const parent = dirname(path);
-  const chains = [parent];
   const real = await realpath(parent).catch(() => undefined);
   if (real === undefined) return `${parent} cannot be resolved`;
-  if (real !== parent) chains.push(real);
-  const seen = new Set<string>();
-  for (const start of chains) {
-    for (let dir = start;; dir = dirname(dir)) {
-      if (!seen.has(dir)) {
-        seen.add(dir);
-        const d = await lstat(dir).catch(() => undefined);
-        if (!d) return `${dir} cannot be examined`;
-        if (d.isSymbolicLink()) {
-          // Its target is on the resolved chain; the link itself must be root's.
-          if (d.uid !== 0) return `${dir} is a symlink owned by uid ${d.uid}${you(d.uid, uid)}`;
-        } else {
-          const problem = ownershipProblem(dir, d, allowSticky, uid);
-          if (problem) return problem;
-        }
-      }
-      if (dir === "/" || dirname(dir) === dir) break;
-    }
+  for (const start of real === parent ? [parent] : [parent, real]) {
+    const problem = await rootOnlyChainProblem(start, allowSticky);
+    if (problem?.kind === "unreadable") return `${problem.path} cannot be examined`;
+    if (problem) return changeableProblem(problem.path, problem.uid, problem.mode, uid);
   }
   return undefined;
 }
@@ -108,10 +96,21 @@ function ownershipProblem(
 ): string | undefined {
   const sticky = st.isDirectory() && (st.mode & STICKY) !== 0;
   if ((st.mode & GROUP_OTHER_WRITE) !== 0 && !(allowSticky && sticky && st.uid === 0)) {
-    return `${path} is writable by ${(st.mode & 0o020) ? "group" : "others"} (mode ${
-      octal(st.mode)
-    })`;
+    return changeableProblem(path, st.uid, st.mode, uid);
   }
-  if (st.uid !== 0) return `${path} is owned by uid ${st.uid}${you(st.uid, uid)}, not root`;
+  if (st.uid !== 0) return changeableProblem(path, st.uid, st.mode, uid);
   return undefined;
+}
+
+/** The words for an entry others than root can change: its write bits first, then its owner. */
+function changeableProblem(path: string, owner: number, mode: number, uid: number): string {
+  if ((mode & GROUP_OTHER_WRITE) !== 0 && !isSymlinkMode(mode)) {
+    return `${path} is writable by ${(mode & 0o020) ? "group" : "others"} (mode ${octal(mode)})`;
+  }
+  return `${path} is owned by uid ${owner}${you(owner, uid)}, not root`;
+}
+
+/** A symlink's mode (0777) says nothing about who may change it. */
+function isSymlinkMode(mode: number): boolean {
+  return (mode & 0o170000) === 0o120000;
 }
