@@ -108,11 +108,17 @@ let users = 0;
 
 /**
  * Starts the worker ahead of the first check (a session's start), so that
- * the first sudo does not wait for it. Each call needs one {@link releaseProcessWalker}.
+ * the first sudo does not wait for it; with `warm`, one walk as that user
+ * fills the worker's knowledge of kernel threads too. Each call needs one
+ * {@link releaseProcessWalker}.
  */
-export function holdProcessWalker(): void {
+export function holdProcessWalker(warm?: { readonly uid: number; readonly gid: number }): void {
   users++;
   ensureWorker();
+  if (warm) {
+    const t = performance.now();
+    void walkProcesses({ ...warm, notBefore: t, deadline: t + WORKER_SILENCE_MS });
+  }
 }
 
 /** Ends one {@link holdProcessWalker}; the last one terminates the worker. */

@@ -45,6 +45,15 @@ const STATUS_CAP = 8192;
  * }} Walked
  */
 
+/**
+ * Kernel threads seen before, by pid: the identity of their `/proc/<pid>`
+ * entry (`ino/ctime`). A kernel thread stays one, so its `exe` and `status`
+ * are read once; a reused pid gets a new entry (the kernel drops the old
+ * one when the process dies), whose identity differs, so it is read again.
+ * @type {Map<number, string>}
+ */
+const kernelThreads = new Map();
+
 /** @param {unknown} e */
 function errno(e) {
   return typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
@@ -109,17 +118,20 @@ function walk(uid, gid) {
   const budget = new Budget();
   /** @type {Walked[]} */
   const processes = [];
+  /** @type {Set<number>} */
+  const seen = new Set();
   for (const name of names) {
     const pid = Number(name);
     let owner;
     try {
-      owner = statSync(`/proc/${name}`);
+      owner = statSync(`/proc/${name}`, { bigint: true });
     } catch {
       continue; // gone
     }
     /** @type {Walked} */
-    const entry = { pid, uid: owner.uid, gid: owner.gid };
-    if (owner.uid === uid) {
+    const entry = { pid, uid: Number(owner.uid), gid: Number(owner.gid) };
+    const identity = `${owner.ino}/${owner.ctimeNs}`;
+    if (entry.uid === uid) {
       const leader = readTable(`/proc/${name}/fd`, budget);
       if (leader === "too_many") return { ok: false, reason: "too_many" };
       entry.tables = leader ? [leader] : [];
@@ -129,7 +141,10 @@ function walk(uid, gid) {
       } catch {
         entry.tasks = [];
       }
-    } else if (owner.uid === 0 && uid !== 0) {
+    } else if (entry.uid === 0 && uid !== 0 && kernelThreads.get(pid) === identity) {
+      entry.exeHidden = false; // a kernel thread, read before: no exe, nobody's
+      seen.add(pid);
+    } else if (entry.uid === 0 && uid !== 0) {
       // A kernel thread has no exe (ENOENT); anything else root owns hides it (EACCES).
       let exeHidden = true;
       try {
@@ -138,10 +153,14 @@ function walk(uid, gid) {
         exeHidden = errno(e) === "EACCES";
       }
       entry.exeHidden = exeHidden;
-      if (exeHidden || owner.gid !== 0 || owner.gid === gid) {
+      if (exeHidden || entry.gid !== 0 || entry.gid === gid) {
         try {
           const status = readFileSync(`/proc/${name}/status`, "latin1").slice(0, STATUS_CAP);
           entry.ids = status.split("\n").filter((l) => /^[UG]id:/.test(l)).join("\n");
+          if (/^Kthread:\t1$/m.test(status)) {
+            kernelThreads.set(pid, identity);
+            seen.add(pid);
+          }
         } catch {
           // gone
         }
@@ -149,6 +168,7 @@ function walk(uid, gid) {
     }
     processes.push(entry);
   }
+  for (const pid of kernelThreads.keys()) if (!seen.has(pid)) kernelThreads.delete(pid);
   return { ok: true, processes };
 }
 

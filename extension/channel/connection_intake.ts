@@ -199,6 +199,9 @@ export class ConnectionIntake {
       // about the terminal, not the requester, so a signed request suffices
       // to start them; one runs at a time, and it counts only if fresh.
       this.#queue.gateAheadStart();
+      // The walk of /proc both read, started after the gate's check began so
+      // that it serves the gate too (kernel/proc_walk.ts).
+      this.#pairing.prefetch(started);
       const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
       if (!verdict.ok) return refuse(verdict.reason);
       // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)

@@ -203,7 +203,7 @@ export async function startSession(
   const warming = warmDenoCache(warmRuns, userDenoDir);
   // The worker that walks /proc for the pairing and keyboard checks starts
   // now, so the first sudo does not wait for it.
-  holdProcessWalker();
+  holdProcessWalker({ uid: expected.uid, gid: process.getgid?.() ?? -1 });
 
   let closed = false;
   const session: AskpassSession = {

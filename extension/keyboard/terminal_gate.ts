@@ -82,6 +82,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   return {
     intervalMs: GATE_INTERVAL_MS,
     async check(phase) {
+      const asked = performance.now();
       const guard = options.terminal?.() ?? terminalGuardStatus();
       piStart ??= (await readStat(process.pid))?.startTime;
       const exclude = await excluded();
@@ -97,7 +98,13 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       if (askRoot) lastRoot = performance.now();
       const [scan, keys, root] = await Promise.all([
         guard.ttyPath !== undefined && guard.rdev !== undefined
-          ? scanTerminalHolders({ ttyPath: guard.ttyPath, rdev: guard.rdev, uid, exclude })
+          ? scanTerminalHolders({
+            ttyPath: guard.ttyPath,
+            rdev: guard.rdev,
+            uid,
+            exclude,
+            notBefore: asked,
+          })
           : Promise.resolve({ holders: [], hidden: [] }),
         checkTmuxKeyTables(env),
         askRoot ? runRootTerminalCheck(realSudo!, n!) : Promise.resolve(undefined),

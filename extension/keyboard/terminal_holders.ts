@@ -63,6 +63,12 @@ export interface HolderScanSpec {
   readonly exclude: ReadonlySet<number>;
   /** Stop and fail closed after this long (default 2 s). */
   readonly deadlineMs?: number;
+  /**
+   * The walk of `/proc` must have started after this `performance.now()`
+   * (default: now); the check's own start lets a walk begun for the same
+   * request serve it (`kernel/proc_walk.ts`).
+   */
+  readonly notBefore?: number;
 }
 
 /**
@@ -76,7 +82,7 @@ export async function scanTerminalHolders(spec: HolderScanSpec): Promise<HolderS
   const walked = await walkProcesses({
     uid: spec.uid,
     gid: process.getgid?.() ?? -1,
-    notBefore: now,
+    notBefore: spec.notBefore ?? now,
     deadline,
   });
   if (!walked.ok) return undefined;

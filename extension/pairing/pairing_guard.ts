@@ -18,6 +18,7 @@ import { readProcLink } from "../../kernel/proc_reader.ts";
 import { firstExecutable } from "../../shared/executables.ts";
 import { ownFrontEnds } from "./root_check.ts";
 import { gatherPairingSnapshot } from "./pairing_snapshot.ts";
+import { walkProcesses } from "../../kernel/proc_walk.ts";
 import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
@@ -130,6 +131,22 @@ export class PairingGuard {
     const result = await this.#evaluate(requestId, entry, arrivedAt);
     if (!result.ok) this.#known.delete(requestId);
     return result;
+  }
+
+  /**
+   * Starts the walk of `/proc` that {@link admit} will read, when a request
+   * arrives: it then runs in its worker beside the kernel checks instead of
+   * after them. Walks are shared and bounded (`kernel/proc_walk.ts`), so a
+   * flood of requests costs at most one walk in flight and one waiting.
+   */
+  prefetch(arrivedAt: number): void {
+    if (this.#options.layers?.user === false) return;
+    void walkProcesses({
+      uid: this.#options.uid,
+      gid: this.#options.gid,
+      notBefore: arrivedAt,
+      deadline: arrivedAt + SNAPSHOT_DEADLINE_MS,
+    });
   }
 
   /** Checks again right before the password of `requestId` is sent. */

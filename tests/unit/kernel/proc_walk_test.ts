@@ -91,6 +91,21 @@ describe("the one walk of /proc (a worker thread)", () => {
     assert.ok(later[0].ok && later[0].walk.postedAt > f.walk.postedAt);
   });
 
+  it("a kernel thread is read once and then known by its /proc entry; root's other processes are read every walk", async () => {
+    // As another user (nobody) of group 0, so that root-owned processes are read as such.
+    const asNobody = () =>
+      walkProcesses({ uid: 65534, gid: 0, notBefore: now(), deadline: now() + 5000 });
+    const first = await asNobody();
+    const second = await asNobody();
+    assert.ok(first.ok && second.ok);
+    const kthreadd = second.walk.processes.find((p) => p.pid === 2);
+    assert.ok(kthreadd, "no pid 2 (kthreadd)");
+    assert.deepEqual([kthreadd.exeHidden, kthreadd.ids], [false, undefined]);
+    const init = second.walk.processes.find((p) => p.pid === 1);
+    assert.ok(init?.ids, "pid 1 is no kernel thread: its ids are read every walk");
+    assert.equal(init.ids.uid[0], 0);
+  });
+
   it("a deadline that passes fails the check: fail closed", async () => {
     const r = await ask(now(), now() - 1);
     assert.deepEqual(r, { ok: false, reason: WALK_FAILURES.DEADLINE });
