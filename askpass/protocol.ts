@@ -16,13 +16,20 @@
  * Frame layout (all integers big-endian):
  *
  * ```text
- * u32 body length | u16 header length | header (UTF-8 JSON) | payload bytes
+ * u32 body length | body = u16 header length | header (UTF-8 JSON) | payload | MAC (32 bytes)
  * ```
  *
- * The header is a JSON object; its `mac` field is an HMAC-SHA256, keyed with
- * the session key, over a canonical encoding of the other fields followed by
- * the payload. The payload carries the password in a response and is empty
- * otherwise, so the password travels as bytes that both ends can zero.
+ * The header is a JSON object: `v` (the protocol version), `type`, and the
+ * fields of that type, each listed once in {@link MESSAGE_FIELDS}. The MAC is
+ * an HMAC-SHA256, keyed with the session key, over the body's bytes as sent,
+ * up to the MAC itself: what is checked is exactly what arrived, never a
+ * re-encoding of it. The session key signs nothing else. The payload carries
+ * the password in a response and is empty otherwise, so the password travels
+ * as bytes that both ends can zero.
+ *
+ * A body is read in this order: its size, the header's JSON and version (an
+ * older peer gets `unsupported_version`, not `bad_signature`), the MAC, then
+ * the type and each field.
  *
  * The session key is a session *selector*, not a credential: the agent can
  * read it from its own environment. Who may receive a password is decided by
@@ -35,9 +42,9 @@
  */
 
 /** Protocol version; both ends must agree exactly. */
-export const PROTOCOL_VERSION = 3;
-/** Domain-separation tag at the head of every MAC input. */
-const MAC_CONTEXT = "pi-sudo-prompt/askpass";
+export const PROTOCOL_VERSION = 4;
+/** Bytes of the MAC at the end of every body. */
+const MAC_BYTES = 32;
 /** Bytes in a session key (256 bits). */
 export const SESSION_KEY_BYTES = 32;
 /** Hex characters in a request id (128 bits). */
@@ -197,17 +204,42 @@ export function newRequestId(): string {
   return bytesToHex(crypto.getRandomValues(new Uint8Array(REQUEST_ID_HEX_LENGTH / 2)));
 }
 
+/**
+ * Every message's fields, each written once: the encoders write them in this
+ * order, the decoders accept exactly these (with `v` and `type`) and check
+ * each. A check returns `true`, `false` (`bad_field`) or a more precise reason.
+ */
+const MESSAGE_FIELDS = {
+  password_request: { id: isRequestId, prompt: checkPrompt, pid: isPid },
+  secret_request: {
+    id: isRequestId,
+    argv: isSecretArgv,
+    label: checkLabel,
+    cwd: isCwd,
+    allowlisted: (v: unknown) => typeof v === "boolean",
+    proof: (v: unknown) => typeof v === "string" && /^[0-9a-f]{32}$/.test(v),
+    pid: isPid,
+  },
+  password_response: { id: isRequestId },
+  password_delivered: { id: isRequestId },
+  password_denied: {
+    id: isRequestId,
+    reason: (v: unknown) => typeof v === "string" && DENY_REASON_SET.has(v),
+  },
+} as const satisfies Record<string, Record<string, (v: unknown) => boolean | ProtocolError>>;
+
+/** The `type` of every message. */
+type MessageType = keyof typeof MESSAGE_FIELDS;
+
+/** Any message, as the encoders take it and the decoders return it. */
+type Message = IncomingRequest | Reply;
+
 /** Encodes and signs a request into a complete frame (length prefix included). */
 export function encodeRequest(
   key: CryptoKey,
   request: Omit<PasswordRequest, "type">,
 ): Promise<Uint8Array> {
-  return encodeFrame(
-    key,
-    ["password_request", request.id, request.prompt, request.pid],
-    { type: "password_request", id: request.id, prompt: request.prompt, pid: request.pid },
-    new Uint8Array(0),
-  );
+  return encodeMessage(key, { type: "password_request", ...request });
 }
 
 /** Encodes and signs a secret request (the broker's side). */
@@ -215,21 +247,7 @@ export function encodeSecretRequest(
   key: CryptoKey,
   request: Omit<SecretRequest, "type">,
 ): Promise<Uint8Array> {
-  return encodeFrame(
-    key,
-    secretFields(request),
-    {
-      type: "secret_request",
-      id: request.id,
-      argv: [...request.argv],
-      label: request.label,
-      cwd: request.cwd,
-      allowlisted: request.allowlisted,
-      proof: request.proof,
-      pid: request.pid,
-    },
-    new Uint8Array(0),
-  );
+  return encodeMessage(key, { type: "secret_request", ...request });
 }
 
 /** Encodes and signs a password response. The caller still owns and zeroes `password`. */
@@ -238,60 +256,28 @@ export function encodeResponse(
   id: string,
   password: Uint8Array,
 ): Promise<Uint8Array> {
-  return encodeFrame(
-    key,
-    ["password_response", id, password.length],
-    { type: "password_response", id },
-    password,
-  );
+  return encodeMessage(key, { type: "password_response", id, password });
 }
 
 /** Encodes and signs a `password_delivered`: the password is already in sudo's pipe. */
 export function encodeDelivered(key: CryptoKey, id: string): Promise<Uint8Array> {
-  return encodeFrame(
-    key,
-    ["password_delivered", id],
-    { type: "password_delivered", id },
-    new Uint8Array(0),
-  );
+  return encodeMessage(key, { type: "password_delivered", id });
 }
 
 /** Encodes and signs a denial. */
 export function encodeDenied(key: CryptoKey, id: string, reason: DenyReason): Promise<Uint8Array> {
-  return encodeFrame(
-    key,
-    ["password_denied", id, reason],
-    { type: "password_denied", id, reason },
-    new Uint8Array(0),
-  );
+  return encodeMessage(key, { type: "password_denied", id, reason });
 }
 
 /**
- * Decodes and verifies a request frame body (without the length prefix).
- * Checks version, type, field shapes, size caps and the signature.
+ * Decodes and verifies a request frame body (without the length prefix):
+ * size, version, signature, type, every field and the size caps.
  */
 export async function decodeRequest(
   key: CryptoKey,
   body: Uint8Array,
 ): Promise<Decoded<PasswordRequest>> {
-  const parts = splitBody(body);
-  if (!parts.ok) return parts;
-  const { header, payload } = parts;
-  if (header.type !== "password_request") return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
-  if (!hasExactKeys(header, ["v", "type", "id", "prompt", "pid", "mac"])) {
-    return fail(PROTOCOL_ERRORS.BAD_FIELD);
-  }
-  const { id, prompt, pid } = header;
-  if (!isRequestId(id) || typeof prompt !== "string" || !isPid(pid) || payload.length !== 0) {
-    return fail(PROTOCOL_ERRORS.BAD_FIELD);
-  }
-  if (encoder.encode(prompt).length > MAX_PROMPT_BYTES || prompt.includes("\0")) {
-    return fail(PROTOCOL_ERRORS.PROMPT_TOO_LONG);
-  }
-  if (!await verifyMac(key, header.mac, ["password_request", id, prompt, pid], payload)) {
-    return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
-  }
-  return { ok: true, message: { type: "password_request", id, prompt, pid } };
+  return await decodeMessage(key, body, ["password_request"]) as Decoded<PasswordRequest>;
 }
 
 /**
@@ -302,44 +288,9 @@ export async function decodeIncoming(
   key: CryptoKey,
   body: Uint8Array,
 ): Promise<Decoded<IncomingRequest>> {
-  const parts = splitBody(body);
-  if (!parts.ok) return parts;
-  if (parts.header.type === "password_request") return await decodeRequest(key, body);
-  if (parts.header.type !== "secret_request") return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
-  const { header, payload } = parts;
-  if (
-    !hasExactKeys(header, [
-      "v",
-      "type",
-      "id",
-      "argv",
-      "label",
-      "cwd",
-      "allowlisted",
-      "proof",
-      "pid",
-      "mac",
-    ])
-  ) {
-    return fail(PROTOCOL_ERRORS.BAD_FIELD);
-  }
-  const { id, argv, label, cwd, allowlisted, proof, pid } = header;
-  if (
-    !isRequestId(id) || !isPid(pid) || typeof allowlisted !== "boolean" ||
-    typeof label !== "string" || typeof cwd !== "string" || !cwd.startsWith("/") ||
-    // deno-lint-ignore no-control-regex
-    /[\x00-\x1f\x7f]/.test(cwd) || typeof proof !== "string" || !/^[0-9a-f]{32}$/.test(proof) ||
-    !Array.isArray(argv) || argv.length === 0 || argv.length > MAX_SECRET_ARGS ||
-    !argv.every((a) => typeof a === "string" && !a.includes("\0")) ||
-    payload.length !== 0 || encoder.encode(label).length > MAX_LABEL_BYTES || label.includes("\0")
-  ) {
-    return fail(PROTOCOL_ERRORS.BAD_FIELD);
-  }
-  const request = { id, argv: argv as string[], label, cwd, allowlisted, proof, pid };
-  if (!await verifyMac(key, header.mac, secretFields(request), payload)) {
-    return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
-  }
-  return { ok: true, message: { type: "secret_request", ...request } };
+  return await decodeMessage(key, body, ["password_request", "secret_request"]) as Decoded<
+    IncomingRequest
+  >;
 }
 
 /**
@@ -351,49 +302,16 @@ export async function decodeReply(
   body: Uint8Array,
   expectedId: string,
 ): Promise<Decoded<Reply>> {
-  const parts = splitBody(body);
-  if (!parts.ok) return parts;
-  const { header, payload } = parts;
-  if (header.id !== expectedId) return fail(PROTOCOL_ERRORS.ID_MISMATCH);
-  if (header.type === "password_response") {
-    if (!hasExactKeys(header, ["v", "type", "id", "mac"])) return fail(PROTOCOL_ERRORS.BAD_FIELD);
-    if (payload.length > MAX_PASSWORD_BYTES) return fail(PROTOCOL_ERRORS.PASSWORD_TOO_LONG);
-    if (payload.some((b) => b === 0x0a || b === 0x0d || b === 0)) {
-      return fail(PROTOCOL_ERRORS.PASSWORD_HAS_LINE_BREAK);
-    }
-    if (
-      !await verifyMac(key, header.mac, ["password_response", expectedId, payload.length], payload)
-    ) {
-      return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
-    }
-    return { ok: true, message: { type: "password_response", id: expectedId, password: payload } };
+  const decoded = await decodeMessage(key, body, [
+    "password_response",
+    "password_delivered",
+    "password_denied",
+  ]) as Decoded<Reply>;
+  if (decoded.ok && decoded.message.id !== expectedId) {
+    if (decoded.message.type === "password_response") decoded.message.password.fill(0);
+    return fail(PROTOCOL_ERRORS.ID_MISMATCH);
   }
-  if (header.type === "password_delivered") {
-    if (!hasExactKeys(header, ["v", "type", "id", "mac"]) || payload.length !== 0) {
-      return fail(PROTOCOL_ERRORS.BAD_FIELD);
-    }
-    if (!await verifyMac(key, header.mac, ["password_delivered", expectedId], payload)) {
-      return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
-    }
-    return { ok: true, message: { type: "password_delivered", id: expectedId } };
-  }
-  if (header.type === "password_denied") {
-    if (!hasExactKeys(header, ["v", "type", "id", "reason", "mac"])) {
-      return fail(PROTOCOL_ERRORS.BAD_FIELD);
-    }
-    const reason = header.reason;
-    if (typeof reason !== "string" || !DENY_REASON_SET.has(reason) || payload.length !== 0) {
-      return fail(PROTOCOL_ERRORS.BAD_FIELD);
-    }
-    if (!await verifyMac(key, header.mac, ["password_denied", expectedId, reason], payload)) {
-      return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
-    }
-    return {
-      ok: true,
-      message: { type: "password_denied", id: expectedId, reason: reason as DenyReason },
-    };
-  }
-  return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
+  return decoded;
 }
 
 /**
@@ -511,93 +429,111 @@ export async function readFrame(
 
 type Header = Record<string, unknown>;
 
-async function encodeFrame(
-  key: CryptoKey,
-  fields: readonly (string | number)[],
-  header: Header,
-  payload: Uint8Array,
-): Promise<Uint8Array> {
-  const macInput = canonical(fields, payload);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, macInput));
-  macInput.fill(0);
-  const headerBytes = encoder.encode(
-    JSON.stringify({ v: PROTOCOL_VERSION, ...header, mac: bytesToHex(mac) }),
-  );
-  const bodyLength = HEADER_LENGTH_BYTES + headerBytes.length + payload.length;
-  const frame = new Uint8Array(LENGTH_PREFIX_BYTES + bodyLength);
+/** Header (fields in {@link MESSAGE_FIELDS} order), payload, then the MAC over the body so far. */
+async function encodeMessage(key: CryptoKey, message: Message): Promise<Uint8Array> {
+  const fields = message as unknown as Header;
+  const header: Header = { v: PROTOCOL_VERSION, type: message.type };
+  for (const name of Object.keys(MESSAGE_FIELDS[message.type])) header[name] = fields[name];
+  const payload = message.type === "password_response" ? message.password : new Uint8Array(0);
+  const headerBytes = encoder.encode(JSON.stringify(header));
+  const signedLength = HEADER_LENGTH_BYTES + headerBytes.length + payload.length;
+  const frame = new Uint8Array(LENGTH_PREFIX_BYTES + signedLength + MAC_BYTES);
   const view = new DataView(frame.buffer);
-  view.setUint32(0, bodyLength);
+  view.setUint32(0, signedLength + MAC_BYTES);
   view.setUint16(LENGTH_PREFIX_BYTES, headerBytes.length);
   frame.set(headerBytes, LENGTH_PREFIX_BYTES + HEADER_LENGTH_BYTES);
   frame.set(payload, LENGTH_PREFIX_BYTES + HEADER_LENGTH_BYTES + headerBytes.length);
+  const signed = frame.subarray(LENGTH_PREFIX_BYTES, LENGTH_PREFIX_BYTES + signedLength);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, signed));
+  frame.set(mac, LENGTH_PREFIX_BYTES + signedLength);
   return frame;
 }
 
-function splitBody(
+/** Decodes a body into one of `types`, or the first reason it is refused (module doc's order). */
+async function decodeMessage(
+  key: CryptoKey,
   body: Uint8Array,
-): { ok: true; header: Header; payload: Uint8Array } | { ok: false; reason: ProtocolError } {
+  types: readonly MessageType[],
+): Promise<Decoded<Message>> {
   if (body.length > MAX_FRAME_BYTES) return fail(PROTOCOL_ERRORS.FRAME_TOO_LARGE);
   if (body.length < HEADER_LENGTH_BYTES) return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
   const headerLength = new DataView(body.buffer, body.byteOffset, body.length).getUint16(0);
-  if (HEADER_LENGTH_BYTES + headerLength > body.length) {
-    return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
-  }
-  let header: unknown;
+  const payloadStart = HEADER_LENGTH_BYTES + headerLength;
+  if (payloadStart > body.length) return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
+  let parsed: unknown;
   try {
-    header = JSON.parse(
-      decoder.decode(body.subarray(HEADER_LENGTH_BYTES, HEADER_LENGTH_BYTES + headerLength)),
-    );
+    parsed = JSON.parse(decoder.decode(body.subarray(HEADER_LENGTH_BYTES, payloadStart)));
   } catch {
     return fail(PROTOCOL_ERRORS.MALFORMED_HEADER);
   }
-  if (typeof header !== "object" || header === null || Array.isArray(header)) {
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return fail(PROTOCOL_ERRORS.MALFORMED_HEADER);
   }
-  const h = header as Header;
-  if (h.v !== PROTOCOL_VERSION) return fail(PROTOCOL_ERRORS.UNSUPPORTED_VERSION);
-  if (typeof h.mac !== "string" || !/^[0-9a-f]{64}$/.test(h.mac)) {
+  const header = parsed as Header;
+  if (header.v !== PROTOCOL_VERSION) return fail(PROTOCOL_ERRORS.UNSUPPORTED_VERSION);
+  if (payloadStart + MAC_BYTES > body.length) return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
+  const macStart = body.length - MAC_BYTES;
+  // subtle.verify compares in constant time; the bytes signed are the bytes received.
+  const signed = body.slice(0, macStart);
+  const authentic = await crypto.subtle.verify("HMAC", key, body.slice(macStart), signed);
+  signed.fill(0);
+  if (!authentic) return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
+  const type = header.type;
+  if (typeof type !== "string" || !(types as readonly string[]).includes(type)) {
+    return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
+  }
+  const checks: Record<string, (v: unknown) => boolean | ProtocolError> =
+    MESSAGE_FIELDS[type as MessageType];
+  if (!hasExactKeys(header, ["v", "type", ...Object.keys(checks)])) {
     return fail(PROTOCOL_ERRORS.BAD_FIELD);
   }
-  return { ok: true, header: h, payload: body.slice(HEADER_LENGTH_BYTES + headerLength) };
+  const message: Header = { type };
+  for (const [name, check] of Object.entries(checks)) {
+    const verdict = check(header[name]);
+    if (verdict !== true) return fail(verdict === false ? PROTOCOL_ERRORS.BAD_FIELD : verdict);
+    message[name] = header[name];
+  }
+  const payload = body.slice(payloadStart, macStart);
+  if (type !== "password_response") {
+    if (payload.length !== 0) return fail(PROTOCOL_ERRORS.BAD_FIELD);
+  } else {
+    const problem = passwordProblem(payload);
+    if (problem) {
+      payload.fill(0);
+      return fail(problem);
+    }
+    message.password = payload;
+  }
+  return { ok: true, message: message as unknown as Message };
 }
 
-async function verifyMac(
-  key: CryptoKey,
-  macHex: unknown,
-  fields: readonly (string | number)[],
-  payload: Uint8Array,
-): Promise<boolean> {
-  if (typeof macHex !== "string") return false;
-  const input = canonical(fields, payload);
-  // subtle.verify compares in constant time.
-  const ok = await crypto.subtle.verify("HMAC", key, hexToBytes(macHex), input);
-  input.fill(0);
-  return ok;
+function checkPrompt(v: unknown): boolean | ProtocolError {
+  if (typeof v !== "string") return false;
+  return encoder.encode(v).length > MAX_PROMPT_BYTES || v.includes("\0")
+    ? PROTOCOL_ERRORS.PROMPT_TOO_LONG
+    : true;
 }
 
-/** MAC input: a JSON array of the context, version and fields, then the payload. */
-function canonical(
-  fields: readonly (string | number)[],
-  payload: Uint8Array,
-): Uint8Array<ArrayBuffer> {
-  const head = encoder.encode(JSON.stringify([MAC_CONTEXT, PROTOCOL_VERSION, ...fields]));
-  const out = new Uint8Array(head.length + payload.length);
-  out.set(head);
-  out.set(payload, head.length);
-  return out;
+function checkLabel(v: unknown): boolean {
+  return typeof v === "string" && encoder.encode(v).length <= MAX_LABEL_BYTES && !v.includes("\0");
 }
 
-function secretFields(r: Omit<SecretRequest, "type">): (string | number)[] {
-  return [
-    "secret_request",
-    r.id,
-    JSON.stringify(r.argv),
-    r.label,
-    r.cwd,
-    r.allowlisted ? 1 : 0,
-    r.proof,
-    r.pid,
-  ];
+function isCwd(v: unknown): boolean {
+  // deno-lint-ignore no-control-regex
+  return typeof v === "string" && v.startsWith("/") && !/[\x00-\x1f\x7f]/.test(v);
+}
+
+function isSecretArgv(v: unknown): boolean {
+  return Array.isArray(v) && v.length > 0 && v.length <= MAX_SECRET_ARGS &&
+    v.every((a) => typeof a === "string" && !a.includes("\0"));
+}
+
+function passwordProblem(password: Uint8Array): ProtocolError | undefined {
+  if (password.length > MAX_PASSWORD_BYTES) return PROTOCOL_ERRORS.PASSWORD_TOO_LONG;
+  if (password.some((b) => b === 0x0a || b === 0x0d || b === 0)) {
+    return PROTOCOL_ERRORS.PASSWORD_HAS_LINE_BREAK;
+  }
+  return undefined;
 }
 
 function hasExactKeys(header: Header, keys: readonly string[]): boolean {

@@ -24,6 +24,7 @@ import {
   MAX_PROMPT_BYTES,
   type PasswordRequest,
   PROTOCOL_ERRORS,
+  PROTOCOL_VERSION,
   type ProtocolError,
   type Reply,
 } from "../../askpass/protocol.ts";
@@ -39,6 +40,8 @@ import {
 const utf8 = new TextEncoder();
 const LENGTH_PREFIX = 4;
 const HEADER_LENGTH = 2;
+/** The HMAC-SHA256 at the end of every body. */
+const MAC_BYTES = 32;
 
 // --- generators -------------------------------------------------------------
 
@@ -304,7 +307,7 @@ export function mutate(
 // --- header tampering (structure-aware) ---------------------------------------
 
 type Entry = readonly [string, unknown];
-/** A structural edit of the JSON header, keeping the original MAC. */
+/** A structural edit of the JSON header (or the payload), keeping the original MAC. */
 export type Tamper =
   | { readonly op: "set"; readonly field: string; readonly value: unknown }
   | { readonly op: "delete"; readonly field: string }
@@ -367,33 +370,43 @@ export const tamperArb: fc.Arbitrary<Tamper> = fc.oneof(
   }),
 );
 
-function splitFrame(frame: Uint8Array): { entries: Entry[]; payload: Uint8Array } {
+function splitFrame(
+  frame: Uint8Array,
+): { entries: Entry[]; payload: Uint8Array; mac: Uint8Array } {
   const headerLength = new DataView(frame.buffer, frame.byteOffset).getUint16(LENGTH_PREFIX);
   const start = LENGTH_PREFIX + HEADER_LENGTH;
   const json = new TextDecoder().decode(frame.subarray(start, start + headerLength));
   return {
     entries: Object.entries(JSON.parse(json) as Record<string, unknown>),
-    payload: frame.slice(start + headerLength),
+    payload: frame.slice(start + headerLength, frame.length - MAC_BYTES),
+    mac: frame.slice(frame.length - MAC_BYTES),
   };
 }
 
-/** Serialises entries in order (duplicates and `__proto__` kept as written). */
-function buildFrame(entries: readonly Entry[], payload: Uint8Array): Uint8Array {
+/**
+ * Serialises entries in order (duplicates and `__proto__` kept as written),
+ * then the payload and `mac` (a forger's, or the original one kept).
+ */
+function buildFrame(entries: readonly Entry[], payload: Uint8Array, mac: Uint8Array): Uint8Array {
   const json = `{${
     entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")
   }}`;
   const header = utf8.encode(json);
-  const frame = new Uint8Array(LENGTH_PREFIX + HEADER_LENGTH + header.length + payload.length);
+  const frame = new Uint8Array(
+    LENGTH_PREFIX + HEADER_LENGTH + header.length + payload.length + mac.length,
+  );
   const view = new DataView(frame.buffer);
   view.setUint32(0, frame.length - LENGTH_PREFIX);
   view.setUint16(LENGTH_PREFIX, Math.min(header.length, 0xffff));
   frame.set(header, LENGTH_PREFIX + HEADER_LENGTH);
   frame.set(payload, LENGTH_PREFIX + HEADER_LENGTH + header.length);
+  frame.set(mac, LENGTH_PREFIX + HEADER_LENGTH + header.length + payload.length);
   return frame;
 }
 
 function tamper(frame: Uint8Array, tampers: readonly Tamper[]): Uint8Array {
-  let { entries, payload } = splitFrame(frame);
+  const split = splitFrame(frame);
+  let { entries, payload } = split;
   for (const t of tampers) {
     switch (t.op) {
       case "set":
@@ -421,7 +434,7 @@ function tamper(frame: Uint8Array, tampers: readonly Tamper[]): Uint8Array {
         break;
     }
   }
-  return buildFrame(entries, payload);
+  return buildFrame(entries, payload, split.mac);
 }
 
 // --- properties ---------------------------------------------------------------
@@ -460,21 +473,19 @@ export function decodeRandomBytes(options: FuzzOptions): Promise<void> {
   );
 }
 
-/** A well-formed header for `m` (every field valid) carrying a MAC made up by the forger. */
-function forgedEntries(m: Message, mac: string): Entry[] {
+/** A well-formed header for `m` (every field valid, this version): only its MAC is forged. */
+function forgedEntries(m: Message): Entry[] {
+  const v = PROTOCOL_VERSION;
   switch (m.kind) {
     case "request":
-      return [["v", 1], ["type", "password_request"], ["id", m.id], ["prompt", m.prompt], [
+      return [["v", v], ["type", "password_request"], ["id", m.id], ["prompt", m.prompt], [
         "pid",
         m.pid,
-      ], ["mac", mac]];
-    case "response":
-      return [["v", 1], ["type", "password_response"], ["id", m.id], ["mac", mac]];
-    case "denied":
-      return [["v", 1], ["type", "password_denied"], ["id", m.id], ["reason", m.reason], [
-        "mac",
-        mac,
       ]];
+    case "response":
+      return [["v", v], ["type", "password_response"], ["id", m.id]];
+    case "denied":
+      return [["v", v], ["type", "password_denied"], ["id", m.id], ["reason", m.reason]];
   }
 }
 
@@ -484,19 +495,21 @@ function forgedEntries(m: Message, mac: string): Entry[] {
  */
 export function decodeForgedHeaders(options: FuzzOptions): Promise<void> {
   const macArb = fc.oneof(
-    fc.uint8Array({ minLength: 32, maxLength: 32 }).map(hex),
-    fc.constantFrom("0".repeat(64), "f".repeat(64)),
+    fc.uint8Array({ minLength: MAC_BYTES, maxLength: MAC_BYTES }),
+    fc.constantFrom(new Uint8Array(MAC_BYTES), new Uint8Array(MAC_BYTES).fill(0xff)),
   );
   const forgedArb = fc.oneof(
     fc.tuple(messageArb, macArb).map(([m, mac]) => ({
       id: m.id,
-      entries: forgedEntries(m, mac),
+      entries: forgedEntries(m),
       payload: m.kind === "response" ? m.password : new Uint8Array(),
+      mac,
     })),
     fc.record({
       id: idArb,
       entries: fc.array(fc.tuple(fieldArb, tamperValueArb), { maxLength: 8 }),
       payload: fc.uint8Array({ maxLength: 64 }),
+      mac: macArb,
     }).chain((f) =>
       fc.boolean().map((withId) => ({
         ...f,
@@ -507,7 +520,7 @@ export function decodeForgedHeaders(options: FuzzOptions): Promise<void> {
   return checkAsync(
     fc.asyncProperty(keyHexArb, forgedArb, async (keyHex, forged) => {
       const key = await keyOf(keyHex);
-      const body = bodyOf(buildFrame(forged.entries, forged.payload));
+      const body = bodyOf(buildFrame(forged.entries, forged.payload, forged.mac));
       const req = await decodeRequest(key, body);
       const rep = await decodeReply(key, body, forged.id);
       expect(!req.ok && !rep.ok, "a forged header was accepted", forged.entries);

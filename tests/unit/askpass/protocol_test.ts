@@ -121,73 +121,109 @@ describe("protocol", () => {
 
   it("refuses wrong versions, types, extra fields and garbage without throwing", async () => {
     const k = await key();
-    const mk = (header: string, payload = new Uint8Array()) => {
-      const h = new TextEncoder().encode(header);
-      const b = new Uint8Array(2 + h.length + payload.length);
-      new DataView(b.buffer).setUint16(0, h.length);
-      b.set(h, 2);
-      b.set(payload, 2 + h.length);
-      return b;
-    };
-    const mac = "0".repeat(64);
     const id = newRequestId();
+    const good =
+      `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1}`;
     const cases: [Uint8Array, string][] = [
       [new Uint8Array(), PROTOCOL_ERRORS.MALFORMED_FRAME],
       [new Uint8Array([0, 50, 1]), PROTOCOL_ERRORS.MALFORMED_FRAME],
-      [mk("{nope"), PROTOCOL_ERRORS.MALFORMED_HEADER],
-      [mk("[1,2]"), PROTOCOL_ERRORS.MALFORMED_HEADER],
+      [await signedBody(k, "{nope"), PROTOCOL_ERRORS.MALFORMED_HEADER],
+      [await signedBody(k, "[1,2]"), PROTOCOL_ERRORS.MALFORMED_HEADER],
+      [new Uint8Array([0, 2, 0xff, 0xfe]), PROTOCOL_ERRORS.MALFORMED_HEADER],
       [
-        mk(`{"v":${PROTOCOL_VERSION + 1},"type":"password_request","mac":"${mac}"}`),
+        await signedBody(k, `{"v":${PROTOCOL_VERSION + 1},"type":"password_request"}`),
+        PROTOCOL_ERRORS.UNSUPPORTED_VERSION,
+      ],
+      // Protocol 3's layout (the MAC in the header, none after the payload):
+      // an older peer is told its version is wrong, not that it forged.
+      [
+        unsignedBody(
+          `{"v":3,"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${
+            "0".repeat(64)
+          }"}`,
+        ),
         PROTOCOL_ERRORS.UNSUPPORTED_VERSION,
       ],
       [
-        mk(`{"v":${PROTOCOL_VERSION},"type":"password_response","id":"${id}","mac":"${mac}"}`),
+        await signedBody(k, `{"v":${PROTOCOL_VERSION},"type":"password_response","id":"${id}"}`),
         PROTOCOL_ERRORS.UNEXPECTED_TYPE,
       ],
+      [await signedBody(k, good.replace("}", ',"x":1}')), PROTOCOL_ERRORS.BAD_FIELD],
       [
-        mk(
-          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"x":1,"mac":"${mac}"}`,
-        ),
+        await signedBody(k, good.replace("}", `,"mac":"${"0".repeat(64)}"}`)),
         PROTOCOL_ERRORS.BAD_FIELD,
       ],
-      [
-        mk(
-          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"XYZ","prompt":"p","pid":1,"mac":"${mac}"}`,
-        ),
-        PROTOCOL_ERRORS.BAD_FIELD,
-      ],
-      [
-        mk(
-          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":-1,"mac":"${mac}"}`,
-        ),
-        PROTOCOL_ERRORS.BAD_FIELD,
-      ],
-      [
-        mk(
-          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"short"}`,
-        ),
-        PROTOCOL_ERRORS.BAD_FIELD,
-      ],
-      [
-        mk(
-          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`,
-          new Uint8Array([1]),
-        ),
-        PROTOCOL_ERRORS.BAD_FIELD,
-      ],
-      [
-        mk(
-          `{"v":${PROTOCOL_VERSION},"type":"password_request","id":"${id}","prompt":"p","pid":1,"mac":"${mac}"}`,
-        ),
-        PROTOCOL_ERRORS.BAD_SIGNATURE,
-      ],
-      [new Uint8Array([0, 2, 0xff, 0xfe]), PROTOCOL_ERRORS.MALFORMED_HEADER],
+      [await signedBody(k, good.replace(id, "XYZ")), PROTOCOL_ERRORS.BAD_FIELD],
+      [await signedBody(k, good.replace('"pid":1', '"pid":-1')), PROTOCOL_ERRORS.BAD_FIELD],
+      [await signedBody(k, good, new Uint8Array([1])), PROTOCOL_ERRORS.BAD_FIELD],
+      // Right shape, no room for a MAC, a MAC of zeros, a MAC by another key.
+      [unsignedBody(good), PROTOCOL_ERRORS.MALFORMED_FRAME],
+      [unsignedBody(good, new Uint8Array(32)), PROTOCOL_ERRORS.BAD_SIGNATURE],
+      [await signedBody(await key(), good), PROTOCOL_ERRORS.BAD_SIGNATURE],
     ];
     for (const [b, reason] of cases) {
-      assert.deepEqual(await decodeRequest(k, b), { ok: false, reason });
+      assert.deepEqual(
+        await decodeRequest(k, b),
+        { ok: false, reason },
+        new TextDecoder().decode(b),
+      );
     }
+    // The control: the same helper signs a good header that decodes.
+    assert.deepEqual(await decodeRequest(k, await signedBody(k, good)), {
+      ok: true,
+      message: { type: "password_request", id, prompt: "p", pid: 1 },
+    });
+  });
+
+  it("the MAC covers the bytes sent: the same fields spelled otherwise, with the original MAC, are refused", async () => {
+    const k = await key();
+    const id = newRequestId();
+    const frame = body(await encodeRequest(k, { id, prompt: "Password: ", pid: 100 }));
+    const headerLength = new DataView(frame.buffer, frame.byteOffset).getUint16(0);
+    const header = new TextDecoder().decode(frame.subarray(2, 2 + headerLength));
+    const mac = frame.subarray(frame.length - 32);
+    // A space after a colon and the keys in another order: the same JSON value.
+    for (
+      const respelled of [
+        header.replace('"pid":100', '"pid": 100'),
+        JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(header)).reverse())),
+        header.replace('"prompt":"Password: "', '"prompt":"Password\\u003a "'),
+      ]
+    ) {
+      assert.deepEqual(JSON.parse(respelled), JSON.parse(header));
+      assert.deepEqual(await decodeRequest(k, unsignedBody(respelled, mac)), {
+        ok: false,
+        reason: PROTOCOL_ERRORS.BAD_SIGNATURE,
+      }, respelled);
+    }
+    // The encoder writes the fields once, in one order: v, type, then the message's own.
+    assert.deepEqual(Object.keys(JSON.parse(header)), ["v", "type", "id", "prompt", "pid"]);
   });
 });
+
+/** A body laid out as the module documents it, signed by this test with HMAC-SHA256 itself. */
+async function signedBody(
+  k: CryptoKey,
+  header: string,
+  payload = new Uint8Array(),
+): Promise<Uint8Array> {
+  const unsigned = unsignedBody(header, payload);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", k, unsigned));
+  const out = new Uint8Array(unsigned.length + mac.length);
+  out.set(unsigned);
+  out.set(mac, unsigned.length);
+  return out;
+}
+
+/** `u16 header length | header | tail`, without a MAC of its own. */
+function unsignedBody(header: string, tail = new Uint8Array()): Uint8Array {
+  const h = new TextEncoder().encode(header);
+  const b = new Uint8Array(2 + h.length + tail.length);
+  new DataView(b.buffer).setUint16(0, h.length);
+  b.set(h, 2);
+  b.set(tail, 2 + h.length);
+  return b;
+}
 
 describe("FrameReader", () => {
   it("assembles a frame from byte-sized chunks", async () => {
