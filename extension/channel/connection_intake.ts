@@ -48,7 +48,7 @@ import {
   CONNECTION_ERRORS,
   type ConnectionError,
   type RefusalReason,
-  type SessionOptions,
+  type SessionSettings,
 } from "./session_types.ts";
 
 /** Request ids remembered against replay (the oldest is forgotten first). */
@@ -56,7 +56,7 @@ const SEEN_ID_CAPACITY = 4096;
 
 /** Accepts connections for one session and hands verified requests to its queue. */
 export class ConnectionIntake {
-  readonly #options: SessionOptions;
+  readonly #options: SessionSettings;
   readonly #expected: ExpectedHelper;
   readonly #expectedBroker: ExpectedBroker;
   readonly #key: CryptoKey;
@@ -69,7 +69,7 @@ export class ConnectionIntake {
   #prelude = "";
 
   constructor(
-    options: SessionOptions,
+    options: SessionSettings,
     expected: ExpectedHelper,
     expectedBroker: ExpectedBroker,
     key: CryptoKey,

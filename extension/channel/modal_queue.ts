@@ -22,7 +22,7 @@ import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
 import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
-import { CONNECTION_ERRORS, type SessionEvent, type SessionOptions } from "./session_types.ts";
+import { CONNECTION_ERRORS, type SessionEvent, type SessionSettings } from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
 import { handOver } from "./handover.ts";
 
@@ -64,7 +64,7 @@ const WRITE_GRACE_MS = 1000;
 
 /** The queue and its modal; one per session. */
 export class ModalQueue {
-  readonly #options: SessionOptions;
+  readonly #options: SessionSettings;
   readonly #key: CryptoKey;
   readonly #pairing: PairingGuard;
   readonly #queue: Pending[] = [];
@@ -72,7 +72,7 @@ export class ModalQueue {
   #liveness: ReturnType<typeof setInterval> | undefined;
   #closing = false;
 
-  constructor(options: SessionOptions, key: CryptoKey, pairing: PairingGuard) {
+  constructor(options: SessionSettings, key: CryptoKey, pairing: PairingGuard) {
     this.#options = options;
     this.#key = key;
     this.#pairing = pairing;

@@ -65,7 +65,9 @@ import {
   HELPER_DEADLINE_MARGIN_MS,
   SESSION_START_ERRORS,
   type SessionOptions,
+  sessionSettings,
   type SessionStartError,
+  type SessionTuning,
 } from "./session_types.ts";
 
 export {
@@ -78,12 +80,15 @@ export {
   type SessionEvent,
   type SessionOptions,
   type SessionStartError,
+  type SessionTuning,
 } from "./session_types.ts";
 
 /** Starts a session: directory, key, launcher, wrapper and listening socket. */
 export async function startSession(
-  options: SessionOptions,
+  given: SessionOptions,
+  tuning: SessionTuning = {},
 ): Promise<{ ok: true; session: AskpassSession } | { ok: false; reason: SessionStartError }> {
+  const options = sessionSettings(given, tuning);
   // Hardened mode: a root-owned helper, deno and cache installed by the
   // broker installer, which the agent cannot rewrite (docs/design.md §8.2).
   const root = options.denoPath || options.helperPath || options.hardened === false

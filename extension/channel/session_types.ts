@@ -99,33 +99,10 @@ export type SessionEvent =
   }
   | { readonly kind: "denied"; readonly requestId: string; readonly reason: DenyReason };
 
-/** Options of {@link startSession}. */
+/** What the extension decides for its session: the only options it passes. */
 export interface SessionOptions {
   /** Asks the human; the pi modal in production. */
   readonly prompter: Prompter;
-  /** The pi process whose commands may ask (default: this process). */
-  readonly ownerPid?: number;
-  /** Time to answer one request, from its arrival (default 120 s). */
-  readonly timeoutMs?: number;
-  /** Attempts sudo allows (default 3, sudo's `passwd_tries`). */
-  readonly maxAttempts?: number;
-  /** Verified requests that may wait at once, the active one included (default 8). */
-  readonly queueCapacity?: number;
-  /** Connections open at once before new ones are dropped (default 64). */
-  readonly maxConnections?: number;
-  /** Deadline for a connection to deliver its request frame (default 2 s). */
-  readonly requestTimeoutMs?: number;
-  /** Where session directories go (default `$XDG_RUNTIME_DIR`, else `/tmp`). */
-  readonly runtimeBase?: string;
-  /** Overrides for tests and the hardened mode. */
-  readonly denoPath?: string;
-  readonly helperPath?: string;
-  readonly realSudo?: string;
-  /**
-   * Hardened mode: `"auto"` (default) uses the root-owned helper installed
-   * with the broker when it is there and intact; `false` never does.
-   */
-  readonly hardened?: "auto" | false;
   /**
    * sudo's credential cache (docs/design.md §2 invariant 3, ADR 0006). `"none"`
    * (default): the wrapper adds `-k` and a request from a sudo without `-k`
@@ -148,10 +125,62 @@ export interface SessionOptions {
    * refuses the request, or closes the open modal.
    */
   readonly gate?: ModalGate;
-  /** The pairing checks of ADR 0005 (tests switch a layer off to prove the other alone). */
-  readonly pairing?: PairingLayers;
   /** Audit hook; must not throw. */
   readonly onEvent?: (event: SessionEvent) => void;
+}
+
+/**
+ * Limits and paths that only tests and the bench change: shorter deadlines
+ * and smaller queues make their cases fast, other paths aim a session at a
+ * rogue helper, and `pairing` switches a layer off to prove the other alone.
+ * The extension passes none (`extension/index.ts`); {@link startSession}
+ * takes them as a second argument, so none can ride in with the options.
+ */
+export interface SessionTuning {
+  /** The pi process whose commands may ask (default: this process). */
+  readonly ownerPid?: number;
+  /** Time to answer one request, from its arrival (default 120 s). */
+  readonly timeoutMs?: number;
+  /** Attempts sudo allows (default 3, sudo's `passwd_tries`). */
+  readonly maxAttempts?: number;
+  /** Verified requests that may wait at once, the active one included (default 8). */
+  readonly queueCapacity?: number;
+  /** Connections open at once before new ones are dropped (default 64). */
+  readonly maxConnections?: number;
+  /** Deadline for a connection to deliver its request frame (default 2 s). */
+  readonly requestTimeoutMs?: number;
+  /** Where session directories go (default `$XDG_RUNTIME_DIR`, else `/tmp`). */
+  readonly runtimeBase?: string;
+  /** Another deno, helper or sudo than the ones found. */
+  readonly denoPath?: string;
+  readonly helperPath?: string;
+  readonly realSudo?: string;
+  /**
+   * Hardened mode: `"auto"` (default) uses the root-owned helper installed
+   * with the broker when it is there and intact; `false` never does.
+   */
+  readonly hardened?: "auto" | false;
+  /** The pairing checks of ADR 0005 (both layers on by default). */
+  readonly pairing?: PairingLayers;
+}
+
+/** Options and tuning together, as the session's parts read them. */
+export type SessionSettings = SessionOptions & SessionTuning;
+
+/**
+ * The settings of a session: the tuning, then the options' own fields only,
+ * so that a limit or a path set among the options has no effect.
+ */
+export function sessionSettings(options: SessionOptions, tuning: SessionTuning): SessionSettings {
+  return {
+    ...tuning,
+    prompter: options.prompter,
+    credentialCache: options.credentialCache,
+    callInProgress: options.callInProgress,
+    refuseRiskySudo: options.refuseRiskySudo,
+    gate: options.gate,
+    onEvent: options.onEvent,
+  };
 }
 
 /** A running session. */

@@ -907,15 +907,18 @@ async function addedChecksCost(tmp: string): Promise<void> {
         terminal: () => ({ ttyPath, rdev }),
         exclude: [sleeper, holder.pid ?? 0],
       });
-    const start = async (options: Partial<Parameters<typeof startSession>[0]>) => {
+    const start = async (
+      options: Partial<Parameters<typeof startSession>[0]>,
+      tuning: Parameters<typeof startSession>[1] = {},
+    ) => {
       const prompter = new TimedPrompter();
-      const started = await startSession({ prompter, ...options });
+      const started = await startSession({ prompter, ...options }, tuning);
       if (!started.ok) throw new Error(`a row k session did not start: ${started.reason}`);
       sessions.push(started.session);
       await deadline("a row k session's warm-up", started.session.warmup, spawnDeadline());
       return { session: started.session, prompter };
     };
-    const plain = await start({ pairing: { user: false, root: false } });
+    const plain = await start({}, { pairing: { user: false, root: false } });
     const checked = await start({ gate: gateFor({}) });
     const inTmux = await start({ gate: gateFor(tmuxEnv) });
     const variants = [

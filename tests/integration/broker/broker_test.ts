@@ -42,7 +42,7 @@ async function withSession(
   options: { timeoutMs?: number } = {},
 ): Promise<void> {
   const events: SessionEvent[] = [];
-  const started = await startSession({ prompter, onEvent: (e) => events.push(e), ...options });
+  const started = await startSession({ prompter, onEvent: (e) => events.push(e) }, options);
   assert.ok(started.ok);
   const scratch = await mkdtemp(join(tmpdir(), "pi-secret-test-"));
   const beat = startHeartbeat();

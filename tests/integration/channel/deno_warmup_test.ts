@@ -99,11 +99,10 @@ describe("deno cache warm-up", () => {
 
   it("a real session warms its own cache at start without delaying it", async () => {
     await withScratch(async (base) => {
-      const started = await startSession({
-        prompter: new ScriptedPrompter([]),
-        runtimeBase: base,
-        hardened: false,
-      });
+      const started = await startSession(
+        { prompter: new ScriptedPrompter([]) },
+        { runtimeBase: base, hardened: false },
+      );
       assert.ok(started.ok);
       const s = started.session;
       try {
@@ -120,11 +119,10 @@ describe("deno cache warm-up", () => {
         await s.close();
       }
       // Closed while its warm-up still runs: the run is killed and the directory removed.
-      const again = await startSession({
-        prompter: new ScriptedPrompter([]),
-        runtimeBase: base,
-        hardened: false,
-      });
+      const again = await startSession(
+        { prompter: new ScriptedPrompter([]) },
+        { runtimeBase: base, hardened: false },
+      );
       assert.ok(again.ok);
       await again.session.close();
       assert.equal((await again.session.warmup).ok, false);

@@ -41,7 +41,11 @@ async function withSession(
 ): Promise<void> {
   const prompter = new ScriptedPrompter(script);
   const events: SessionEvent[] = [];
-  const started = await startSession({ prompter, onEvent: (e) => events.push(e), ...options });
+  const { credentialCache, callInProgress, ...tuning } = options;
+  const started = await startSession(
+    { prompter, onEvent: (e) => events.push(e), credentialCache, callInProgress },
+    tuning,
+  );
   assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
   const heartbeat: Heartbeat = startHeartbeat();
   try {

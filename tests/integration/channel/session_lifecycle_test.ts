@@ -30,7 +30,9 @@ describe("session directory and lifecycle", () => {
   it("creates a private 0700 directory with launcher, wrapper and socket; close removes it", async () => {
     const base = await scratch();
     try {
-      const started = await startSession({ prompter: new ScriptedPrompter([]), runtimeBase: base });
+      const started = await startSession({ prompter: new ScriptedPrompter([]) }, {
+        runtimeBase: base,
+      });
       assert.ok(started.ok);
       const s = started.session;
       const dir = await lstat(s.dir);
@@ -114,7 +116,9 @@ describe("session directory and lifecycle", () => {
       skip: base ? false : `${variable} is not set (tests/run.sh mounts it as root)`,
     }, async () => {
       const before = (await readdir(base!)).sort();
-      const started = await startSession({ prompter: new ScriptedPrompter([]), runtimeBase: base });
+      const started = await startSession({ prompter: new ScriptedPrompter([]) }, {
+        runtimeBase: base,
+      });
       assert.deepEqual(started, { ok: false, reason });
       assert.deepEqual((await readdir(base!)).sort(), before);
     });
@@ -124,7 +128,7 @@ describe("session directory and lifecycle", () => {
     const base = await scratch();
     try {
       const prompter = new ScriptedPrompter([{ hang: true }]);
-      const started = await startSession({ prompter, runtimeBase: base });
+      const started = await startSession({ prompter }, { runtimeBase: base });
       assert.ok(started.ok);
       const s = started.session;
       const run = runToolCommand(s, "sudo -k id -u");

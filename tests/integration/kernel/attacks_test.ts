@@ -48,13 +48,14 @@ async function withSession(
 ): Promise<void> {
   const prompter = opts.answers ?? new ScriptedPrompter([{ submit: PASSWORD }]);
   const events: SessionEvent[] = [];
-  const started = await startSession({
-    prompter,
-    onEvent: (e) => events.push(e),
-    helperPath: opts.rogue ? ROGUE : undefined,
-    requestTimeoutMs: opts.requestTimeoutMs,
-    timeoutMs: 20_000,
-  });
+  const started = await startSession(
+    { prompter, onEvent: (e) => events.push(e) },
+    {
+      helperPath: opts.rogue ? ROGUE : undefined,
+      requestTimeoutMs: opts.requestTimeoutMs,
+      timeoutMs: 20_000,
+    },
+  );
   assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
   const session = started.session;
   const scratch = await mkdtemp(join(tmpdir(), "pi-sudo-attack-"));

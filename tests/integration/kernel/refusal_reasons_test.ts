@@ -102,13 +102,10 @@ async function withSession(
   requireTestUser();
   const prompter = opts.prompter ?? new ScriptedPrompter([]);
   const events: SessionEvent[] = [];
-  const started = await startSession({
-    prompter,
-    onEvent: (e) => events.push(e),
-    helperPath: opts.helperPath,
-    timeoutMs: 20_000,
-    requestTimeoutMs: 10_000,
-  });
+  const started = await startSession(
+    { prompter, onEvent: (e) => events.push(e) },
+    { helperPath: opts.helperPath, timeoutMs: 20_000, requestTimeoutMs: 10_000 },
+  );
   assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
   const session = started.session;
   const scratch = await mkdtemp(join(tmpdir(), "pi-refusal-"));

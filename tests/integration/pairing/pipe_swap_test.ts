@@ -49,12 +49,10 @@ async function withSession(
 ): Promise<void> {
   const prompter = new ScriptedPrompter(script);
   const events: SessionEvent[] = [];
-  const started = await startSession({
-    prompter,
-    onEvent: (e) => events.push(e),
-    pairing,
-    timeoutMs: 20_000,
-  });
+  const started = await startSession(
+    { prompter, onEvent: (e) => events.push(e) },
+    { pairing, timeoutMs: 20_000 },
+  );
   assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
   const scratch = await mkdtemp(join(tmpdir(), "pi-pipe-swap-"));
   const heartbeat: Heartbeat = startHeartbeat();
