@@ -21,20 +21,13 @@ import {
 } from "../../askpass/protocol.ts";
 import { argvIsAllowlisted } from "../../broker/allowlist_policy.ts";
 import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
-import {
-  closeFd,
-  getPeerCredentials,
-  getPeerPidfd,
-  PEER_CREDENTIAL_ERRORS,
-  type PeerCredentials,
-} from "../../kernel/peer_credentials.ts";
+import { PEER_CREDENTIAL_ERRORS } from "../../kernel/peer_credentials.ts";
 import {
   type ExpectedHelper,
   type VerifiedRequester,
   VERIFY_REFUSALS,
   verifyRequester,
 } from "../../kernel/peer_verification.ts";
-import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
 import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
@@ -44,6 +37,7 @@ import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
 import { cachingAllowedNow, credentialDecision } from "./credential_policy.ts";
 import type { ModalQueue, Pending } from "./modal_queue.ts";
+import { PeerConnection } from "./peer_connection.ts";
 import {
   CONNECTION_ERRORS,
   type ConnectionError,
@@ -53,6 +47,21 @@ import {
 
 /** Request ids remembered against replay (the oldest is forgotten first). */
 const SEEN_ID_CAPACITY = 4096;
+
+/** What a session's intake is made of (one session's settings, key, queue and pairing guard). */
+export interface IntakeParts {
+  readonly settings: SessionSettings;
+  /** The helper the session pins, and the broker it expects. */
+  readonly expected: ExpectedHelper;
+  readonly expectedBroker: ExpectedBroker;
+  readonly key: CryptoKey;
+  /** Time to answer one request, from its arrival. */
+  readonly timeoutMs: number;
+  readonly queue: ModalQueue;
+  readonly pairing: PairingGuard;
+  /** The shell prelude, removed from the command the modal shows. */
+  readonly prelude: string;
+}
 
 /** Accepts connections for one session and hands verified requests to its queue. */
 export class ConnectionIntake {
@@ -66,29 +75,17 @@ export class ConnectionIntake {
   readonly #attempts = new AttemptCounter();
   readonly #seenIds = new Set<string>();
   readonly #sockets = new Set<Socket>();
-  #prelude = "";
+  readonly #prelude: string;
 
-  constructor(
-    options: SessionSettings,
-    expected: ExpectedHelper,
-    expectedBroker: ExpectedBroker,
-    key: CryptoKey,
-    timeoutMs: number,
-    queue: ModalQueue,
-    pairing: PairingGuard,
-  ) {
-    this.#options = options;
-    this.#expected = expected;
-    this.#expectedBroker = expectedBroker;
-    this.#key = key;
-    this.#timeoutMs = timeoutMs;
-    this.#queue = queue;
-    this.#pairing = pairing;
-  }
-
-  /** Remembers the shell prelude so the modal can show the command without it. */
-  setPrelude(prelude: string): void {
-    this.#prelude = prelude;
+  constructor(parts: IntakeParts) {
+    this.#options = parts.settings;
+    this.#expected = parts.expected;
+    this.#expectedBroker = parts.expectedBroker;
+    this.#key = parts.key;
+    this.#timeoutMs = parts.timeoutMs;
+    this.#queue = parts.queue;
+    this.#pairing = parts.pairing;
+    this.#prelude = parts.prelude;
   }
 
   /** Closes every connection still open (after the queue has denied what it held). */
@@ -103,13 +100,7 @@ export class ConnectionIntake {
     socket.once("close", () => this.#sockets.delete(socket));
     socket.on("error", () => {}); // a reset peer is handled by "close"
     // Take the kernel's word before reading anything the peer sends.
-    const fd = socketFd(socket);
-    const creds = fd === undefined
-      ? { ok: false as const, reason: PEER_CREDENTIAL_ERRORS.NO_SOCKET_FD }
-      : getPeerCredentials(fd);
-    const pidfd = fd !== undefined && creds.ok ? getPeerPidfd(fd) : undefined;
-    const inode = fd !== undefined ? socketInode(fd) : undefined;
-
+    const connection = new PeerConnection(socket);
     const reader = new FrameReader();
     let settled = false;
     const drop = (reason: ProtocolError | ConnectionError) => {
@@ -117,12 +108,8 @@ export class ConnectionIntake {
       settled = true;
       clearTimeout(timer);
       reader.wipe();
-      if (pidfd !== undefined) closeFd(pidfd);
-      this.#queue.emit({
-        kind: "refused",
-        reason,
-        peerPid: creds.ok ? creds.creds.pid : undefined,
-      });
+      if (!connection.end()) return;
+      this.#queue.emit({ kind: "refused", reason, peerPid: connection.peerPid });
       socket.destroy();
     };
     const timer = setTimeout(
@@ -138,11 +125,11 @@ export class ConnectionIntake {
       clearTimeout(timer);
       socket.pause();
       const body = step.body;
-      this.#onRequest(socket, body, creds, pidfd, inode)
+      this.#onRequest(connection, body)
         .catch(() => {
           // Fail closed: no answer at all (the helper then gives sudo nothing).
-          // The pidfd is not closed here: it may already be, and closing a
-          // descriptor number twice could close an unrelated one.
+          // A request the queue holds is denied by it; anything else ends here.
+          if (!connection.end()) return;
           this.#queue.emit({ kind: "refused", reason: CONNECTION_ERRORS.INTERNAL_ERROR });
           socket.destroy();
         })
@@ -153,17 +140,11 @@ export class ConnectionIntake {
     });
   }
 
-  async #onRequest(
-    socket: Socket,
-    body: Uint8Array,
-    creds: { ok: true; creds: PeerCredentials } | { ok: false; reason: string },
-    pidfd: number | undefined,
-    inode: number | undefined,
-  ): Promise<void> {
+  async #onRequest(connection: PeerConnection, body: Uint8Array): Promise<void> {
+    const { socket, creds, inode, peerPid } = connection;
     const decoded = await decodeIncoming(this.#key, body);
-    const peerPid = creds.ok ? creds.creds.pid : undefined;
     if (!decoded.ok) {
-      if (pidfd !== undefined) closeFd(pidfd);
+      if (!connection.end()) return;
       this.#queue.emit({ kind: "refused", reason: decoded.reason, peerPid });
       socket.destroy();
       return;
@@ -173,7 +154,7 @@ export class ConnectionIntake {
       reason: RefusalReason,
       notice?: string,
     ) => {
-      if (pidfd !== undefined) closeFd(pidfd);
+      if (!connection.end()) return;
       this.#queue.emit({ kind: "refused", reason, peerPid, requestId: request.id, notice });
       await this.#queue.reply(
         socket,
@@ -190,7 +171,7 @@ export class ConnectionIntake {
       );
     }
     const started = performance.now();
-    let entry: Omit<Pending, "socket" | "deadline" | "abort" | "finished" | "timer" | "pidfd">;
+    let entry: Omit<Pending, "connection" | "deadline" | "abort" | "timer">;
     if (request.type === "password_request") {
       if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
       // The keyboard checks take a few ms (one of them a tmux run, in hardened
@@ -202,7 +183,13 @@ export class ConnectionIntake {
       // The walk of /proc both read, started after the gate's check began so
       // that it serves the gate too (kernel/proc_walk.ts).
       this.#pairing.prefetch(started);
-      const verdict = await verifyRequester(this.#expected, creds.creds, pidfd, inode, request);
+      const verdict = await verifyRequester(
+        this.#expected,
+        creds.creds,
+        connection.pidfd,
+        inode,
+        request,
+      );
       if (!verdict.ok) return refuse(verdict.reason);
       // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)
       const cache = credentialDecision(
@@ -237,11 +224,11 @@ export class ConnectionIntake {
     }
     const verifyMs = performance.now() - started;
     if (this.#queue.closing || socket.destroyed) {
-      if (pidfd !== undefined) closeFd(pidfd);
+      connection.end();
       return void socket.destroy();
     }
     const deny = async (reason: DenyReason) => {
-      if (pidfd !== undefined) closeFd(pidfd);
+      if (!connection.end()) return;
       this.#queue.emit({ kind: "denied", requestId: request.id, reason });
       await this.#queue.reply(socket, await encodeDenied(this.#key, request.id, reason));
     };
@@ -256,11 +243,9 @@ export class ConnectionIntake {
     }
     const pending: Pending = {
       ...entry,
-      socket,
-      pidfd,
+      connection,
       deadline: Date.now() + this.#timeoutMs,
       abort: new AbortController(),
-      finished: false,
       timer: undefined,
     };
     pending.timer = setTimeout(
@@ -374,13 +359,4 @@ function withoutPrelude(
   const text = argv[2];
   if (!text.startsWith(prelude + "\n")) return argv;
   return [argv[0], "-c", text.slice(prelude.length + 1), ...argv.slice(3)];
-}
-
-/**
- * Inode of our end of an accepted socket. `fstat` on a socket descriptor
- * touches no disk and cannot block, so it is done synchronously at accept.
- */
-function socketInode(fd: number): number | undefined {
-  const st = fdStatSync(fd);
-  return st?.isSocket() && st.ino > 0 ? st.ino : undefined;
 }

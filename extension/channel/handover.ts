@@ -46,9 +46,9 @@ export async function handOver(
   // Signed before the write, so that nothing awaits between the write and
   // the end of the request (a liveness check must not deny it meanwhile).
   const done = await encodeDelivered(queue.key, entry.id);
-  if (entry.finished || entry.pipeInode === undefined) return;
+  if (entry.connection.ended || entry.pipeInode === undefined) return;
   const written = writeIntoSudoPipe(
-    { pidfd: entry.pidfd, pid: helper.pid, pipeInode: entry.pipeInode },
+    { pidfd: entry.connection.pidfd, pid: helper.pid, pipeInode: entry.pipeInode },
     password,
   );
   if (written.ok) {
@@ -59,7 +59,7 @@ export async function handOver(
   if (!FALLBACK_REASONS.has(written.reason)) return queue.refuse(entry, written.reason);
   const frame = await encodeResponse(queue.key, entry.id, password);
   password.fill(0);
-  if (entry.finished) return void frame.fill(0);
+  if (entry.connection.ended) return void frame.fill(0);
   entry.delivered();
   queue.emit({
     kind: "answered",

@@ -16,7 +16,7 @@ import {
   MAX_PASSWORD_BYTES,
 } from "../../askpass/protocol.ts";
 import { pidfdRefersTo, type ProcessRef, stillRunning } from "../../kernel/peer_verification.ts";
-import { closeFd } from "../../kernel/peer_credentials.ts";
+import type { PeerConnection } from "./peer_connection.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
@@ -30,14 +30,13 @@ import { handOver } from "./handover.ts";
 export interface Pending {
   readonly id: string;
   readonly kind: "sudo" | "secret";
-  readonly socket: Socket;
+  /** The helper's (or broker's) connection: its socket and pidfd, answered once. */
+  readonly connection: PeerConnection;
   readonly deadline: number;
   readonly attempt: number;
   readonly abort: AbortController;
   /** Processes whose death (or a change of start time) ends the request. */
   readonly watched: readonly ProcessRef[];
-  /** pidfd of the peer (from SO_PEERPIDFD), checked with `watched[0]`. */
-  readonly pidfd: number | undefined;
   /** A sudo request: inode of the verified sudo pipe on the helper's stdout (pi writes into it). */
   readonly pipeInode: number | undefined;
   /** What the modal shows as the command (sudo's argv, or the broker's). */
@@ -51,7 +50,6 @@ export interface Pending {
    * pairing's, from admission, and the keyboard gate's, from its latest check.
    */
   readonly unchecked: { pairing: readonly UncheckedProcess[]; gate: readonly UncheckedProcess[] };
-  finished: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -99,19 +97,19 @@ export class ModalQueue {
   /** Starts the prompter on the head of the queue if nothing is being asked. */
   #pump(): void {
     if (this.#active || this.#closing) return;
-    const entry = this.#queue.find((e) => !e.finished);
+    const entry = this.#queue.find((e) => !e.connection.ended);
     if (!entry) return;
     this.#active = entry;
     const gate = this.#options.gate;
     if (!gate) return this.#open(entry);
     // Nobody else may hold the keyboard: checked before the modal opens…
     void this.#gateCheck(entry, gate, "open").then((ok) => {
-      if (!ok || entry.finished) return;
+      if (!ok || entry.connection.ended) return;
       this.#open(entry);
       // …and again and again while it is open (one check at a time).
       let running = false;
       const timer = setInterval(() => {
-        if (entry.finished) return clearInterval(timer);
+        if (entry.connection.ended) return clearInterval(timer);
         if (running) return;
         running = true;
         void this.#gateCheck(entry, gate, "watch").finally(() => running = false);
@@ -160,7 +158,7 @@ export class ModalQueue {
     // is back or the request's deadline ends it. Once open, it is withdrawn.
     while (
       phase === "open" && !verdict.ok && verdict.reason === TERMINAL_REFUSALS.FOCUS_MOVED &&
-      !entry.finished
+      !entry.connection.ended
     ) {
       await new Promise((r) => setTimeout(r, FOCUS_POLL_MS));
       verdict = await gate.check("open").catch(() => ({
@@ -170,7 +168,7 @@ export class ModalQueue {
       }));
     }
     if (verdict.ok) entry.unchecked.gate = verdict.unchecked ?? [];
-    if (verdict.ok || entry.finished) return verdict.ok;
+    if (verdict.ok || entry.connection.ended) return verdict.ok;
     this.emit({
       kind: "refused",
       reason: verdict.reason ?? CONNECTION_ERRORS.INTERNAL_ERROR,
@@ -200,7 +198,7 @@ export class ModalQueue {
     if (outcome.kind !== "submit") return this.finish(entry, DENY_REASONS.CANCELLED);
     const password = outcome.password;
     try {
-      if (entry.finished) return;
+      if (entry.connection.ended) return;
       if (
         password.length > MAX_PASSWORD_BYTES ||
         password.some((b) => b === 0x0a || b === 0x0d || b === 0)
@@ -209,7 +207,7 @@ export class ModalQueue {
       }
       // Right before the secret leaves: still the same processes?
       if (!await this.#alive(entry)) return await this.finish(entry, DENY_REASONS.PROCESS_GONE);
-      if (entry.finished) return;
+      if (entry.connection.ended) return;
       // …and is the helper's pipe still read by the sudo the modal showed? (ADR 0005)
       const paired = entry.kind === "sudo" ? await this.#pairing.confirm(entry.id) : undefined;
       if (paired && !paired.ok) {
@@ -217,15 +215,15 @@ export class ModalQueue {
         this.emit({ kind: "refused", reason: paired.reason, requestId: entry.id, notice });
         return await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
       }
-      if (entry.finished) return;
+      if (entry.connection.ended) return;
       // …and nobody else took the keyboard since the last periodic check? (ADR 0007)
       const gate = this.#options.gate;
       if (gate && !await this.#gateCheck(entry, gate, "send")) return;
-      if (entry.finished) return;
+      if (entry.connection.ended) return;
       if (entry.kind === "secret") {
         const frame = await encodeResponse(this.#key, entry.id, password);
         password.fill(0);
-        if (entry.finished) return void frame.fill(0);
+        if (entry.connection.ended) return void frame.fill(0);
         entry.delivered();
         this.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt });
         return await this.finish(entry, undefined, frame);
@@ -252,7 +250,7 @@ export class ModalQueue {
   }
 
   async #alive(entry: Pending): Promise<boolean> {
-    return await pidfdRefersTo(entry.pidfd, entry.watched[0].pid) &&
+    return await pidfdRefersTo(entry.connection.pidfd, entry.watched[0].pid) &&
       await stillRunning(entry.watched);
   }
 
@@ -265,24 +263,25 @@ export class ModalQueue {
     reason: DenyReason | undefined,
     frame?: Uint8Array,
   ): Promise<void> {
-    if (entry.finished) {
-      frame?.fill(0);
-      return;
-    }
-    entry.finished = true;
+    // Out of the queue in any case (its connection may have ended elsewhere);
+    // answered only by the first end.
+    const first = entry.connection.end();
     clearTimeout(entry.timer);
     entry.abort.abort();
-    if (entry.pidfd !== undefined) closeFd(entry.pidfd);
     const i = this.#queue.indexOf(entry);
     if (i >= 0) this.#queue.splice(i, 1);
     if (this.#active === entry) this.#active = undefined;
     if (this.#queue.length === 0) this.#stopLiveness();
     queueMicrotask(() => this.#pump());
+    if (!first) {
+      frame?.fill(0);
+      return;
+    }
     if (reason !== undefined) {
       this.emit({ kind: "denied", requestId: entry.id, reason });
-      await this.#track(this.#deny(entry.socket, entry.id, reason));
+      await this.#track(this.#deny(entry.connection.socket, entry.id, reason));
     } else if (frame) {
-      await this.#track(this.reply(entry.socket, frame));
+      await this.#track(this.reply(entry.connection.socket, frame));
     }
   }
 
@@ -348,7 +347,7 @@ export class ModalQueue {
 
   /** How many other requests wait beside `id`. */
   waitingBehind(id: string): number {
-    return this.#queue.filter((e) => e.id !== id && !e.finished).length;
+    return this.#queue.filter((e) => e.id !== id && !e.connection.ended).length;
   }
 
   /** Reports `event` to the session's hook, which must not break the server. */
@@ -367,13 +366,11 @@ export class ModalQueue {
    */
   denyAllNow(reason: DenyReason): void {
     for (const entry of [...this.#queue]) {
-      if (entry.finished) continue;
-      entry.finished = true;
+      if (!entry.connection.end()) continue;
       clearTimeout(entry.timer);
       entry.abort.abort();
-      if (entry.pidfd !== undefined) closeFd(entry.pidfd);
-      this.#keepalives.remove(entry.socket);
-      entry.socket.destroy();
+      this.#keepalives.remove(entry.connection.socket);
+      entry.connection.socket.destroy();
       this.emit({ kind: "denied", requestId: entry.id, reason });
     }
     this.#queue.length = 0;

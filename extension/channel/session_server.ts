@@ -175,17 +175,17 @@ export async function startSession(
   server.maxConnections = options.maxConnections ?? 64;
   const pairing = pairingGuardFor(options, expected);
   const queue = new ModalQueue(options, key, pairing);
-  const intake = new ConnectionIntake(
-    options,
+  const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";
+  const intake = new ConnectionIntake({
+    settings: options,
     expected,
-    { socketPath, uid: expected.uid, ownerPid: expected.ownerPid },
+    expectedBroker: { socketPath, uid: expected.uid, ownerPid: expected.ownerPid },
     key,
     timeoutMs,
     queue,
     pairing,
-  );
-  const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";
-  intake.setPrelude(prelude);
+    prelude,
+  });
   server.on("connection", (socket) => intake.accept(socket));
   server.on(
     "drop",
