@@ -48,6 +48,7 @@ import {
 import { PROOF_DIR } from "./paths.ts";
 import { argvIsAllowlisted } from "./allowlist_policy.ts";
 import { parseStat, parseStatusGroups, parseStatusIds, type ProcStat } from "../kernel/proc.ts";
+import { openDenoLibc } from "../kernel/deno_libc.ts";
 
 /** Everything before the request reaches pi (start, slot, checks, key, connect). */
 const PRECONSENT_DEADLINE_MS = 10_000;
@@ -58,17 +59,7 @@ const STDIN_DEADLINE_MS = 10_000;
 const PARENT_POLL_MS = 200;
 const encoder = new TextEncoder();
 
-const libc = Deno.dlopen(BROKER_LIBC, {
-  getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
-  getppid: { parameters: [], result: "i32" },
-  open: { parameters: ["buffer", "i32"], result: "i32" },
-  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
-  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
-  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
-  close: { parameters: ["i32"], result: "i32" },
-  mkfifo: { parameters: ["buffer", "u32"], result: "i32" },
-  kill: { parameters: ["i32", "i32"], result: "i32" },
-}).symbols;
+const libc = openDenoLibc(BROKER_LIBC);
 /** Most of one `/proc` file read; a longer one is refused, never read in part. */
 const PROC_READ_CAP = 64 * 1024;
 const F_GETFL = 3;

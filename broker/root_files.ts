@@ -22,6 +22,7 @@ export const ROOT_SOURCE_FILES = [
   "broker/allowlist_append.ts",
   "shared/errno.ts",
   "kernel/proc.ts",
+  "kernel/deno_libc.ts",
   "extension/keyboard/terminal_guardian.ts",
 ] as const;
 
@@ -33,6 +34,7 @@ export const ROOT_SOURCE_FILES = [
 export const HARDENED_GUARDIAN_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [
   "extension/keyboard/terminal_guardian.ts",
   "kernel/proc.ts",
+  "kernel/deno_libc.ts",
 ];
 
 /** The askpass helper and every module it imports: hardened mode runs these root-owned copies. */

@@ -38,6 +38,7 @@
  * @module
  */
 import { parseStat, type ProcStat } from "../../kernel/proc.ts";
+import { openDenoLibc } from "../../kernel/deno_libc.ts";
 
 const [libcPath, ttyPath] = Deno.args;
 const encoder = new TextEncoder();
@@ -81,16 +82,7 @@ if (Deno.args.length !== 2 || !libcPath.startsWith("/") || !/^\/dev\/[a-z0-9/]+$
   fail("usage");
 }
 
-const libc = Deno.dlopen(libcPath, {
-  prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
-  open: { parameters: ["buffer", "i32"], result: "i32" },
-  ioctl: { parameters: ["i32", "u64", "u64"], result: "i32" },
-  ioctlPtr: { name: "ioctl", parameters: ["i32", "u64", "buffer"], result: "i32" },
-  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
-  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
-  close: { parameters: ["i32"], result: "i32" },
-});
-const c = libc.symbols;
+const c = openDenoLibc(libcPath);
 
 if (c.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n) !== 0 || c.prctl(PR_GET_DUMPABLE, 0n, 0n, 0n, 0n)) {
   fail("dumpable");

@@ -1,0 +1,34 @@
+/**
+ * The one FFI binding of the Deno runtime: the libc functions the root
+ * broker (`broker/broker.ts`) and the terminal guardian
+ * (`extension/keyboard/terminal_guardian.ts`) call, declared once. pi's own
+ * runtime binds through `libc.ts` (koffi) instead. Each entry point opens
+ * the library at a path its own `--allow-ffi` names, so this module grants
+ * nothing by itself.
+ *
+ * @module
+ */
+
+/** Every libc function a Deno entry point of this package calls. */
+const SYMBOLS = {
+  getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
+  getppid: { parameters: [], result: "i32" },
+  prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
+  open: { parameters: ["buffer", "i32"], result: "i32" },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  ioctl: { parameters: ["i32", "u64", "u64"], result: "i32" },
+  ioctlPtr: { name: "ioctl", parameters: ["i32", "u64", "buffer"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
+  mkfifo: { parameters: ["buffer", "u32"], result: "i32" },
+  kill: { parameters: ["i32", "i32"], result: "i32" },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+/** The functions of {@link SYMBOLS}, callable. */
+export type DenoLibc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+
+/** Opens libc at `path` (an absolute path the caller's `--allow-ffi` allows). */
+export function openDenoLibc(path: string): DenoLibc {
+  return Deno.dlopen(path, SYMBOLS).symbols;
+}
