@@ -21,6 +21,16 @@ export function testPassword(): string {
   return password;
 }
 
+/**
+ * Set (to why) only by `tests/stall/beside_full_run.sh`, whose user has no
+ * broker while a full run beside it installs one for its own: the cases
+ * that need the installed broker are then reported skipped, never passed.
+ * `tests/run.sh` never sets it: there, a missing broker fails them.
+ */
+export const WITHOUT_BROKER: string | false = process.env.PI_TEST_WITHOUT_BROKER === "1"
+  ? "no broker for this user: tests/stall/beside_full_run.sh runs beside a full run"
+  : false;
+
 /** Absolute path of the repository root. */
 export const REPO_ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 

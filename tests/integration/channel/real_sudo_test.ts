@@ -16,7 +16,7 @@ import { type ScriptedAnswer, ScriptedPrompter } from "../../helpers/scripted_pr
 import { runToolCommand } from "../../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
 import { pidsWithCmdline, waitFor } from "../../helpers/processes.ts";
-import { testPassword } from "../../helpers/test_env.ts";
+import { testPassword, WITHOUT_BROKER } from "../../helpers/test_env.ts";
 import { ROOT_DENO, ROOT_SOURCES } from "../../../broker/paths.ts";
 
 const PASSWORD = testPassword();
@@ -202,7 +202,9 @@ describe("real sudo through the askpass channel", () => {
     });
   }
 
-  it("hardened mode: with the broker installed, the root-owned helper answers", async () => {
+  it("hardened mode: with the broker installed, the root-owned helper answers", {
+    skip: WITHOUT_BROKER,
+  }, async () => {
     await withSession([{ submit: PASSWORD }], async ({ session }) => {
       assert.equal(session.hardened, true, "tests/run.sh installs the broker before this suite");
       assert.equal(session.helperPath, `${ROOT_SOURCES}/askpass/helper.ts`);

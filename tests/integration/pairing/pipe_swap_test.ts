@@ -30,7 +30,7 @@ import { runShell, runToolCommand } from "../../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import process from "node:process";
-import { REPO_ROOT, testPassword } from "../../helpers/test_env.ts";
+import { REPO_ROOT, testPassword, WITHOUT_BROKER } from "../../helpers/test_env.ts";
 
 const PASSWORD = testPassword();
 const SWAP = join(REPO_ROOT, "tests/pi/attack_scripts/pipe_swap.sh");
@@ -165,7 +165,7 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
     });
   });
 
-  describe("hardened mode: root confirms the pairing", () => {
+  describe("hardened mode: root confirms the pairing", { skip: WITHOUT_BROKER }, () => {
     it("the broker's pairing check is installed (tests/run.sh's root phase)", async () => {
       assert.equal(
         await rootPairingInstalled(),
