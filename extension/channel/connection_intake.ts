@@ -128,7 +128,8 @@ export class ConnectionIntake {
       this.#onRequest(connection, body)
         .catch(() => {
           // Fail closed: no answer at all (the helper then gives sudo nothing).
-          // A request the queue holds is denied by it; anything else ends here.
+          // Ended here once; a request the queue holds then leaves it when
+          // its socket closes (ModalQueue.finish, which answers only a first end).
           if (!connection.end()) return;
           this.#queue.emit({ kind: "refused", reason: CONNECTION_ERRORS.INTERNAL_ERROR });
           socket.destroy();

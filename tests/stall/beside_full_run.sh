@@ -62,6 +62,8 @@ done
 wait "$full_pid" || true
 full_pid=
 echo "the full run beside: $(tail -n 1 "$full_log")"
+# Its failures, if any (a load the full run did not expect, or a defect).
+grep -E '^(FAIL|not ok)|^\s*✖|=> |^error: ' "$full_log" | head -n 40 || true
 [ "$skipped" = 0 ] || echo "$skipped skipped (the cases that need this user's broker)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

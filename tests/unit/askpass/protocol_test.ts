@@ -181,7 +181,7 @@ describe("protocol", () => {
     const frame = body(await encodeRequest(k, { id, prompt: "Password: ", pid: 100 }));
     const headerLength = new DataView(frame.buffer, frame.byteOffset).getUint16(0);
     const header = new TextDecoder().decode(frame.subarray(2, 2 + headerLength));
-    const mac = frame.subarray(frame.length - 32);
+    const mac = new Uint8Array(frame.subarray(frame.length - 32));
     // A space after a colon and the keys in another order: the same JSON value.
     for (
       const respelled of [
@@ -216,7 +216,7 @@ async function signedBody(
 }
 
 /** `u16 header length | header | tail`, without a MAC of its own. */
-function unsignedBody(header: string, tail = new Uint8Array()): Uint8Array {
+function unsignedBody(header: string, tail = new Uint8Array()): Uint8Array<ArrayBuffer> {
   const h = new TextEncoder().encode(header);
   const b = new Uint8Array(2 + h.length + tail.length);
   new DataView(b.buffer).setUint16(0, h.length);
