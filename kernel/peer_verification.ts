@@ -124,54 +124,63 @@ export async function verifyRequester(
   if (request.pid !== pid) return refuse(VERIFY_REFUSALS.CLAIMED_PID_MISMATCH);
   if (creds.uid !== expected.uid) return refuse(VERIFY_REFUSALS.PEER_UID_MISMATCH);
 
-  const stat = await readStat(pid);
-  const statusText = await readProcText(`/proc/${pid}/status`) ?? "";
-  const status = parseStatusIds(statusText);
+  // The helper's files, read at once; checked below in a fixed order, so the
+  // first failing check names the refusal whatever the read order was.
+  const [stat, statusText, exe, cmdlineBytes, environBytes, out] = await Promise.all([
+    readStat(pid),
+    readProcText(`/proc/${pid}/status`),
+    readProcLink(`/proc/${pid}/exe`),
+    readProcFile(`/proc/${pid}/cmdline`),
+    readProcFile(`/proc/${pid}/environ`),
+    statProcPath(`/proc/${pid}/fd/1`),
+  ]);
+  const status = parseStatusIds(statusText ?? "");
   if (!stat || !status) return refuse(VERIFY_REFUSALS.PEER_GONE);
   // A stopped helper cannot be talking to us itself (SIGSTOP before it connects).
   if (stat.state === "T" || stat.state === "t") return refuse(VERIFY_REFUSALS.PEER_STOPPED);
   // A traced helper is driven by its tracer, who sees every byte it handles (ADR 0008).
-  if (parseTracerPid(statusText) !== 0) return refuse(VERIFY_REFUSALS.HELPER_TRACED);
+  if (parseTracerPid(statusText ?? "") !== 0) return refuse(VERIFY_REFUSALS.HELPER_TRACED);
   if (!status.uid.every((u) => u === expected.uid)) {
     return refuse(VERIFY_REFUSALS.PEER_IDS_MISMATCH);
   }
-  if (await readProcLink(`/proc/${pid}/exe`) !== expected.exePath) {
-    return refuse(VERIFY_REFUSALS.PEER_EXE_MISMATCH);
-  }
-  const cmdline = parseNulList(await readProcFile(`/proc/${pid}/cmdline`) ?? new Uint8Array());
+  if (exe !== expected.exePath) return refuse(VERIFY_REFUSALS.PEER_EXE_MISMATCH);
+  const cmdline = parseNulList(cmdlineBytes ?? new Uint8Array());
   if (!cmdline || !sameList(cmdline, [...expected.argvPrefix, request.prompt])) {
     return refuse(VERIFY_REFUSALS.PEER_CMDLINE_MISMATCH);
   }
-  const environ = parseNulList(await readProcFile(`/proc/${pid}/environ`) ?? new Uint8Array());
+  const environ = parseNulList(environBytes ?? new Uint8Array());
   if (!environ || !sameList(environ, expected.environment)) {
     return refuse(VERIFY_REFUSALS.PEER_ENVIRON_MISMATCH);
   }
-  const out = await statProcPath(`/proc/${pid}/fd/1`);
   if (!out || !out.isFIFO() || out.uid !== 0 || (out.mode & 0o777) !== 0o600) {
     return refuse(VERIFY_REFUSALS.PEER_STDOUT_NOT_SUDO_PIPE);
   }
 
-  const parent = await setuidSudoParent(stat.ppid, expected.uid);
+  // Its parent sudo and the connection's owner, read at once; then the
+  // parent chain up to pi, which needs sudo's parent.
+  const [parent, sudoArgvBytes, owned] = await Promise.all([
+    setuidSudoParent(stat.ppid, expected.uid),
+    readProcFile(`/proc/${stat.ppid}/cmdline`),
+    peerOwnsConnection(acceptedInode, pid),
+  ]);
   if (!parent.ok) return refuse(parent.reason);
   const sudoStat = parent.stat;
-  const sudoArgv = parseNulList(
-    await readProcFile(`/proc/${stat.ppid}/cmdline`) ?? new Uint8Array(),
-  );
+  const sudoArgv = parseNulList(sudoArgvBytes ?? new Uint8Array());
   if (!sudoArgv || sudoArgv.length === 0) return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
 
   const ancestry = await walkToOwner(sudoStat.ppid, expected.ownerPid);
   if (!ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
-
-  const owned = await peerOwnsConnection(acceptedInode, pid);
   if (!owned.ok) return refuse(ownershipRefusal(owned.reason));
 
   const helper = { pid, startTime: stat.startTime };
   const sudo = { pid: sudoStat.pid, startTime: sudoStat.startTime };
   // Everything above was read by pid; make sure that pid still is the
   // process that connected, and that sudo is still the same process.
-  if (!await pidfdRefersTo(pidfd, pid) || !await stillRunning([helper, sudo])) {
-    return refuse(VERIFY_REFUSALS.PEER_CHANGED);
-  }
+  const [same, running] = await Promise.all([
+    pidfdRefersTo(pidfd, pid),
+    stillRunning([helper, sudo]),
+  ]);
+  if (!same || !running) return refuse(VERIFY_REFUSALS.PEER_CHANGED);
   return {
     ok: true,
     requester: {
