@@ -124,15 +124,13 @@ export async function verifyRequester(
   if (request.pid !== pid) return refuse(VERIFY_REFUSALS.CLAIMED_PID_MISMATCH);
   if (creds.uid !== expected.uid) return refuse(VERIFY_REFUSALS.PEER_UID_MISMATCH);
 
-  // The helper's files, read at once; checked below in a fixed order, so the
-  // first failing check names the refusal whatever the read order was.
-  const [stat, statusText, exe, cmdlineBytes, environBytes, out] = await Promise.all([
+  // The helper's files, a few at once; checked in a fixed order, so the
+  // first failing check names the refusal whatever the read order was. Its
+  // argv and environment (up to 64 KiB each) are read only for the pinned deno.
+  const [stat, statusText, exe] = await Promise.all([
     readStat(pid),
     readProcText(`/proc/${pid}/status`),
     readProcLink(`/proc/${pid}/exe`),
-    readProcFile(`/proc/${pid}/cmdline`),
-    readProcFile(`/proc/${pid}/environ`),
-    statProcPath(`/proc/${pid}/fd/1`),
   ]);
   const status = parseStatusIds(statusText ?? "");
   if (!stat || !status) return refuse(VERIFY_REFUSALS.PEER_GONE);
@@ -144,6 +142,11 @@ export async function verifyRequester(
     return refuse(VERIFY_REFUSALS.PEER_IDS_MISMATCH);
   }
   if (exe !== expected.exePath) return refuse(VERIFY_REFUSALS.PEER_EXE_MISMATCH);
+  const [cmdlineBytes, environBytes, out] = await Promise.all([
+    readProcFile(`/proc/${pid}/cmdline`),
+    readProcFile(`/proc/${pid}/environ`),
+    statProcPath(`/proc/${pid}/fd/1`),
+  ]);
   const cmdline = parseNulList(cmdlineBytes ?? new Uint8Array());
   if (!cmdline || !sameList(cmdline, [...expected.argvPrefix, request.prompt])) {
     return refuse(VERIFY_REFUSALS.PEER_CMDLINE_MISMATCH);
