@@ -832,9 +832,11 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
     extra: `${processes} processes in /proc`,
     target: `≤ ${TARGETS.verifyMs} ms`,
     met: atMost(median(user), TARGETS.verifyMs, 2),
-    note: `${VERIFY_RUNS} passes against a helper waiting in a real sudo flow: stat of every ` +
-      "/proc/<pid>, status and children of each setuid-root front end of ours, the fd links of " +
-      "every process of ours; runs once before the modal and once before the answer",
+    note: `${VERIFY_RUNS} passes against a helper waiting in a real sudo flow, each with a walk ` +
+      "of its own (kernel/proc_walk.ts, in a worker thread: the owner of every /proc/<pid>, the " +
+      "fd links of every process of ours, the Uid: of root's, kernel threads read once), then " +
+      "the children of each setuid-root front end of ours on pi's thread; runs once before the " +
+      "modal and once before the answer",
     why: () => `one pass costs ~${ms(median(user) / Math.max(processes, 1), 3)} per process`,
   });
 }
@@ -997,16 +999,15 @@ async function addedChecksCost(tmp: string): Promise<void> {
     target: `≤ ${TARGETS.verifyMs} ms extra${QUICK ? "" : `; lag ≤ ${TARGETS.recheckLagMs} ms`}`,
     met: atMost(added, TARGETS.verifyMs) && (QUICK || atMost(lag, TARGETS.recheckLagMs)),
     note: `${SUDO_RUNS} flows per session, interleaved, against a real pty (held by script and ` +
-      `sleep); ${processes} processes in /proc. The gate reads every /proc/<pid>/fd of ours (and ` +
-      "of threads with their own table); the pairing checks stat every /proc/<pid> and read the " +
-      "fd links of our processes (row p). Both start when the request arrives, beside the kernel " +
-      "checks. Hardened mode adds one `sudo -n … --terminal-holders` and one `--verify-pairing` " +
-      "(each about one sudo -n, row p)",
+      `sleep); ${processes} processes in /proc. The gate and the pairing checks read one walk ` +
+      "of /proc (row p), started in its worker thread when the request arrives, beside the " +
+      'kernel checks; "scan alone" is a walk asked for and read by the gate. Hardened mode ' +
+      "adds one `sudo -n … --terminal-holders` and one `--verify-pairing` (each about one " +
+      "sudo -n, row p)",
     why: () =>
       `the scan alone takes ${ms(median(scans), 2)} and the pairing pass ${
         ms(facts.pairingMs, 2)
-      } (row p); both are CPU work on pi's one JavaScript thread, so they add up on the ` +
-      "request's path even though they start together",
+      } (row p); what of them runs on pi's thread adds up on the request's path`,
   });
   rows.push({
     id: "k2",
