@@ -128,10 +128,11 @@ export class ConnectionIntake {
       this.#onRequest(connection, body)
         .catch(() => {
           // Fail closed: no answer at all (the helper then gives sudo nothing).
-          // Ended here once; a request the queue holds then leaves it when
-          // its socket closes (ModalQueue.finish, which answers only a first end).
-          if (!connection.end()) return;
-          this.#queue.emit({ kind: "refused", reason: CONNECTION_ERRORS.INTERNAL_ERROR });
+          // Ended here once (reported once); the socket goes in any case, and
+          // a request the queue holds then leaves it as its socket closes.
+          if (connection.end()) {
+            this.#queue.emit({ kind: "refused", reason: CONNECTION_ERRORS.INTERNAL_ERROR });
+          }
           socket.destroy();
         })
         .finally(() => body.fill(0));

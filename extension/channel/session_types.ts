@@ -172,8 +172,9 @@ export type SessionSettings = SessionOptions & SessionTuning;
  * so that a limit or a path set among the options has no effect.
  */
 export function sessionSettings(options: SessionOptions, tuning: SessionTuning): SessionSettings {
-  return {
-    ...tuning,
+  // Every option named (the type fails to compile when one is added and not
+  // copied here), and nothing else taken from `options`.
+  const own: { [K in keyof Required<SessionOptions>]: SessionOptions[K] } = {
     prompter: options.prompter,
     credentialCache: options.credentialCache,
     callInProgress: options.callInProgress,
@@ -181,6 +182,7 @@ export function sessionSettings(options: SessionOptions, tuning: SessionTuning):
     gate: options.gate,
     onEvent: options.onEvent,
   };
+  return { ...tuning, ...own };
 }
 
 /** A running session. */
