@@ -44,84 +44,89 @@
 import { type BigIntStats, constants } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
 import { errnoCode } from "../shared/errno.ts";
+import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
 /** Largest allowlist file accepted, in bytes; a bigger one counts as empty. */
 export const MAX_ALLOWLIST_BYTES = 64 * 1024;
 
-/** Why a line of the allowlist is malformed (the whole file then counts as empty). */
-export const ALLOWLIST_SYNTAX_ERRORS = {
-  /** The program path does not start with `/`. */
-  RELATIVE_PATH: "relative_path",
-  /** The program path has an empty, `.` or `..` component, or a `<`/`>`. */
-  BAD_PATH: "bad_path",
-  /** A control, invisible formatting or non-ASCII space character. */
-  CONTROL_CHARACTER: "control_character",
-  /** `<>`. */
-  EMPTY_MARKER: "empty_marker",
-  /** `<…>` whose name is not `[a-z][a-z0-9_-]*`. */
-  BAD_MARKER: "bad_marker",
-  /** A literal containing `<` or `>`. */
-  BAD_LITERAL: "bad_literal",
-  /** An argument starting with `#` (comments are whole lines only). */
-  MISPLACED_COMMENT: "misplaced_comment",
-  /** The file is not valid UTF-8 (reported by {@link checkAllowlistFile}). */
-  NOT_UTF8: "not_utf8",
-} as const;
+/**
+ * Why a line of the allowlist is malformed (the whole file then counts as empty):
+ * - `relative_path`: the program path does not start with `/`.
+ * - `bad_path`: the program path has an empty, `.` or `..` component, or a `<`/`>`.
+ * - `control_character`: a control, invisible formatting or non-ASCII space character.
+ * - `empty_marker`: `<>`.
+ * - `bad_marker`: `<…>` whose name is not `[a-z][a-z0-9_-]*`.
+ * - `bad_literal`: a literal containing `<` or `>`.
+ * - `misplaced_comment`: an argument starting with `#` (comments are whole lines only).
+ * - `not_utf8`: the file is not valid UTF-8 (reported by {@link checkAllowlistFile}).
+ */
+export const ALLOWLIST_SYNTAX_ERRORS = reasons(
+  "relative_path",
+  "bad_path",
+  "control_character",
+  "empty_marker",
+  "bad_marker",
+  "bad_literal",
+  "misplaced_comment",
+  "not_utf8",
+);
 
 /** One of the values of {@link ALLOWLIST_SYNTAX_ERRORS}. */
-export type AllowlistSyntaxError =
-  typeof ALLOWLIST_SYNTAX_ERRORS[keyof typeof ALLOWLIST_SYNTAX_ERRORS];
+export type AllowlistSyntaxError = ReasonOf<typeof ALLOWLIST_SYNTAX_ERRORS>;
 
-/** Why {@link checkAllowlistFile} treats the allowlist as an empty list. */
-export const ALLOWLIST_FILE_REFUSALS = {
-  /** The path given is not absolute and normalised. */
-  BAD_PATH: "bad_path",
-  /** The file (or one of its directories) does not exist. */
-  MISSING: "missing",
-  /** The file is a symbolic link (never followed). */
-  SYMLINK: "symlink",
-  /** The file is not a regular file (directory, device, FIFO, socket). */
-  NOT_REGULAR: "not_regular",
-  /** The file is not owned by root. */
-  NOT_ROOT_OWNED: "not_root_owned",
-  /** The file is writable by its group or by others. */
-  WRITABLE_BY_OTHERS: "writable_by_others",
-  /** A directory on the way to `/` is a symlink, not root-owned, or group/other writable. */
-  UNSAFE_PARENT: "unsafe_parent",
-  /** The file is larger than {@link MAX_ALLOWLIST_BYTES}. */
-  TOO_LARGE: "too_large",
-  /** The file could not be opened or read, or changed while it was checked. */
-  UNREADABLE: "unreadable",
-  /** A line is malformed; see `syntax` and `line`. */
-  MALFORMED: "malformed",
-} as const;
+/**
+ * Why {@link checkAllowlistFile} treats the allowlist as an empty list:
+ * - `bad_path`: the path given is not absolute and normalised.
+ * - `missing`: the file (or one of its directories) does not exist.
+ * - `symlink`: the file is a symbolic link (never followed).
+ * - `not_regular`: the file is not a regular file (directory, device, FIFO, socket).
+ * - `not_root_owned`: the file is not owned by root.
+ * - `writable_by_others`: the file is writable by its group or by others.
+ * - `unsafe_parent`: a directory on the way to `/` is a symlink, not root-owned, or group/other writable.
+ * - `too_large`: the file is larger than {@link MAX_ALLOWLIST_BYTES}.
+ * - `unreadable`: the file could not be opened or read, or changed while it was checked.
+ * - `malformed`: a line is malformed; see `syntax` and `line`.
+ */
+export const ALLOWLIST_FILE_REFUSALS = reasons(
+  "bad_path",
+  "missing",
+  "symlink",
+  "not_regular",
+  "not_root_owned",
+  "writable_by_others",
+  "unsafe_parent",
+  "too_large",
+  "unreadable",
+  "malformed",
+);
 
 /** One of the values of {@link ALLOWLIST_FILE_REFUSALS}. */
-export type AllowlistFileRefusal =
-  typeof ALLOWLIST_FILE_REFUSALS[keyof typeof ALLOWLIST_FILE_REFUSALS];
+export type AllowlistFileRefusal = ReasonOf<typeof ALLOWLIST_FILE_REFUSALS>;
 
-/** Why the `/sudo-prompt allow` helpers refuse a shape or an append. */
-export const SHAPE_ERRORS = {
-  /** The argv is empty. */
-  NO_PROGRAM: "no_program",
-  /** argv[0] is not a valid program path for an entry; see `syntax`. */
-  BAD_PROGRAM: "bad_program",
-  /** An argument can be neither a literal nor matched by a marker; see `index`. */
-  UNREPRESENTABLE_ARGUMENT: "unrepresentable_argument",
-  /** The text is blank, a comment, or more than one line. */
-  NOT_ONE_ENTRY: "not_one_entry",
-  /** The shape line is malformed; see `syntax`. */
-  MALFORMED: "malformed",
-  /** The shape does not match the argv it was made for. */
-  DOES_NOT_MATCH: "does_not_match",
-  /** The existing allowlist text is malformed; see `syntax` and `line`. */
-  EXISTING_MALFORMED: "existing_malformed",
-  /** The new text would exceed {@link MAX_ALLOWLIST_BYTES}. */
-  TOO_LARGE: "too_large",
-} as const;
+/**
+ * Why the `/sudo-prompt allow` helpers refuse a shape or an append:
+ * - `no_program`: the argv is empty.
+ * - `bad_program`: argv[0] is not a valid program path for an entry; see `syntax`.
+ * - `unrepresentable_argument`: an argument can be neither a literal nor matched by a marker; see `index`.
+ * - `not_one_entry`: the text is blank, a comment, or more than one line.
+ * - `malformed`: the shape line is malformed; see `syntax`.
+ * - `does_not_match`: the shape does not match the argv it was made for.
+ * - `existing_malformed`: the existing allowlist text is malformed; see `syntax` and `line`.
+ * - `too_large`: the new text would exceed {@link MAX_ALLOWLIST_BYTES}.
+ */
+export const SHAPE_ERRORS = reasons(
+  "no_program",
+  "bad_program",
+  "unrepresentable_argument",
+  "not_one_entry",
+  "malformed",
+  "does_not_match",
+  "existing_malformed",
+  "too_large",
+);
 
 /** One of the values of {@link SHAPE_ERRORS}. */
-export type ShapeError = typeof SHAPE_ERRORS[keyof typeof SHAPE_ERRORS];
+export type ShapeError = ReasonOf<typeof SHAPE_ERRORS>;
 
 /** One word of an argument shape: a literal or a `<marker>`. */
 export type ShapeToken =
@@ -137,9 +142,11 @@ export interface AllowlistEntry {
 }
 
 /** Result of {@link parseAllowlist}. */
-export type ParseResult =
-  | { readonly ok: true; readonly entries: readonly AllowlistEntry[] }
-  | { readonly ok: false; readonly reason: AllowlistSyntaxError; readonly line: number };
+export type ParseResult = Result<
+  { entries: readonly AllowlistEntry[] },
+  AllowlistSyntaxError,
+  { line: number }
+>;
 
 /** Result of {@link checkAllowlistFile}: `ok: false` means "counts as an empty list". */
 export type AllowlistFileResult =

@@ -21,6 +21,7 @@ export const ROOT_SOURCE_FILES = [
   "broker/allowlist_policy.ts",
   "broker/allowlist_append.ts",
   "shared/errno.ts",
+  "shared/result.ts",
   "kernel/proc.ts",
   "kernel/deno_libc.ts",
   "extension/keyboard/terminal_guardian.ts",

@@ -11,17 +11,17 @@
  * @module
  */
 import { libc } from "./libc.ts";
+import { type ReasonOf, reasons } from "../shared/result.ts";
 
 /** Named reasons a credential lookup fails. */
-export const PEER_CREDENTIAL_ERRORS = {
-  FFI_UNAVAILABLE: "ffi_unavailable",
-  NO_SOCKET_FD: "no_socket_fd",
-  GETSOCKOPT_FAILED: "getsockopt_failed",
-} as const;
+export const PEER_CREDENTIAL_ERRORS = reasons(
+  "ffi_unavailable",
+  "no_socket_fd",
+  "getsockopt_failed",
+);
 
 /** One of the values of {@link PEER_CREDENTIAL_ERRORS}. */
-export type PeerCredentialError =
-  typeof PEER_CREDENTIAL_ERRORS[keyof typeof PEER_CREDENTIAL_ERRORS];
+export type PeerCredentialError = ReasonOf<typeof PEER_CREDENTIAL_ERRORS>;
 
 /** What the kernel says about the peer. */
 export interface PeerCredentials {

@@ -34,6 +34,7 @@ import {
 import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
 import { peerOwnsConnection, SOCKET_PEER_ERRORS } from "./socket_peer.ts";
 import { ownUid } from "../shared/own_uid.ts";
+import type { Result } from "../shared/result.ts";
 
 /** Named reasons a requester is refused. */
 export const VERIFY_REFUSALS = {
@@ -100,9 +101,7 @@ export interface VerifiedRequester {
 }
 
 /** Result of {@link verifyRequester}. */
-export type Verification =
-  | { readonly ok: true; readonly requester: VerifiedRequester }
-  | { readonly ok: false; readonly reason: VerifyRefusal };
+export type Verification = Result<{ requester: VerifiedRequester }, VerifyRefusal>;
 
 const MAX_ANCESTRY_DEPTH = 64;
 

@@ -21,21 +21,19 @@
 import { Worker } from "node:worker_threads";
 import { sharesFileTable } from "./file_table.ts";
 import { parseStatusIds, type ProcIds } from "./proc.ts";
+import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
-/** Why a walk gave no answer. */
-export const WALK_FAILURES = {
-  /** `/proc` could not be listed. */
-  PROC_UNREADABLE: "proc_unreadable",
-  /** Too many processes or descriptors: past the walk's bounds. */
-  TOO_MANY: "too_many",
-  /** No answer before the caller's deadline. */
-  DEADLINE: "deadline",
-  /** The worker could not start, or died. */
-  WORKER_FAILED: "worker_failed",
-} as const;
+/**
+ * Why a walk gave no answer:
+ * - `proc_unreadable`: `/proc` could not be listed.
+ * - `too_many`: too many processes or descriptors: past the walk's bounds.
+ * - `deadline`: no answer before the caller's deadline.
+ * - `worker_failed`: the worker could not start, or died.
+ */
+export const WALK_FAILURES = reasons("proc_unreadable", "too_many", "deadline", "worker_failed");
 
 /** One of the values of {@link WALK_FAILURES}. */
-export type WalkFailure = typeof WALK_FAILURES[keyof typeof WALK_FAILURES];
+export type WalkFailure = ReasonOf<typeof WALK_FAILURES>;
 
 /** A descriptor table of one task as the walk read it. */
 export interface FdTable {
@@ -68,9 +66,7 @@ export interface ProcessWalk {
 }
 
 /** Result of {@link walkProcesses}. */
-export type WalkResult =
-  | { readonly ok: true; readonly walk: ProcessWalk }
-  | { readonly ok: false; readonly reason: WalkFailure };
+export type WalkResult = Result<{ walk: ProcessWalk }, WalkFailure>;
 
 /** A worker without an answer for this long is terminated (kill, then a new one). */
 export const WORKER_SILENCE_MS = 10_000;

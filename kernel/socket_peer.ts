@@ -37,33 +37,36 @@ import { readProcText } from "./proc_reader.ts";
 import { fdStat } from "./socket_fd.ts";
 import { errnoCode } from "../shared/errno.ts";
 import { encodeUnixDiagRequest, parseUnixDiagReply } from "./sock_diag.ts";
+import { type ReasonOf, reasons } from "../shared/result.ts";
 
-/** Named reasons a check in this module fails. */
-export const SOCKET_PEER_ERRORS = {
-  /** koffi or libc is not usable here, or the architecture is not supported. */
-  FFI_UNAVAILABLE: "ffi_unavailable",
-  /** A pid or inode argument is not a positive integer. */
-  INVALID_ARGUMENT: "invalid_argument",
-  /** The descriptor is closed or is not a socket. */
-  NOT_A_SOCKET: "not_a_socket",
-  /** The kernel did not name a peer: not a connected Unix socket, peer gone, no CONFIG_UNIX_DIAG. */
-  PEER_INODE_UNAVAILABLE: "peer_inode_unavailable",
-  /** `/proc/<pid>` no longer exists. */
-  PEER_GONE: "peer_gone",
-  /** `/proc/<pid>/fd` (or an entry of it) could not be read. */
-  PEER_FDS_UNREADABLE: "peer_fds_unreadable",
-  /** The peer holds more descriptors than the cap; refused rather than scanned. */
-  PEER_FD_TABLE_TOO_LARGE: "peer_fd_table_too_large",
-  /** The peer's fd table does not contain the client end of this connection. */
-  PEER_DOES_NOT_HOLD_CONNECTION: "peer_does_not_hold_connection",
-  /** The client end sits on more than one descriptor of the peer (a `dup`). */
-  PEER_HOLDS_CONNECTION_TWICE: "peer_holds_connection_twice",
-  /** The client end's descriptor lacks `O_CLOEXEC`: it was inherited across `exec`. */
-  PEER_CONNECTION_INHERITED: "peer_connection_inherited",
-} as const;
+/**
+ * Named reasons a check in this module fails:
+ * - `ffi_unavailable`: koffi or libc is not usable here, or the architecture is not supported.
+ * - `invalid_argument`: a pid or inode argument is not a positive integer.
+ * - `not_a_socket`: the descriptor is closed or is not a socket.
+ * - `peer_inode_unavailable`: the kernel did not name a peer: not a connected Unix socket, peer gone, no CONFIG_UNIX_DIAG.
+ * - `peer_gone`: `/proc/<pid>` no longer exists.
+ * - `peer_fds_unreadable`: `/proc/<pid>/fd` (or an entry of it) could not be read.
+ * - `peer_fd_table_too_large`: the peer holds more descriptors than the cap; refused rather than scanned.
+ * - `peer_does_not_hold_connection`: the peer's fd table does not contain the client end of this connection.
+ * - `peer_holds_connection_twice`: the client end sits on more than one descriptor of the peer (a `dup`).
+ * - `peer_connection_inherited`: the client end's descriptor lacks `O_CLOEXEC`: it was inherited across `exec`.
+ */
+export const SOCKET_PEER_ERRORS = reasons(
+  "ffi_unavailable",
+  "invalid_argument",
+  "not_a_socket",
+  "peer_inode_unavailable",
+  "peer_gone",
+  "peer_fds_unreadable",
+  "peer_fd_table_too_large",
+  "peer_does_not_hold_connection",
+  "peer_holds_connection_twice",
+  "peer_connection_inherited",
+);
 
 /** One of the values of {@link SOCKET_PEER_ERRORS}. */
-export type SocketPeerError = typeof SOCKET_PEER_ERRORS[keyof typeof SOCKET_PEER_ERRORS];
+export type SocketPeerError = ReasonOf<typeof SOCKET_PEER_ERRORS>;
 
 /** A failed result of this module. */
 export interface SocketPeerFailure {

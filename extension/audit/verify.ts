@@ -6,23 +6,26 @@
 import { constants } from "node:fs";
 import { lstat, open } from "node:fs/promises";
 import { GENESIS_PREV, isCount, sha256Hex } from "./entry.ts";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /** Named reasons {@link verifyAuditChain} rejects a log (`broken_chain`: a `prev` or a start). */
-export const AUDIT_VERIFY_ERRORS = {
-  UNREADABLE: "unreadable",
-  BAD_JSON: "bad_json",
-  BAD_RECORD: "bad_record",
-  BROKEN_CHAIN: "broken_chain",
-  BAD_SEQUENCE: "bad_sequence",
-  PARTIAL_LINE: "partial_line",
-} as const;
+export const AUDIT_VERIFY_ERRORS = reasons(
+  "unreadable",
+  "bad_json",
+  "bad_record",
+  "broken_chain",
+  "bad_sequence",
+  "partial_line",
+);
 /** One of the values of {@link AUDIT_VERIFY_ERRORS}. */
-export type AuditVerifyError = typeof AUDIT_VERIFY_ERRORS[keyof typeof AUDIT_VERIFY_ERRORS];
+export type AuditVerifyError = ReasonOf<typeof AUDIT_VERIFY_ERRORS>;
 
 /** Lines, sessions and files checked; or the first failure (`line` 1-based; 0: the file). */
-export type AuditVerifyResult =
-  | { readonly ok: true; lines: number; sessions: number; files: readonly string[] }
-  | { readonly ok: false; reason: AuditVerifyError; file: string; line: number; detail: string };
+export type AuditVerifyResult = Result<
+  { lines: number; sessions: number; files: readonly string[] },
+  AuditVerifyError,
+  { file: string; line: number; detail: string }
+>;
 
 /**
  * Verifies each session's chain through `path.1` (if any) and `path`; lines without `sid` (format

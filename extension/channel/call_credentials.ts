@@ -10,18 +10,16 @@
  * @module
  */
 import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
+import { type ReasonOf, reasons } from "../../shared/result.ts";
 
 /** Deadline for `sudo -K` (it never prompts; this only bounds a wedged sudo). */
 export const REMOVE_DEADLINE_MS = 5000;
 
 /** Named reasons the removal failed. */
-export const REMOVE_ERRORS = {
-  NO_SUDO: "no_sudo",
-  SUDO_FAILED: "sudo_failed",
-} as const;
+export const REMOVE_ERRORS = reasons("no_sudo", "sudo_failed");
 
 /** One of the values of {@link REMOVE_ERRORS}. */
-export type RemoveError = typeof REMOVE_ERRORS[keyof typeof REMOVE_ERRORS];
+export type RemoveError = ReasonOf<typeof REMOVE_ERRORS>;
 
 /** A running call, as handed out by {@link CallTracker.begin}. */
 export interface CallHandle {

@@ -15,15 +15,16 @@
  * @module
  */
 import { sudoResetsTimestamp } from "../../askpass/sudo_args.ts";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
-/** Named refusals of the credential policy. */
-export const CREDENTIAL_REFUSALS = {
-  /** sudo would keep a cached credential after the password (no `-k` in its argv). */
-  WOULD_CACHE_CREDENTIALS: "would_cache_credentials",
-} as const;
+/**
+ * Named refusals of the credential policy:
+ * - `would_cache_credentials`: sudo would keep a cached credential after the password (no `-k` in its argv).
+ */
+export const CREDENTIAL_REFUSALS = reasons("would_cache_credentials");
 
 /** One of the values of {@link CREDENTIAL_REFUSALS}. */
-export type CredentialRefusal = typeof CREDENTIAL_REFUSALS[keyof typeof CREDENTIAL_REFUSALS];
+export type CredentialRefusal = ReasonOf<typeof CREDENTIAL_REFUSALS>;
 
 /**
  * How long an approval may last. `"call"` (pi's default, see
@@ -36,9 +37,7 @@ export type CredentialRefusal = typeof CREDENTIAL_REFUSALS[keyof typeof CREDENTI
 export type CredentialCacheMode = "none" | "call";
 
 /** The verdict of {@link credentialDecision}. */
-export type CredentialDecision =
-  | { readonly ok: true; readonly createsTicket: boolean }
-  | { readonly ok: false; readonly reason: CredentialRefusal };
+export type CredentialDecision = Result<{ createsTicket: boolean }, CredentialRefusal>;
 
 /**
  * Decides a password request from the argv of the sudo that asks

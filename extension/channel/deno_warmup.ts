@@ -16,6 +16,7 @@
  * @module
  */
 import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /** Longest one warm-up run may take before it is killed (a cold start is ~50 ms). */
 export const WARMUP_DEADLINE_MS = 10_000;
@@ -27,20 +28,13 @@ export interface WarmupRun {
 }
 
 /** Why a warm-up did not complete. */
-export const WARMUP_FAILURES = {
-  SPAWN_FAILED: "spawn_failed",
-  TIMED_OUT: "timed_out",
-  CANCELLED: "cancelled",
-  UNEXPECTED_EXIT: "unexpected_exit",
-} as const;
+export const WARMUP_FAILURES = reasons("spawn_failed", "timed_out", "cancelled", "unexpected_exit");
 
 /** One of {@link WARMUP_FAILURES}. */
-export type WarmupFailure = typeof WARMUP_FAILURES[keyof typeof WARMUP_FAILURES];
+export type WarmupFailure = ReasonOf<typeof WARMUP_FAILURES>;
 
 /** How a warm-up ended; informational only, a failed warm-up just leaves the cache cold. */
-export type WarmupResult =
-  | { readonly ok: true; readonly ms: number }
-  | { readonly ok: false; readonly reason: WarmupFailure };
+export type WarmupResult = Result<{ ms: number }, WarmupFailure>;
 
 /** A running warm-up: its outcome, and a way to stop it early. */
 export interface Warmup {

@@ -14,6 +14,7 @@
 import { constants } from "node:fs";
 import { access, lstat } from "node:fs/promises";
 import { join } from "node:path";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /** Where `deno task compile` writes the binary, relative to the package root. */
 export const COMPILED_PI_SECRET_RUN = "dist/pi-secret-run";
@@ -32,25 +33,25 @@ export const PI_SECRET_RUN_SOURCES: readonly string[] = [
   "broker/pi_secret_run.ts",
 ];
 
-/** Why the compiled binary is not used. */
-export const COMPILED_BINARY_REFUSALS = {
-  /** Nothing at {@link COMPILED_PI_SECRET_RUN} (never compiled, or the build was skipped). */
-  ABSENT: "absent",
-  /** A symlink, a directory or anything else that is not a regular file. */
-  NOT_REGULAR_FILE: "not_regular_file",
-  NOT_EXECUTABLE: "not_executable",
-  /** Older than one of {@link PI_SECRET_RUN_SOURCES}. */
-  STALE: "stale",
-} as const;
+/**
+ * Why the compiled binary is not used:
+ * - `absent`: nothing at {@link COMPILED_PI_SECRET_RUN} (never compiled, or the build was skipped).
+ * - `not_regular_file`: a symlink, a directory or anything else that is not a regular file.
+ * - `not_executable`
+ * - `stale`: older than one of {@link PI_SECRET_RUN_SOURCES}.
+ */
+export const COMPILED_BINARY_REFUSALS = reasons(
+  "absent",
+  "not_regular_file",
+  "not_executable",
+  "stale",
+);
 
 /** One of the values of {@link COMPILED_BINARY_REFUSALS}. */
-export type CompiledBinaryRefusal =
-  typeof COMPILED_BINARY_REFUSALS[keyof typeof COMPILED_BINARY_REFUSALS];
+export type CompiledBinaryRefusal = ReasonOf<typeof COMPILED_BINARY_REFUSALS>;
 
 /** The compiled binary to run, or why there is none. */
-export type CompiledBinaryResult =
-  | { readonly ok: true; readonly path: string }
-  | { readonly ok: false; readonly reason: CompiledBinaryRefusal };
+export type CompiledBinaryResult = Result<{ path: string }, CompiledBinaryRefusal>;
 
 /**
  * The compiled `pi-secret-run` of the package at `packageRoot` (absolute),

@@ -14,15 +14,16 @@ import { realpath } from "node:fs/promises";
 import { normalize } from "node:path";
 import { scanSudoOptions, sudoRunRisks } from "../../askpass/sudo_args.ts";
 import { rootOnlyChainProblem } from "../../shared/root_chain.ts";
+import { type ReasonOf, reasons } from "../../shared/result.ts";
 
-/** Named refusal when the user asked for red warnings to refuse (`--sudo-refuse-risky`). */
-export const ROOT_RUN_REFUSALS = {
-  /** The sudo would run something its argv does not show (see the module comment). */
-  RISKY_SUDO: "risky_sudo",
-} as const;
+/**
+ * Named refusal when the user asked for red warnings to refuse (`--sudo-refuse-risky`):
+ * - `risky_sudo`: the sudo would run something its argv does not show (see the module comment).
+ */
+export const ROOT_RUN_REFUSALS = reasons("risky_sudo");
 
 /** One of the values of {@link ROOT_RUN_REFUSALS}. */
-export type RootRunRefusal = typeof ROOT_RUN_REFUSALS[keyof typeof ROOT_RUN_REFUSALS];
+export type RootRunRefusal = ReasonOf<typeof ROOT_RUN_REFUSALS>;
 
 /** Longest wait for the file-system checks of one program (a hung mount). */
 const CHECK_DEADLINE_MS = 1000;

@@ -17,38 +17,52 @@ import type { CredentialCacheMode, CredentialRefusal } from "./credential_policy
 import type { WarmupResult } from "./deno_warmup.ts";
 import type { RootRunRefusal } from "./root_program.ts";
 import type { Prompter } from "../../askpass/prompter.ts";
+import { type ReasonOf, reasons } from "../../shared/result.ts";
 
 /** Default time the human has to answer one request (docs/design.md §4.6). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** The helper's own deadline exceeds the modal's by this margin. */
 export const HELPER_DEADLINE_MARGIN_MS = 15_000;
 
-/** Named reasons a session cannot start. */
-export const SESSION_START_ERRORS = {
-  DENO_NOT_FOUND: "deno_not_found",
-  HELPER_NOT_FOUND: "helper_not_found",
-  UNSAFE_PATH: "unsafe_path",
-  SESSION_DIR: "session_dir",
-  LISTEN_FAILED: "listen_failed",
-  /** The session's files could not be written (a full disk, a quota): nothing is left behind. */
-  SESSION_FILES: "session_files",
-} as const;
+/**
+ * Named reasons a session cannot start:
+ * - `deno_not_found`
+ * - `helper_not_found`
+ * - `unsafe_path`
+ * - `session_dir`
+ * - `listen_failed`
+ * - `session_files`: the session's files could not be written (a full disk, a quota): nothing is left behind.
+ */
+export const SESSION_START_ERRORS = reasons(
+  "deno_not_found",
+  "helper_not_found",
+  "unsafe_path",
+  "session_dir",
+  "listen_failed",
+  "session_files",
+);
 
 /** One of the values of {@link SESSION_START_ERRORS}. */
-export type SessionStartError = typeof SESSION_START_ERRORS[keyof typeof SESSION_START_ERRORS];
+export type SessionStartError = ReasonOf<typeof SESSION_START_ERRORS>;
 
-/** Reasons a connection is dropped or refused that are not protocol or verification errors. */
-export const CONNECTION_ERRORS = {
-  TOO_MANY_CONNECTIONS: "too_many_connections",
-  REQUEST_TIMEOUT: "request_timeout",
-  REPLAYED_REQUEST: "replayed_request",
-  PEER_CLOSED: "peer_closed",
-  /** Something unexpected threw while handling the request: refused, fail closed. */
-  INTERNAL_ERROR: "internal_error",
-} as const;
+/**
+ * Reasons a connection is dropped or refused that are not protocol or verification errors:
+ * - `too_many_connections`
+ * - `request_timeout`
+ * - `replayed_request`
+ * - `peer_closed`
+ * - `internal_error`: something unexpected threw while handling the request: refused, fail closed.
+ */
+export const CONNECTION_ERRORS = reasons(
+  "too_many_connections",
+  "request_timeout",
+  "replayed_request",
+  "peer_closed",
+  "internal_error",
+);
 
 /** One of the values of {@link CONNECTION_ERRORS}. */
-export type ConnectionError = typeof CONNECTION_ERRORS[keyof typeof CONNECTION_ERRORS];
+export type ConnectionError = ReasonOf<typeof CONNECTION_ERRORS>;
 
 /** Every named reason a request is refused with (each has advice: `refusal_advice.ts`). */
 export type RefusalReason =

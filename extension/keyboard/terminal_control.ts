@@ -12,22 +12,16 @@
  * @module
  */
 import { libc } from "../../kernel/libc.ts";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /** Named reasons a switch could not be read or set. */
-export const TERMINAL_CONTROL_ERRORS = {
-  FFI_UNAVAILABLE: "ffi_unavailable",
-  IOCTL_FAILED: "ioctl_failed",
-  PRCTL_FAILED: "prctl_failed",
-} as const;
+export const TERMINAL_CONTROL_ERRORS = reasons("ffi_unavailable", "ioctl_failed", "prctl_failed");
 
 /** One of the values of {@link TERMINAL_CONTROL_ERRORS}. */
-export type TerminalControlError =
-  typeof TERMINAL_CONTROL_ERRORS[keyof typeof TERMINAL_CONTROL_ERRORS];
+export type TerminalControlError = ReasonOf<typeof TERMINAL_CONTROL_ERRORS>;
 
 /** A switch result: the state after the call, or why it failed. */
-export type SwitchResult =
-  | { readonly ok: true; readonly on: boolean }
-  | { readonly ok: false; readonly reason: TerminalControlError; readonly errno?: number };
+export type SwitchResult = Result<{ on: boolean }, TerminalControlError, { errno?: number }>;
 
 // asm-generic/ioctls.h values, the same on x86_64, arm64 and riscv64 (the
 // architectures libc.ts accepts).

@@ -26,6 +26,7 @@ import { liveGuardian, terminalGuardStatus } from "./terminal_guard.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { ptraceScope } from "../../kernel/yama.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** How often an open modal is checked again (the issue's bound: 100 ms or less). */
 export const GATE_INTERVAL_MS = 100;
@@ -36,9 +37,11 @@ export const ROOT_RECHECK_MS = 500;
  * A gate's answer. `notice` is one line for the human; it holds no secret.
  * An open gate may name processes it could not clear, for the modal to show.
  */
-export type GateVerdict =
-  | { readonly ok: true; readonly unchecked?: readonly UncheckedProcess[] }
-  | { readonly ok: false; readonly reason: TerminalRefusal; readonly notice: string };
+export type GateVerdict = Result<
+  { unchecked?: readonly UncheckedProcess[] },
+  TerminalRefusal,
+  { notice: string }
+>;
 
 /**
  * When a check runs: right before a modal opens (`open`, where hardened mode

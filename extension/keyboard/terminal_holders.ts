@@ -18,21 +18,24 @@ import process from "node:process";
 import { parseStat } from "../../kernel/proc.ts";
 import { readProcText, statProcPath } from "../../kernel/proc_reader.ts";
 import { type ProcessWalk, walkProcesses } from "../../kernel/proc_walk.ts";
+import { type ReasonOf, reasons } from "../../shared/result.ts";
 
-/** Named reasons a modal is not opened (or is closed) because of the terminal. */
-export const TERMINAL_REFUSALS = {
-  /** Another process of the user has pi's terminal open. */
-  TERMINAL_SHARED: "terminal_shared",
-  /** The scan did not finish within its deadline or bounds: fail closed. */
-  TERMINAL_SCAN_INCOMPLETE: "terminal_scan_incomplete",
-  /** tmux would hand typed characters to a binding of the agent's. */
-  MULTIPLEXER_KEYS_BOUND: "multiplexer_keys_bound",
-  /** Inside tmux, typed keys would go elsewhere than pi's pane (another pane, a mode, a popup). */
-  FOCUS_MOVED: "focus_moved",
-} as const;
+/**
+ * Named reasons a modal is not opened (or is closed) because of the terminal:
+ * - `terminal_shared`: another process of the user has pi's terminal open.
+ * - `terminal_scan_incomplete`: the scan did not finish within its deadline or bounds: fail closed.
+ * - `multiplexer_keys_bound`: tmux would hand typed characters to a binding of the agent's.
+ * - `focus_moved`: inside tmux, typed keys would go elsewhere than pi's pane (another pane, a mode, a popup).
+ */
+export const TERMINAL_REFUSALS = reasons(
+  "terminal_shared",
+  "terminal_scan_incomplete",
+  "multiplexer_keys_bound",
+  "focus_moved",
+);
 
 /** One of the values of {@link TERMINAL_REFUSALS}. */
-export type TerminalRefusal = typeof TERMINAL_REFUSALS[keyof typeof TERMINAL_REFUSALS];
+export type TerminalRefusal = ReasonOf<typeof TERMINAL_REFUSALS>;
 
 /** A process named in a refusal notice. */
 export interface ProcessSummary {

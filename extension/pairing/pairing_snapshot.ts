@@ -25,24 +25,19 @@ import {
   type PairingSnapshot,
   pipeInodeOf,
 } from "./sudo_pairing.ts";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /** Most children looked at per front end (sudo has one or two). */
 const MAX_CHILDREN = 64;
 
 /** Why a pass failed. */
-export const SNAPSHOT_ERRORS = {
-  PROC_UNREADABLE: "proc_unreadable",
-  TOO_MANY_FDS: "too_many_fds",
-  DEADLINE: "deadline",
-} as const;
+export const SNAPSHOT_ERRORS = reasons("proc_unreadable", "too_many_fds", "deadline");
 
 /** One of the values of {@link SNAPSHOT_ERRORS}. */
-export type SnapshotError = typeof SNAPSHOT_ERRORS[keyof typeof SNAPSHOT_ERRORS];
+export type SnapshotError = ReasonOf<typeof SNAPSHOT_ERRORS>;
 
 /** Result of {@link gatherPairingSnapshot}. */
-export type SnapshotResult =
-  | { readonly ok: true; readonly snapshot: PairingSnapshot }
-  | { readonly ok: false; readonly reason: SnapshotError };
+export type SnapshotResult = Result<{ snapshot: PairingSnapshot }, SnapshotError>;
 
 /** What to gather. */
 export interface SnapshotRequest {

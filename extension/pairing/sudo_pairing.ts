@@ -18,32 +18,31 @@
  * @module
  */
 import type { IdQuad } from "../../kernel/proc.ts";
+import { type ReasonOf, reasons } from "../../shared/result.ts";
 
-/** Named reasons a request is refused by the pairing checks. */
-export const PAIRING_REFUSALS = {
-  /** The helper's fd 1 is not a readable `pipe:[N]` link. */
-  STDOUT_PIPE_UNKNOWN: "stdout_pipe_unknown",
-  /** Another verified helper of this session writes into the same pipe. */
-  STDOUT_PIPE_SHARED: "stdout_pipe_shared",
-  /** Another process of the user holds the helper's stdout pipe. */
-  STDOUT_PIPE_HELD_ELSEWHERE: "stdout_pipe_held_elsewhere",
-  /**
-   * Another `sudo` front end waits with no child and no terminal: how the
-   * pipe swap's hidden sudo looks once its askpass has handed the pipe over
-   * (no legitimate sudo waits like this, but for a moment).
-   */
-  OTHER_SUDO_WITHOUT_HELPER: "other_sudo_without_helper",
-  /** Another front end's user-uid child (zombies included) is not a helper of this session. */
-  OTHER_SUDO_FOREIGN_ASKPASS: "other_sudo_foreign_askpass",
-  /** Another front end's child looks like a helper but is not verified here (another pi?). */
-  OTHER_SUDO_HELPER_NOT_QUEUED: "other_sudo_helper_not_queued",
-  /** `/proc` could not be scanned within its bounds: fail closed. */
-  PAIRING_SCAN_FAILED: "pairing_scan_failed",
-  /** Root (hardened mode) says the helper's pipe is not read by its parent sudo alone. */
-  ROOT_PAIRING_REFUSED: "root_pairing_refused",
-  /** The root pairing check could not run or gave no verdict in time: fail closed. */
-  ROOT_PAIRING_UNAVAILABLE: "root_pairing_unavailable",
-} as const;
+/**
+ * Named reasons a request is refused by the pairing checks:
+ * - `stdout_pipe_unknown`: the helper's fd 1 is not a readable `pipe:[N]` link.
+ * - `stdout_pipe_shared`: another verified helper of this session writes into the same pipe.
+ * - `stdout_pipe_held_elsewhere`: another process of the user holds the helper's stdout pipe.
+ * - `other_sudo_without_helper`: another `sudo` front end waits with no child and no terminal: how the pipe swap's hidden sudo looks once its askpass has handed the pipe over (no legitimate sudo waits like this, but for a moment).
+ * - `other_sudo_foreign_askpass`: another front end's user-uid child (zombies included) is not a helper of this session.
+ * - `other_sudo_helper_not_queued`: another front end's child looks like a helper but is not verified here (another pi?).
+ * - `pairing_scan_failed`: `/proc` could not be scanned within its bounds: fail closed.
+ * - `root_pairing_refused`: root (hardened mode) says the helper's pipe is not read by its parent sudo alone.
+ * - `root_pairing_unavailable`: the root pairing check could not run or gave no verdict in time: fail closed.
+ */
+export const PAIRING_REFUSALS = reasons(
+  "stdout_pipe_unknown",
+  "stdout_pipe_shared",
+  "stdout_pipe_held_elsewhere",
+  "other_sudo_without_helper",
+  "other_sudo_foreign_askpass",
+  "other_sudo_helper_not_queued",
+  "pairing_scan_failed",
+  "root_pairing_refused",
+  "root_pairing_unavailable",
+);
 
 /**
  * Not a refusal: sudo said "a password is required", so the broker's
@@ -53,7 +52,7 @@ export const PAIRING_REFUSALS = {
 export const ROOT_PAIRING_NOT_PERMITTED = "root_pairing_not_permitted";
 
 /** One of the values of {@link PAIRING_REFUSALS}. */
-export type PairingRefusal = typeof PAIRING_REFUSALS[keyof typeof PAIRING_REFUSALS];
+export type PairingRefusal = ReasonOf<typeof PAIRING_REFUSALS>;
 
 /** A child of a front end, as far as the user can see it. */
 export interface FrontEndChild {
