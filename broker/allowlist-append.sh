@@ -15,17 +15,8 @@ export PATH
 case "$*" in
   *[[:cntrl:]]*) echo "allowlist-append: control characters (a newline?) in the entry: refusing" >&2; exit 1 ;;
 esac
-root=/usr/local/libexec/pi-sudo-prompt
-exec /usr/bin/env -i \
-  DENO_DIR="$root/deno-cache" \
-  NO_COLOR=1 \
-  "$root/deno" run \
-  --no-prompt \
-  --no-remote \
-  --no-npm \
-  --no-config \
-  --no-lock \
-  --allow-read \
+. /usr/local/libexec/pi-sudo-prompt/root-deno.sh # $root, exec_root_deno
+exec_root_deno \
   --allow-write=/etc/pi-sudo-prompt/allowlist \
   --allow-sys=uid \
   "$root/src/broker/allowlist_append.ts" \

@@ -6,7 +6,7 @@
 #
 # Installs, all root-owned, under /usr/local/libexec/pi-sudo-prompt/: a copy
 # of the pinned deno binary, the broker sources (and the askpass helper for
-# hardened mode), the broker launcher, a VERSION file and a deno cache. Adds
+# hardened mode), the launchers, a VERSION file and a deno cache. Adds
 # /etc/sudoers.d/zz-pi-sudo-prompt (NOPASSWD for the broker launcher only, for
 # the named user), validated with `visudo -c` before it is put in place. sudo
 # applies the LAST matching rule, so the name sorts after the usual files; an
@@ -149,13 +149,15 @@ for f in $sources; do
   install -d -m 0755 -o root -g root "$(dirname "$stage/src/$f")"
   install -m 0644 -o root -g root "$pkg/$f" "$stage/src/$f"
 done
-for f in pi-secret-broker.sh pairing_check.sh terminal_check.sh allowlist-append.sh; do
+for f in pi-secret-broker.sh pairing_check.sh terminal_check.sh allowlist-append.sh root-deno.sh; do
   regular "$pkg/broker/$f"
 done
 install -m 0755 -o root -g root "$pkg/broker/pi-secret-broker.sh" "$stage/pi-secret-broker"
 install -m 0755 -o root -g root "$pkg/broker/pairing_check.sh" "$stage/pairing-check"
 install -m 0755 -o root -g root "$pkg/broker/terminal_check.sh" "$stage/terminal-check"
 install -m 0755 -o root -g root "$pkg/broker/allowlist-append.sh" "$stage/allowlist-append"
+# Sourced by pi-secret-broker and allowlist-append, never run: not executable.
+install -m 0644 -o root -g root "$pkg/broker/root-deno.sh" "$stage/root-deno.sh"
 version=$(sed -n 's/^export const PACKAGE_VERSION = "\(.*\)";$/\1/p' "$pkg/askpass/version.ts")
 protocol=$(sed -n 's/^export const PROTOCOL_VERSION = \([0-9]*\);$/\1/p' "$pkg/askpass/protocol.ts")
 [ -n "$version" ] && [ -n "$protocol" ] || die "cannot read the package and protocol versions"

@@ -61,24 +61,13 @@ case "$sock" in
     exit 125
     ;;
 esac
-root=/usr/local/libexec/pi-sudo-prompt
 # The one library the broker may load (SO_PEERCRED, getppid, /proc reads).
 case "$(uname -m)" in
   aarch64) libc=/lib/aarch64-linux-gnu/libc.so.6 ;;
   *) libc=/lib/x86_64-linux-gnu/libc.so.6 ;;
 esac
-exec /usr/bin/env -i \
-  DENO_DIR="$root/deno-cache" \
-  NO_COLOR=1 \
-  SUDO_UID="${SUDO_UID-}" \
-  SUDO_GID="${SUDO_GID-}" \
-  "$root/deno" run \
-  --no-prompt \
-  --no-remote \
-  --no-npm \
-  --no-config \
-  --no-lock \
-  --allow-read \
+. /usr/local/libexec/pi-sudo-prompt/root-deno.sh # $root, exec_root_deno
+exec_root_deno --sudo-ids \
   "--allow-write=/run/pi-sudo-prompt,$sock" \
   "--allow-net=unix:$sock" \
   --allow-run=/bin/sh,/usr/bin/setpriv \

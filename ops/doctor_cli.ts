@@ -20,22 +20,18 @@ import { explainRefusal } from "./doctor/explain.ts";
 
 const USAGE = "usage: pi-sudo-prompt doctor [--json] [--explain REASON]";
 
-let json = false;
-let explain: string | undefined;
+let values: { json?: boolean; explain?: string };
 try {
-  const { values } = parseArgs({
+  ({ values } = parseArgs({
     args: process.argv.slice(2),
-    options: { json: { type: "boolean", default: false }, explain: { type: "string" } },
+    options: { json: { type: "boolean" }, explain: { type: "string" } },
     strict: true,
-  });
-  json = values.json === true;
-  explain = values.explain;
+  }));
 } catch (e) {
-  console.error(
-    `doctor: ${e instanceof Error ? e.message : e}\n${USAGE}`,
-  );
+  console.error(`doctor: ${e instanceof Error ? e.message : e}\n${USAGE}`);
   process.exit(2);
 }
+const { json, explain } = values;
 
 if (explain !== undefined) {
   const explained = explainRefusal(explain);

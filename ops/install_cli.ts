@@ -20,22 +20,13 @@
  *
  * @module
  */
-import { realpath } from "node:fs/promises";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import process from "node:process";
 import { firstExecutable, resolveDenoBinary } from "../shared/executables.ts";
 import { peerCredentialsAvailable } from "../kernel/peer_credentials.ts";
 import { MIN_NODE, nodeVersionProblem } from "../bin/node_version.mjs";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
-
-const repo = await realpath(fileURLToPath(new URL("..", import.meta.url)));
-let problems = 0;
-const say = (line: string) => console.log(line);
-const problem = (line: string) => {
-  problems++;
-  console.log(`  ✗ ${line}`);
-};
+import { findPi, finish, onPath, packageRoot as repo, problem, say } from "./cli_report.ts";
 
 /** Output kept of each stream of a step (what `execFile`'s default buffer held). */
 const RUN_OUTPUT_CAP = 1024 * 1024;
@@ -74,14 +65,14 @@ const sudo = await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
 if (sudo) say(`  ✓ sudo: ${sudo}`);
 else problem("sudo not installed (apt-get install sudo)");
 
-const pathDirs = (process.env.PATH ?? "").split(delimiter).filter((d) => d.startsWith("/"));
-const pi = await firstExecutable(pathDirs.map((d) => join(d, "pi")));
-// A checkout has pi as a dev dependency: `npx pi` runs it with the checkout's
-// own Node 22 (node_modules/.bin comes first on npx's PATH).
-const localPi = pi ? undefined : await firstExecutable([join(repo, "node_modules", ".bin", "pi")]);
-const pathNode = await firstExecutable(pathDirs.map((d) => join(d, "node")));
+const { pi, localPi } = await findPi();
+const pathNode = await onPath("node");
 const pathNodeVersion = pathNode ? (await run(pathNode, ["--version"], 10_000)).out : undefined;
-const oldNode = pathNodeVersion ? oldNodeLine(pathNodeVersion) : undefined;
+// One line when the node on PATH is too old for pi, with the fix.
+const oldNode = pathNodeVersion && nodeVersionProblem(pathNodeVersion) !== undefined
+  ? `node on PATH is ${pathNodeVersion}, pi needs Node >= ${MIN_NODE.join(".")}: ` +
+    "`npm install -g node@22`"
+  : undefined;
 
 if (pi) {
   if (oldNode) problem(oldNode);
@@ -89,10 +80,9 @@ if (pi) {
   if (r.code === 0) say(`  ✓ pi install ${repo}`);
   else problem(`pi install ${repo} failed (exit ${r.code}): ${r.out.split("\n").at(-1)}`);
 } else if (localPi) {
+  const nodeModules = join(repo, "node_modules");
   say(
-    `  - pi is not on PATH; it is installed only in ${
-      join(repo, "node_modules")
-    }: start it with \`npx pi\` in ${repo}`,
+    `  - pi is not on PATH; it is installed only in ${nodeModules}: start it with \`npx pi\` in ${repo}`,
   );
   if (oldNode) say(`  - ${oldNode} (\`npx pi\` here uses the checkout's own Node)`);
   const r = await run(process.execPath, [localPi, "install", repo], 120_000);
@@ -111,15 +101,4 @@ const start = pi
   : localPi
   ? `Start \`npx pi\` in ${repo}`
   : "Get pi (above), start it";
-if (problems === 0) say(`pi-sudo-prompt: ready. ${start} and run a command that uses sudo.`);
-else say(`pi-sudo-prompt: ${problems} problem(s) above.`);
-process.exitCode = problems === 0 ? 0 : 1;
-
-/** One line when `version` (the output of `node --version`) is too old for pi, with the fix. */
-function oldNodeLine(version: string): string | undefined {
-  return nodeVersionProblem(version) === undefined
-    ? undefined
-    : `node on PATH is ${version}, pi needs Node >= ${
-      MIN_NODE.join(".")
-    }: \`npm install -g node@22\``;
-}
+finish(`pi-sudo-prompt: ready. ${start} and run a command that uses sudo.`);

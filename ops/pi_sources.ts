@@ -34,10 +34,12 @@ export interface PiSource {
 /** pi's agent directory: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent` (pi's `getAgentDir`). */
 export function piAgentDir(env: Readonly<Record<string, string | undefined>>): string {
   const dir = env.PI_CODING_AGENT_DIR;
-  if (dir) {
-    return dir === "~" ? homedir() : dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir;
-  }
-  return join(homedir(), ".pi", "agent");
+  return dir ? expandHome(dir) : join(homedir(), ".pi", "agent");
+}
+
+/** `path` with a leading `~` or `~/` replaced by the home directory, as pi expands it. */
+function expandHome(path: string): string {
+  return path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
 }
 
 /** Where a settings entry points, as pi resolves it. */
@@ -69,17 +71,13 @@ export function sourceTarget(
     return { kind: "git", path: join(agentDir, "git", ...rest.split("/")) };
   }
   if (/^[a-z][a-z0-9+.-]*:/i.test(source)) return undefined;
-  const expanded = source === "~"
-    ? homedir()
-    : source.startsWith("~/")
-    ? join(homedir(), source.slice(2))
-    : source;
+  const expanded = expandHome(source);
   return { kind: "local", path: isAbsolute(expanded) ? expanded : resolve(baseDir, expanded) };
 }
 
 /**
  * The entries of `packages` (a settings file's `packages` value, any shape)
- * that load the package at `root` (a real path). `realRoot` maps a local or
+ * that load the package at `root` (a real path). `realPaths` maps a local or
  * git path to its real path (identity in tests).
  */
 export function matchingSources(
@@ -90,15 +88,8 @@ export function matchingSources(
   root: string,
   realPaths: ReadonlyMap<string, string>,
 ): PiSource[] {
-  if (!Array.isArray(packages)) return [];
   const found: PiSource[] = [];
-  for (const entry of packages) {
-    const source = typeof entry === "string"
-      ? entry
-      : typeof entry?.source === "string"
-      ? entry.source as string
-      : undefined;
-    if (source === undefined) continue;
+  for (const source of entrySources(packages)) {
     const target = sourceTarget(source, baseDir, agentDir);
     if (!target) continue;
     const hit = target.kind === "npm"
@@ -107,6 +98,13 @@ export function matchingSources(
     if (hit) found.push({ source: target.kind === "local" ? target.path : source, scope });
   }
   return found;
+}
+
+/** The source of each entry of a settings file's `packages` (a string, or an object's `source`). */
+function entrySources(packages: unknown): string[] {
+  if (!Array.isArray(packages)) return [];
+  return packages.map((e) => typeof e === "string" ? e : e?.source)
+    .filter((s): s is string => typeof s === "string");
 }
 
 /** `settings.packages` of the JSON file at `path`, or `undefined` when absent or unreadable. */
@@ -136,9 +134,7 @@ export async function registeredSources(
   for (const [scope, dir] of [["user", agentDir], ["project", join(cwd, ".pi")]] as const) {
     const packages = await settingsPackages(join(dir, "settings.json"));
     const realPaths = new Map<string, string>();
-    for (const entry of Array.isArray(packages) ? packages : []) {
-      const source = typeof entry === "string" ? entry : entry?.source;
-      if (typeof source !== "string") continue;
+    for (const source of entrySources(packages)) {
       const target = sourceTarget(source, dir, agentDir);
       if (target && target.kind !== "npm") {
         realPaths.set(target.path, await realpath(target.path).catch(() => target.path));

@@ -17,26 +17,16 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { realpath } from "node:fs/promises";
-import { delimiter, dirname, join, sep } from "node:path";
+import { dirname, join, sep } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { BROKER_ROOT, SUDOERS_FILE } from "../broker/paths.ts";
 import { defaultAuditPath } from "../extension/audit/entry.ts";
-import { firstExecutable } from "../shared/executables.ts";
 import { PACKAGE_NAME, piRemoveCommand, registeredSources, shellWord } from "./pi_sources.ts";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
+import { findPi, finish, packageRoot as root, problem, say } from "./cli_report.ts";
 
 /** How long one step (sudo with a password typed, or `pi remove` running npm) may take. */
 const STEP_DEADLINE_MS = 180_000;
-
-const root = await realpath(fileURLToPath(new URL("..", import.meta.url)));
-let problems = 0;
-const say = (line: string) => console.log(line);
-const problem = (line: string) => {
-  problems++;
-  console.log(`  ✗ ${line}`);
-};
 
 /** Runs `cmd args` with the terminal passed through; its exit code, or -1 at the deadline. */
 async function runInteractive(cmd: string, args: readonly string[]): Promise<number> {
@@ -48,32 +38,23 @@ say(`pi-sudo-prompt: uninstalling ${root}`);
 
 // 1. The root broker.
 const installer = join(root, "broker", "install.sh");
+const removeBroker = `sh ${shellWord(installer)} --uninstall`;
 if (!existsSync(BROKER_ROOT) && !existsSync(SUDOERS_FILE)) {
   say("  - root broker not installed");
 } else if (process.getuid?.() === 0) {
-  say(
-    `  - root broker installed: remove it with  sh ${shellWord(installer)} --uninstall --user NAME`,
-  );
+  say(`  - root broker installed: remove it with  ${removeBroker} --user NAME`);
 } else if (!process.stdin.isTTY && !process.env.SUDO_ASKPASS) {
   // No terminal and no askpass (outside pi): sudo could not ask for the password.
-  problem(
-    `root broker installed: remove it in a terminal with  sudo sh ${
-      shellWord(installer)
-    } --uninstall`,
-  );
+  problem(`root broker installed: remove it in a terminal with  sudo ${removeBroker}`);
 } else {
-  say(`  - removing the root broker: sudo sh ${shellWord(installer)} --uninstall`);
+  say(`  - removing the root broker: sudo ${removeBroker}`);
   const code = await runInteractive("sudo", ["sh", installer, "--uninstall"]);
   if (code === 0) say("  ✓ root broker removed");
-  else {problem(
-      `sudo sh ${shellWord(installer)} --uninstall failed (exit ${code}): run it yourself`,
-    );}
+  else problem(`sudo ${removeBroker} failed (exit ${code}): run it yourself`);
 }
 
 // 2. pi's settings entries for this copy.
-const pathDirs = (process.env.PATH ?? "").split(delimiter).filter((d) => d.startsWith("/"));
-const pi = await firstExecutable(pathDirs.map((d) => join(d, "pi")));
-const localPi = pi ? undefined : await firstExecutable([join(root, "node_modules", ".bin", "pi")]);
+const { pi, localPi } = await findPi();
 const sources = await registeredSources(root, process.cwd(), process.env);
 if (sources.length === 0) say("  - pi has no settings entry for this copy");
 // npm: sources last: pi then uninstalls the package these files belong to.
@@ -103,15 +84,10 @@ if (nm > 0 && parts[nm + 1] === PACKAGE_NAME && !sources.some((s) => s.source.st
   say(
     prefix
       ? `  - the package files stay: npm uninstall -g --prefix ${shellWord(prefix)} ${PACKAGE_NAME}`
-      : `  - the package files stay: npm uninstall ${PACKAGE_NAME} in ${
-        shellWord(parts.slice(0, nm).join(sep))
-      }`,
+      : `  - the package files stay: npm uninstall ${PACKAGE_NAME} in ${shellWord(lib)}`,
   );
 } else if (nm < 0) {
   say(`  - the files of ${root} are yours to delete`);
 }
 
-say(
-  problems === 0 ? "pi-sudo-prompt: uninstalled." : `pi-sudo-prompt: ${problems} problem(s) above.`,
-);
-process.exitCode = problems === 0 ? 0 : 1;
+finish("pi-sudo-prompt: uninstalled.");

@@ -54,6 +54,18 @@ export interface CheckDefinition {
   readonly run: (ctx: Context) => Promise<Finding>;
 }
 
+/**
+ * One check, its id kept as a literal type (the runner derives `DoctorCheckId` from the list);
+ * `run` may answer synchronously.
+ */
+export function defineCheck<Id extends string>(
+  id: Id,
+  title: string,
+  run: (ctx: Context) => Finding | Promise<Finding>,
+): CheckDefinition & { readonly id: Id } {
+  return { id, title, run: async (ctx) => await run(ctx) };
+}
+
 /** What a command run by a check produced (the shared spawn's result). */
 export type CommandResult = SpawnDeadlineResult;
 
@@ -122,47 +134,29 @@ export interface DoctorOptions {
   readonly runCommand?: RunCommand;
 }
 
-/** Everything a check needs, resolved from {@link DoctorOptions}. */
-export interface Context {
-  readonly env: Record<string, string | undefined>;
-  readonly platform: string;
-  readonly arch: string;
-  readonly uid: number;
-  readonly procRoot: string;
-  readonly sudoCandidates: readonly string[];
-  readonly doasCandidates: readonly string[];
-  readonly denoPath: string | undefined;
-  readonly helperPath: string;
-  readonly denoCacheDir: string | undefined;
-  readonly koffiDir: string | undefined;
-  readonly rootHelperPath: string;
-  readonly rootDenoPath: string;
-  readonly packageRoot: string;
-  readonly brokerVersionFile: string;
-  readonly syslogPath: string;
-  readonly brokerLauncher: string;
-  readonly allowlistPath: string;
-  readonly tmpBase: string;
-  readonly commandTimeoutMs: number;
-  readonly run: RunCommand;
-}
+/** Inputs that may stay absent once resolved (not on this machine, or not a fixed directory). */
+type MaybeAbsent = "denoPath" | "denoCacheDir" | "koffiDir";
+
+/** Everything a check needs: {@link DoctorOptions} resolved, the command runner as `run`. */
+export type Context =
+  & Readonly<Required<Omit<DoctorOptions, MaybeAbsent | "checkTimeoutMs" | "runCommand">>>
+  & Pick<DoctorOptions, MaybeAbsent>
+  & { readonly run: RunCommand };
 
 /** Deadline of each child process unless {@link DoctorOptions.commandTimeoutMs} says otherwise. */
 const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 /** Longest temporary directory base the probes use; a longer one falls back to `/tmp`. */
 const TMP_BASE_MAX = 60;
-/** This package's root, relative to this file (`ops/doctor/`). */
-const PACKAGE_ROOT_REL = "../..";
-/** The askpass helper, relative to this file. */
-const HELPER_REL = "../../askpass/helper.ts";
 
 /** Resolves every input the caller did not inject to the real machine's. */
 export async function resolveContext(o: DoctorOptions): Promise<Context> {
-  const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
-  const packageRoot = o.packageRoot ??
-    await realpath(here(PACKAGE_ROOT_REL)).catch(() => here(PACKAGE_ROOT_REL));
-  const helperPath = o.helperPath ??
-    await realpath(here(HELPER_REL)).catch(() => here(HELPER_REL));
+  // A path relative to this file (`ops/doctor/`), resolved when it can be.
+  const here = async (rel: string) => {
+    const path = fileURLToPath(new URL(rel, import.meta.url));
+    return await realpath(path).catch(() => path);
+  };
+  const packageRoot = o.packageRoot ?? await here("../..");
+  const helperPath = o.helperPath ?? await here("../../askpass/helper.ts");
   const tmp = o.tmpBase ?? tmpdir();
   return {
     env: o.env ?? process.env,
@@ -203,7 +197,7 @@ export function runCommand(
     env: options.env,
     cwd: "/",
     deadlineMs: options.timeoutMs,
-    ...(options.stdoutFd !== undefined ? { stdoutFd: options.stdoutFd } : {}),
+    stdoutFd: options.stdoutFd,
   });
 }
 

@@ -5,13 +5,15 @@
  *
  * @module
  */
-import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { readProcText } from "../../kernel/proc_reader.ts";
 
 /** Most bytes read of a small `/proc` file (a sysctl value, `/proc/self/stat`). */
 const SMALL_FILE_MAX = 4096;
+
+/** The environment the checks run sudo with: plain paths, untranslated output. */
+export const SUDO_ENV = { PATH: "/usr/bin:/bin", LC_ALL: "C", LANG: "C" };
 
 /**
  * `text` on one line, safe to draw: runs of newlines and tabs become a space,
@@ -53,15 +55,7 @@ export async function exists(path: string): Promise<boolean> {
   return await stat(path).then(() => true, () => false);
 }
 
-/** Whether this process may execute `path`. */
-export async function canExecute(path: string): Promise<boolean> {
-  return await access(path, constants.X_OK).then(() => true, () => false);
+/** Whether this process may access `path` as `mode` says (`constants.X_OK`, `R_OK`). */
+export async function canAccess(path: string, mode: number): Promise<boolean> {
+  return await access(path, mode).then(() => true, () => false);
 }
-
-/** Whether this process may read `path`. */
-export async function canRead(path: string): Promise<boolean> {
-  return await access(path, constants.R_OK).then(() => true, () => false);
-}
-
-/** What the checks of pi's own process say when the doctor runs outside pi. */
-export const OUTSIDE_PI = "run /sudo-prompt doctor inside pi to check pi's own process";

@@ -18,16 +18,15 @@ import { allowlistCheck } from "./checks/allowlist.ts";
 import { brokerCheck } from "./checks/broker.ts";
 import { denoHelperCheck } from "./checks/deno_helper.ts";
 import { displayCheck } from "./checks/display.ts";
-import { dumpableCheck } from "./checks/dumpable.ts";
 import { ffiCheck } from "./checks/ffi.ts";
 import { hardenedCheck } from "./checks/hardened.ts";
 import { legacyTiocstiCheck } from "./checks/legacy_tiocsti.ts";
 import { multiplexerCheck } from "./checks/multiplexer.ts";
+import { dumpableCheck, terminalCheck } from "./checks/pi_process.ts";
 import { platformCheck } from "./checks/platform.ts";
 import { ptraceScopeCheck } from "./checks/ptrace_scope.ts";
 import { sudoCheck } from "./checks/sudo.ts";
 import { syslogCheck } from "./checks/syslog.ts";
-import { terminalCheck } from "./checks/terminal.ts";
 import { xdgRuntimeDirCheck } from "./checks/xdg_runtime_dir.ts";
 import {
   type CheckStatus,
@@ -95,7 +94,6 @@ async function guarded(
   options: DoctorOptions,
 ): Promise<DoctorCheck> {
   const check = CHECKS.find((c) => c.id === id)!;
-  const title = check.title;
   const limit = options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -112,11 +110,11 @@ async function guarded(
       );
     });
     const finding = await Promise.race([check.run(ctx), expired]);
-    return { id, title, ...clean(finding) };
+    return { id, title: check.title, ...clean(finding) };
   } catch (e) {
     return {
       id,
-      title,
+      title: check.title,
       status: "fail",
       detail: `unexpected error: ${oneLine(errorText(e))}`,
       fix: "run the doctor again; report the error if it persists",

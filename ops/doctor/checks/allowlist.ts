@@ -12,17 +12,11 @@ import {
   type AllowlistFileResult,
   checkAllowlistFile,
 } from "../../../broker/allowlist.ts";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { type Context, defineCheck } from "../context.ts";
 import { octal, you } from "../helpers.ts";
 
 /** The allowlist is safe (or absent). */
-export const allowlistCheck = {
-  id: "allowlist",
-  title: "allowlist",
-  run: checkAllowlist,
-} as const satisfies CheckDefinition;
-
-async function checkAllowlist(ctx: Context): Promise<Finding> {
+export const allowlistCheck = defineCheck("allowlist", "allowlist", async (ctx) => {
   const path = ctx.allowlistPath;
   // The very function the broker and the extension apply: what it refuses counts as empty.
   const r = await checkAllowlistFile(path);
@@ -42,7 +36,7 @@ async function checkAllowlist(ctx: Context): Promise<Finding> {
   }
   const { why, fix } = await refusal(ctx, path, r);
   return { status: "warn", detail: `unsafe: ${why}; the allowlist counts as empty`, fix };
-}
+});
 
 type Refused = Extract<AllowlistFileResult, { ok: false }>;
 

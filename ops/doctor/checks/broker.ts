@@ -11,8 +11,8 @@ import { PROTOCOL_VERSION } from "../../../askpass/protocol.ts";
 import { PACKAGE_VERSION } from "../../../askpass/version.ts";
 import { SUDOERS_FILE } from "../../../broker/paths.ts";
 import { errnoCode } from "../../../shared/errno.ts";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
-import { exists, firstExisting, oneLine } from "../helpers.ts";
+import { type Context, defineCheck, type Finding } from "../context.ts";
+import { exists, firstExisting, oneLine, SUDO_ENV } from "../helpers.ts";
 import { rootOwnedProblem } from "../ownership.ts";
 import { parseBrokerVersion } from "../../../broker/broker_version.ts";
 
@@ -20,17 +20,9 @@ import { parseBrokerVersion } from "../../../broker/broker_version.ts";
 const VERSION_FILE_MAX = 4096;
 /** What the broker launcher exits with when started without arguments (its usage). */
 const LAUNCHER_USAGE_EXIT = 125;
-/** The environment `sudo -n` runs with. */
-const SUDO_ENV = { PATH: "/usr/bin:/bin", LC_ALL: "C", LANG: "C" };
 
 /** Root broker installed, root-owned, with the same protocol version, reachable through sudo. */
-export const brokerCheck = {
-  id: "broker",
-  title: "broker",
-  run: checkBroker,
-} as const satisfies CheckDefinition;
-
-async function checkBroker(ctx: Context): Promise<Finding> {
+export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
   const installHint = `/sudo-prompt install-broker in pi, or: sudo sh ` +
     join(ctx.packageRoot, "broker", "install.sh");
   let text: string;
@@ -92,7 +84,7 @@ async function checkBroker(ctx: Context): Promise<Finding> {
   const extensionVersion = version === PACKAGE_VERSION ? "" : ` (extension ${PACKAGE_VERSION})`;
   return await sudoRuleFinding(ctx, shown) ??
     { status: "ok", detail: `${shown}${extensionVersion}: installed, protocol matches` };
-}
+});
 
 /**
  * sudo applies the LAST matching rule: a later sudoers file granting this

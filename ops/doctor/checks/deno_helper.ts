@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { constants } from "node:fs";
 import { mkdtemp, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -12,8 +13,8 @@ import {
   helperEnvironment,
   isSafeFlagPath,
 } from "../../../askpass/helper_permissions.ts";
-import type { CheckDefinition, CommandResult, Context, Finding } from "../context.ts";
-import { canExecute, canRead, oneLine } from "../helpers.ts";
+import { type CommandResult, type Context, defineCheck, type Finding } from "../context.ts";
+import { canAccess, oneLine } from "../helpers.ts";
 
 /** Longest line of a failed command's stderr shown. */
 const STDERR_LINE_MAX = 160;
@@ -21,13 +22,7 @@ const STDERR_LINE_MAX = 160;
 const REFUSAL = "refusing to run with NODE_OPTIONS set";
 
 /** The deno binary runs the helper with the pinned flags. */
-export const denoHelperCheck = {
-  id: "deno",
-  title: "deno helper",
-  run: checkDeno,
-} as const satisfies CheckDefinition;
-
-async function checkDeno(ctx: Context): Promise<Finding> {
+export const denoHelperCheck = defineCheck("deno", "deno helper", async (ctx) => {
   const deno = ctx.denoPath;
   if (!deno) {
     return {
@@ -36,7 +31,7 @@ async function checkDeno(ctx: Context): Promise<Finding> {
       fix: "npm ci in the package, with allow-scripts=deno in .npmrc",
     };
   }
-  if (!await canExecute(deno)) {
+  if (!await canAccess(deno, constants.X_OK)) {
     return { status: "fail", detail: `${deno} is not executable`, fix: "npm ci in the package" };
   }
   const version = await ctx.run(deno, ["--version"], {
@@ -51,7 +46,7 @@ async function checkDeno(ctx: Context): Promise<Finding> {
     };
   }
   const denoVersion = /^deno (\S+)/.exec(version.stdout)?.[1] ?? "unknown version";
-  if (!await canRead(ctx.helperPath)) {
+  if (!await canAccess(ctx.helperPath, constants.R_OK)) {
     return {
       status: "fail",
       detail: `helper ${ctx.helperPath} is missing`,
@@ -78,7 +73,7 @@ async function checkDeno(ctx: Context): Promise<Finding> {
       "refuses a code-loading variable",
     ...(note ? { fix: "npm ci in the package to get the pinned deno" } : {}),
   };
-}
+});
 
 /** Runs the helper as the launcher would, with `NODE_OPTIONS` set; a finding unless it refused. */
 async function probeHelper(ctx: Context, deno: string): Promise<Finding | undefined> {
@@ -145,11 +140,9 @@ async function packageDenoVersion(root: string): Promise<string | undefined> {
   }
 }
 
+/** `NAME=value` entries as an environment object. */
 function envObject(entries: readonly string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const e of entries) {
-    const i = e.indexOf("=");
-    env[e.slice(0, i)] = e.slice(i + 1);
-  }
-  return env;
+  return Object.fromEntries(
+    entries.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]),
+  );
 }

@@ -5,25 +5,19 @@
  *
  * @module
  */
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck } from "../context.ts";
 
 /** X11: any client can read the keyboard; Wayland or no display is fine. */
-export const displayCheck = {
-  id: "display",
-  title: "X11 keyboard",
-  run: checkDisplay,
-} as const satisfies CheckDefinition;
-
-function checkDisplay(ctx: Context): Promise<Finding> {
+export const displayCheck = defineCheck("display", "X11 keyboard", (ctx) => {
   const env = ctx.env;
   if (env.DISPLAY && !env.WAYLAND_DISPLAY && !env.WAYLAND_SOCKET) {
-    return Promise.resolve({
+    return {
       status: "warn",
       detail: `X11 display ${env.DISPLAY}: any X client of yours (the agent can start one) can ` +
         "read every key you type, the modal's included; nothing in a terminal program can stop it",
       fix: "use a Wayland session or a text console for pi, or unset DISPLAY in pi's environment " +
         "if no X program needs it",
-    });
+    };
   }
-  return Promise.resolve({ status: "ok", detail: "no X11 display in pi's environment" });
-}
+  return { status: "ok", detail: "no X11 display in pi's environment" };
+});

@@ -18,16 +18,10 @@ import {
 import { fdStatSync, socketFd } from "../../../kernel/socket_fd.ts";
 import { socketDiagAvailable, unixPeerInode } from "../../../kernel/socket_peer.ts";
 import { ownUid } from "../../../shared/own_uid.ts";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck, type Finding } from "../context.ts";
 
 /** koffi loads; a real `SO_PEERCRED` and `SOCK_DIAG` round trip works. */
-export const ffiCheck = {
-  id: "ffi",
-  title: "FFI peer creds",
-  run: checkFfi,
-} as const satisfies CheckDefinition;
-
-async function checkFfi(ctx: Context): Promise<Finding> {
+export const ffiCheck = defineCheck("ffi", "FFI peer creds", async (ctx) => {
   if (!peerCredentialsAvailable()) {
     return {
       status: "fail",
@@ -67,7 +61,7 @@ async function checkFfi(ctx: Context): Promise<Finding> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await rm(dir, { recursive: true, force: true });
   }
-}
+});
 
 /** The verdict on a connected pair: this process on both ends. */
 async function roundTrip(serverSide: Socket, client: Socket): Promise<Finding> {

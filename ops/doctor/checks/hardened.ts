@@ -9,7 +9,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { PACKAGE_VERSION } from "../../../askpass/version.ts";
 import { registeredSources, rootOwnedInstallFix } from "../../pi_sources.ts";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { type Context, defineCheck } from "../context.ts";
 import { exists } from "../helpers.ts";
 import { rootOwnedProblem, treeProblems } from "../ownership.ts";
 
@@ -29,18 +29,7 @@ const PACKAGE_ENTRIES = [
 ];
 
 /** Which files the agent could modify; hardened mode active or not. */
-export const hardenedCheck = {
-  id: "hardened",
-  title: "hardened mode",
-  run: checkHardened,
-} as const satisfies CheckDefinition;
-
-interface Exposed {
-  readonly label: string;
-  readonly problems: readonly string[];
-}
-
-async function checkHardened(ctx: Context): Promise<Finding> {
+export const hardenedCheck = defineCheck("hardened", "hardened mode", async (ctx) => {
   if (ctx.uid === 0) {
     return {
       status: "info",
@@ -84,34 +73,34 @@ async function checkHardened(ctx: Context): Promise<Finding> {
     detail: `not hardened${copyNote}: the agent could modify ${listed.join("; ")}`,
     fix: fixes.join("; "),
   };
+});
+
+interface Exposed {
+  readonly label: string;
+  readonly problems: readonly string[];
 }
 
 /** What the agent could modify, each part with its problems (deduplicated), in a fixed order. */
 async function exposed(ctx: Context): Promise<Exposed[]> {
   const items: Exposed[] = [];
-  const add = (label: string, problems: string[]) => {
-    if (problems.length > 0) items.push({ label, problems: [...new Set(problems)] });
+  const add = (label: string, problems: readonly (string | undefined)[]) => {
+    const found = problems.filter((p) => p !== undefined);
+    if (found.length > 0) items.push({ label, problems: [...new Set(found)] });
   };
-  const pkg: string[] = [];
-  const pkgDirProblem = await rootOwnedProblem(ctx.packageRoot, "dir", true, ctx.uid);
-  if (pkgDirProblem) pkg.push(pkgDirProblem);
+  const rootOwned = (path: string, kind: "file" | "dir") =>
+    rootOwnedProblem(path, kind, true, ctx.uid);
+  const pkg = [await rootOwned(ctx.packageRoot, "dir")];
   for (const name of PACKAGE_ENTRIES) {
     const p = join(ctx.packageRoot, name);
     if (await exists(p)) pkg.push(...await treeProblems(p, ctx.uid));
   }
   add("the extension", pkg);
-  const helperProblem = await rootOwnedProblem(ctx.helperPath, "file", true, ctx.uid);
-  add("the askpass helper", helperProblem ? [helperProblem] : []);
-  if (ctx.denoPath) {
-    const denoProblem = await rootOwnedProblem(ctx.denoPath, "file", true, ctx.uid);
-    add("the deno binary", denoProblem ? [denoProblem] : []);
-  }
+  add("the askpass helper", [await rootOwned(ctx.helperPath, "file")]);
+  if (ctx.denoPath) add("the deno binary", [await rootOwned(ctx.denoPath, "file")]);
   if (ctx.koffiDir) add("koffi (loaded into pi)", await treeProblems(ctx.koffiDir, ctx.uid));
-  if (ctx.denoCacheDir) {
-    const cacheProblem = await rootOwnedProblem(ctx.denoCacheDir, "dir", true, ctx.uid);
-    add(CACHE_LABEL, cacheProblem ? [cacheProblem] : []);
-  } else {
-    add(CACHE_LABEL, ["a per-session deno-cache in your session directory"]);
-  }
+  const cache = ctx.denoCacheDir
+    ? await rootOwned(ctx.denoCacheDir, "dir")
+    : "a per-session deno-cache in your session directory";
+  add(CACHE_LABEL, [cache]);
   return items;
 }

@@ -5,17 +5,11 @@
  * @module
  */
 import { join } from "node:path";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck } from "../context.ts";
 import { oneLine, readSmall } from "../helpers.ts";
 
 /** `dev.tty.legacy_tiocsti`: 1 warns, 0 is fine, missing (kernel < 6.2) is info. */
-export const legacyTiocstiCheck = {
-  id: "legacy_tiocsti",
-  title: "legacy_tiocsti",
-  run: checkLegacyTiocsti,
-} as const satisfies CheckDefinition;
-
-async function checkLegacyTiocsti(ctx: Context): Promise<Finding> {
+export const legacyTiocstiCheck = defineCheck("legacy_tiocsti", "legacy_tiocsti", async (ctx) => {
   const path = join(ctx.procRoot, "sys", "dev", "tty", "legacy_tiocsti");
   const value = (await readSmall(path))?.trim();
   if (value === undefined) {
@@ -41,4 +35,4 @@ async function checkLegacyTiocsti(ctx: Context): Promise<Finding> {
     detail: `dev.tty.legacy_tiocsti has an unknown value: ${oneLine(value)}`,
     fix: "sudo sysctl dev.tty.legacy_tiocsti=0",
   };
-}
+});

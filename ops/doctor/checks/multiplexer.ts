@@ -9,16 +9,10 @@
  * @module
  */
 import { checkTmuxKeyTables } from "../../../extension/keyboard/multiplexer_keys.ts";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck } from "../context.ts";
 
 /** tmux key tables: no printable key bound where pi's keys are typed. */
-export const multiplexerCheck = {
-  id: "multiplexer",
-  title: "tmux key tables",
-  run: checkMultiplexer,
-} as const satisfies CheckDefinition;
-
-async function checkMultiplexer(ctx: Context): Promise<Finding> {
+export const multiplexerCheck = defineCheck("multiplexer", "tmux key tables", async (ctx) => {
   const env = ctx.env;
   if (env.STY && !env.TMUX) {
     return {
@@ -69,4 +63,4 @@ async function checkMultiplexer(ctx: Context): Promise<Finding> {
     fix: `remove them, e.g. tmux unbind -n ${v.keys[0].replace(/^prefix /, "")} (a printable ` +
       "prefix: set -g prefix C-b)",
   };
-}
+});

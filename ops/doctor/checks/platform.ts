@@ -6,20 +6,14 @@
  */
 import { release } from "node:os";
 import { join } from "node:path";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck } from "../context.ts";
 import { oneLine, readSmall } from "../helpers.ts";
 
 /** Architectures whose `SO_PEERCRED` layout the peer-credential code knows. */
 const SUPPORTED_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64", "riscv64"]);
 
 /** Linux, a supported architecture, and `/proc` mounted. */
-export const platformCheck = {
-  id: "platform",
-  title: "Linux and /proc",
-  run: checkPlatform,
-} as const satisfies CheckDefinition;
-
-async function checkPlatform(ctx: Context): Promise<Finding> {
+export const platformCheck = defineCheck("platform", "Linux and /proc", async (ctx) => {
   if (ctx.platform !== "linux") {
     return {
       status: "fail",
@@ -48,4 +42,4 @@ async function checkPlatform(ctx: Context): Promise<Finding> {
     status: "ok",
     detail: `Linux ${oneLine(release())} ${ctx.arch}, ${ctx.procRoot} mounted`,
   };
-}
+});

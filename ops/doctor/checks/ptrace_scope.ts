@@ -8,17 +8,11 @@
  * @module
  */
 import { join } from "node:path";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck } from "../context.ts";
 import { oneLine, readSmall } from "../helpers.ts";
 
 /** `kernel.yama.ptrace_scope`: 0 and missing warn; 1, 2 and 3 are fine. */
-export const ptraceScopeCheck = {
-  id: "ptrace_scope",
-  title: "ptrace_scope",
-  run: checkPtraceScope,
-} as const satisfies CheckDefinition;
-
-async function checkPtraceScope(ctx: Context): Promise<Finding> {
+export const ptraceScopeCheck = defineCheck("ptrace_scope", "ptrace_scope", async (ctx) => {
   const path = join(ctx.procRoot, "sys", "kernel", "yama", "ptrace_scope");
   const value = (await readSmall(path))?.trim();
   const risk = "any process of yours (the agent's included) can trace your terminal emulator or " +
@@ -59,4 +53,4 @@ async function checkPtraceScope(ctx: Context): Promise<Finding> {
     detail: `kernel.yama.ptrace_scope has an unknown value: ${oneLine(value)}`,
     fix: "sudo sysctl kernel.yama.ptrace_scope=1",
   };
-}
+});

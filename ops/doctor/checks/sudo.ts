@@ -6,8 +6,8 @@
  * @module
  */
 import { stat } from "node:fs/promises";
-import type { CheckDefinition, CheckStatus, Context, Finding } from "../context.ts";
-import { firstExisting, oneLine } from "../helpers.ts";
+import { type CheckStatus, defineCheck, type Finding } from "../context.ts";
+import { firstExisting, oneLine, SUDO_ENV } from "../helpers.ts";
 
 /** First sudo-rs release with `-A`/`--askpass` (sudo-rs CHANGELOG, after issue #1249). */
 export const SUDO_RS_ASKPASS_SINCE = "0.2.11";
@@ -17,49 +17,9 @@ const SUDO_TESTED_SINCE = "1.9";
 const VERSION_LINE_MAX = 120;
 /** The setuid bit. */
 const SETUID = 0o4000;
-/** The environment `sudo -V` runs with: plain paths, untranslated output. */
-const SUDO_ENV = { PATH: "/usr/bin:/bin", LC_ALL: "C", LANG: "C" };
 
 /** sudo flavour and version, setuid root; doas only: unsupported. */
-export const sudoCheck = {
-  id: "sudo",
-  title: "sudo",
-  run: checkSudo,
-} as const satisfies CheckDefinition;
-
-/** What `sudo -V` printed, classified. */
-export interface SudoVersion {
-  readonly flavour: "sudo" | "sudo-rs" | "unknown";
-  /** `1.9.13p3`, `0.2.11`; absent when unrecognised. */
-  readonly version?: string;
-  /** The first non-empty line, without control characters. */
-  readonly line: string;
-}
-
-/** Classifies the output of `sudo -V` (run with `LC_ALL=C`): which sudo, which version. */
-export function parseSudoVersion(output: string): SudoVersion {
-  const line = oneLine(output.split("\n").find((l) => l.trim() !== "") ?? "")
-    .slice(0, VERSION_LINE_MAX);
-  const classic = /^Sudo version (\d+\.\d+(?:\.\d+)?(?:[a-z]\d+)?)\b/.exec(line);
-  if (classic) return { flavour: "sudo", version: classic[1], line };
-  const rs = /^sudo-rs (\d+\.\d+\.\d+)\b/.exec(line);
-  if (rs) return { flavour: "sudo-rs", version: rs[1], line };
-  return { flavour: "unknown", line };
-}
-
-/** Numeric comparison of dotted versions (`1.9.13p3` compares as 1.9.13): -1, 0 or 1. */
-export function compareVersions(a: string, b: string): number {
-  const parts = (v: string) => v.split(".").map((p) => parseInt(p, 10) || 0);
-  const x = parts(a);
-  const y = parts(b);
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    const d = (x[i] ?? 0) - (y[i] ?? 0);
-    if (d !== 0) return d < 0 ? -1 : 1;
-  }
-  return 0;
-}
-
-async function checkSudo(ctx: Context): Promise<Finding> {
+export const sudoCheck = defineCheck("sudo", "sudo", async (ctx) => {
   const sudo = await firstExisting(ctx.sudoCandidates);
   const doas = await firstExisting(ctx.doasCandidates);
   if (!sudo) {
@@ -98,6 +58,38 @@ async function checkSudo(ctx: Context): Promise<Finding> {
   const where = ` (${sudo})`;
   const doasNote = doas ? `; doas at ${doas} is not used (OpenDoas has no askpass)` : "";
   return { ...merged, detail: merged.detail + where + doasNote };
+});
+
+/** What `sudo -V` printed, classified. */
+export interface SudoVersion {
+  readonly flavour: "sudo" | "sudo-rs" | "unknown";
+  /** `1.9.13p3`, `0.2.11`; absent when unrecognised. */
+  readonly version?: string;
+  /** The first non-empty line, without control characters. */
+  readonly line: string;
+}
+
+/** Classifies the output of `sudo -V` (run with `LC_ALL=C`): which sudo, which version. */
+export function parseSudoVersion(output: string): SudoVersion {
+  const line = oneLine(output.split("\n").find((l) => l.trim() !== "") ?? "")
+    .slice(0, VERSION_LINE_MAX);
+  const classic = /^Sudo version (\d+\.\d+(?:\.\d+)?(?:[a-z]\d+)?)\b/.exec(line);
+  if (classic) return { flavour: "sudo", version: classic[1], line };
+  const rs = /^sudo-rs (\d+\.\d+\.\d+)\b/.exec(line);
+  if (rs) return { flavour: "sudo-rs", version: rs[1], line };
+  return { flavour: "unknown", line };
+}
+
+/** Numeric comparison of dotted versions (`1.9.13p3` compares as 1.9.13): -1, 0 or 1. */
+export function compareVersions(a: string, b: string): number {
+  const parts = (v: string) => v.split(".").map((p) => parseInt(p, 10) || 0);
+  const x = parts(a);
+  const y = parts(b);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
 }
 
 function versionFinding(v: SudoVersion): Finding {
@@ -125,10 +117,9 @@ function versionFinding(v: SudoVersion): Finding {
           "[sudo: authenticate] Password:)",
       };
   }
-  const what = v.line || "no output from `sudo -V`";
   return {
     status: "warn",
-    detail: `unrecognised \`sudo -V\` output: ${what || "(empty)"}`,
+    detail: `unrecognised \`sudo -V\` output: ${v.line || "no output from `sudo -V`"}`,
     fix: "use sudo 1.9+ or sudo-rs ≥ " + SUDO_RS_ASKPASS_SINCE,
   };
 }

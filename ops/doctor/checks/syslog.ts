@@ -7,23 +7,17 @@
  * @module
  */
 import { SYSLOG_ERRORS, syslogSocketStatus } from "../../../extension/audit/syslog.ts";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck } from "../context.ts";
 
 /** Whether audit records reach the system log. */
-export const syslogCheck = {
-  id: "syslog",
-  title: "system log",
-  run: checkSyslog,
-} as const satisfies CheckDefinition;
-
-function checkSyslog(ctx: Context): Promise<Finding> {
+export const syslogCheck = defineCheck("syslog", "system log", (ctx) => {
   const status = syslogSocketStatus(ctx.syslogPath);
   if (status.ok) {
-    return Promise.resolve({
+    return {
       status: "ok",
       detail: `${status.path} takes the audit records (journalctl -t pi-sudo-prompt), ` +
         "where sudo logs too and the agent cannot change them",
-    });
+    };
   }
   const why = status.reason === SYSLOG_ERRORS.NO_SOCKET
     ? "there is none"
@@ -32,10 +26,10 @@ function checkSyslog(ctx: Context): Promise<Finding> {
     : status.reason === SYSLOG_ERRORS.FFI_UNAVAILABLE
     ? "koffi FFI does not load"
     : "nothing accepts a connection on it";
-  return Promise.resolve({
+  return {
     status: "warn",
     detail: `no system-log copy of the audit log: ${status.path}: ${why} (${status.reason}); ` +
       "the audit file alone is yours, so the agent could rewrite it",
     fix: "run a syslog daemon (systemd-journald or rsyslog) that serves /dev/log",
-  });
-}
+  };
+});

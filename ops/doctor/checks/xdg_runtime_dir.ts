@@ -8,7 +8,7 @@
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import { isSafeFlagPath } from "../../../askpass/helper_permissions.ts";
-import type { CheckDefinition, Context, Finding } from "../context.ts";
+import { defineCheck } from "../context.ts";
 import { octal } from "../helpers.ts";
 
 /** `sizeof(sun_path) - 1` on Linux: the longest Unix socket path. */
@@ -17,13 +17,7 @@ const SUN_PATH_MAX = 107;
 const GROUP_OTHER_ANY = 0o077;
 
 /** `XDG_RUNTIME_DIR` usable for the session directory. */
-export const xdgRuntimeDirCheck = {
-  id: "runtime_dir",
-  title: "XDG_RUNTIME_DIR",
-  run: checkRuntimeDir,
-} as const satisfies CheckDefinition;
-
-async function checkRuntimeDir(ctx: Context): Promise<Finding> {
+export const xdgRuntimeDirCheck = defineCheck("runtime_dir", "XDG_RUNTIME_DIR", async (ctx) => {
   const xdg = ctx.env.XDG_RUNTIME_DIR;
   let problem: string | undefined;
   let mode = "";
@@ -66,4 +60,4 @@ async function checkRuntimeDir(ctx: Context): Promise<Finding> {
     };
   }
   return { status: "ok", detail: `${xdg}: a private directory of yours (${mode})` };
-}
+});
