@@ -5,64 +5,9 @@
  *
  * @module
  */
-import {
-  type Component,
-  Key,
-  matchesKey,
-  truncateToWidth,
-  visibleWidth,
-} from "@earendil-works/pi-tui";
+import { type Component, Key, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
-
-/** Colour names the panel uses from pi's theme. */
-interface PanelTheme {
-  fg(color: "accent" | "dim" | "borderAccent", text: string): string;
-  bold(text: string): string;
-}
-
-/** The panel component. */
-export class InfoPanel implements Component {
-  readonly #title: string;
-  readonly #lines: readonly string[];
-  readonly #theme: PanelTheme;
-  readonly #done: () => void;
-
-  constructor(title: string, lines: readonly string[], theme: PanelTheme, done: () => void) {
-    this.#title = title;
-    this.#lines = lines;
-    this.#theme = theme;
-    this.#done = done;
-  }
-
-  render(width: number): string[] {
-    const t = this.#theme;
-    if (width < 8) return [truncateToWidth(this.#title, Math.max(0, width), "")];
-    const inner = width - 4;
-    const rule = "─".repeat(width - 2);
-    const body = [
-      t.bold(t.fg("accent", this.#title)),
-      "",
-      ...this.#lines,
-      "",
-      t.fg("dim", "Enter or Escape to close"),
-    ];
-    return [
-      t.fg("borderAccent", `╭${rule}╮`),
-      ...body.map((line) => {
-        const cut = truncateToWidth(line, inner, "…");
-        const pad = " ".repeat(Math.max(0, inner - visibleWidth(cut)));
-        return `${t.fg("borderAccent", "│")} ${cut}${pad} ${t.fg("borderAccent", "│")}`;
-      }),
-      t.fg("borderAccent", `╰${rule}╯`),
-    ];
-  }
-
-  handleInput(data: string): void {
-    if (matchesKey(data, Key.enter) || matchesKey(data, Key.escape)) this.#done();
-  }
-
-  invalidate(): void {}
-}
+import { boxLines } from "./modal_frame.ts";
 
 /** Shows the panel and resolves when it is closed. */
 export async function showInfoPanel(
@@ -71,7 +16,21 @@ export async function showInfoPanel(
   lines: readonly string[],
 ): Promise<void> {
   await ui.custom<void>(
-    (_tui, theme, _keybindings, done) => new InfoPanel(title, lines, theme, () => done()),
+    (_tui, theme, _keybindings, done): Component => ({
+      render: (width) => {
+        if (width < 8) return [truncateToWidth(title, Math.max(0, width), "")];
+        const close = theme.fg("dim", "Enter or Escape to close");
+        return boxLines(
+          [theme.bold(theme.fg("accent", title)), "", ...lines, "", close],
+          width,
+          theme,
+        );
+      },
+      handleInput: (data) => {
+        if (matchesKey(data, Key.enter) || matchesKey(data, Key.escape)) done();
+      },
+      invalidate: () => {},
+    }),
     { overlay: true, overlayOptions: { anchor: "center", width: "90%" } },
   );
 }

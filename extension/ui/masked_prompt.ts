@@ -19,21 +19,18 @@ const TICK_MS = 1000;
 const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
 const CANCEL: PromptOutcome = { kind: "cancel" };
+/** Keys that scroll the command section, and by how many lines. */
+const SCROLL_KEYS = [[Key.up, -1], [Key.down, 1], [Key.pageUp, -8], [Key.pageDown, 8]] as const;
 
-/** What a {@link MaskedPromptModal} is built from. */
-export interface MaskedPromptModalOptions {
+/** Overlay placement: centred, 80 columns (pi-tui clamps to the terminal). */
+const OVERLAY: OverlayOptions = { anchor: "center", width: 80, margin: 1 };
+
+/** What the component needs of a request: when to cancel, and the queue behind it. */
+interface QueuedRequest {
   /** Epoch milliseconds at which the modal cancels by itself. */
   readonly deadline: number;
   /** How many other requests wait behind this one right now. */
   readonly waiting: () => number;
-  /** Draws the modal for the live view (pure; never sees the secret). */
-  readonly render: (view: MaskedInputView, width: number) => string[];
-  /** Asks the TUI to redraw (after typing and on each countdown tick). */
-  readonly requestRender: () => void;
-  /** Called exactly once with the outcome. */
-  readonly done: (outcome: PromptOutcome) => void;
-  /** Clock in epoch milliseconds; injectable for tests. */
-  readonly now?: () => number;
 }
 
 /** What {@link SudoModal} or {@link SecretModal} is built from. */
@@ -48,6 +45,16 @@ export interface ModalOptions<R> {
   readonly now?: () => number;
 }
 
+/** Draws a modal for the live view of its request (pure; never sees the secret). */
+export type ModalRenderer<R> = (
+  state: MaskedInputView & { readonly request: R },
+  width: number,
+  theme: ModalTheme,
+) => string[];
+
+/** The part of pi's `ctx.ui` that showing a modal uses. */
+export type ModalUI = Pick<ExtensionUIContext, "custom">;
+
 /** UTF-8 length of one code point. */
 function utf8Length(cp: number): number {
   return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
@@ -59,26 +66,22 @@ function utf8Length(cp: number): number {
  * silently changing the secret).
  */
 function isRejectedInput(cp: number): boolean {
-  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
-    (cp >= 0xd800 && cp <= 0xdfff);
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff);
 }
 
 /**
- * A masked input overlay; the modals differ only in what `render` draws.
+ * A masked input overlay; the modals differ only in what they `draw`.
  * Enter submits, Escape or Ctrl+C cancels, Backspace removes the last code
  * point; the countdown cancels at the deadline. `done` is called exactly
  * once; later input is ignored.
  */
-export class MaskedPromptModal implements Component, Focusable {
+export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
+  implements Component, Focusable {
   /** Set by the TUI; draws the cursor marker for IME placement. */
   focused = false;
 
-  readonly #deadline: number;
-  readonly #waiting: () => number;
-  readonly #render: (view: MaskedInputView, width: number) => string[];
-  readonly #requestRender: () => void;
-  readonly #done: (outcome: PromptOutcome) => void;
-  readonly #now: () => number;
+  protected abstract readonly draw: ModalRenderer<R>;
+  readonly #options: ModalOptions<R>;
   /** One string per code point, so Backspace and the `•` count are exact. */
   readonly #secret: string[] = [];
   #secretBytes = 0;
@@ -87,13 +90,8 @@ export class MaskedPromptModal implements Component, Focusable {
   #resolved = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(options: MaskedPromptModalOptions) {
-    this.#deadline = options.deadline;
-    this.#waiting = options.waiting;
-    this.#render = options.render;
-    this.#requestRender = options.requestRender;
-    this.#done = options.done;
-    this.#now = options.now ?? Date.now;
+  constructor(options: ModalOptions<R>) {
+    this.#options = options;
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
   }
 
@@ -103,15 +101,18 @@ export class MaskedPromptModal implements Component, Focusable {
   }
 
   render(width: number): string[] {
-    return this.#render(
+    const { request, theme } = this.#options;
+    return this.draw(
       {
         typedLength: this.#secret.length,
         secondsLeft: this.#secondsLeft(),
-        waiting: this.#waiting(),
+        waiting: request.waiting(),
         focused: this.focused,
         scroll: this.#scroll,
+        request,
       },
       width,
+      theme,
     );
   }
 
@@ -128,26 +129,18 @@ export class MaskedPromptModal implements Component, Focusable {
     if (matchesKey(data, Key.escape) || matchesKey(data, Key.ctrl("c"))) {
       return this.#resolve(CANCEL);
     }
-    const step = matchesKey(data, Key.up)
-      ? -1
-      : matchesKey(data, Key.down)
-      ? 1
-      : matchesKey(data, Key.pageUp)
-      ? -8
-      : matchesKey(data, Key.pageDown)
-      ? 8
-      : 0;
-    if (step !== 0) {
+    const step = SCROLL_KEYS.find(([key]) => matchesKey(data, key))?.[1];
+    if (step !== undefined) {
       // Clamped by the renderer; kept within a sane range here.
       this.#scroll = Math.min(Math.max(0, this.#scroll + step), 10_000);
-      this.#requestRender();
+      this.#options.requestRender();
       return;
     }
     if (matchesKey(data, Key.backspace)) {
       const removed = this.#secret.pop();
       if (removed !== undefined) {
         this.#secretBytes -= utf8Length(removed.codePointAt(0) ?? 0);
-        this.#requestRender();
+        this.#options.requestRender();
       }
       return;
     }
@@ -174,12 +167,13 @@ export class MaskedPromptModal implements Component, Focusable {
   }
 
   #secondsLeft(): number {
-    return Math.max(0, Math.ceil((this.#deadline - this.#now()) / 1000));
+    const now = (this.#options.now ?? Date.now)();
+    return Math.max(0, Math.ceil((this.#options.request.deadline - now) / 1000));
   }
 
   #tick(): void {
     if (this.#secondsLeft() <= 0) this.#resolve(CANCEL);
-    else this.#requestRender();
+    else this.#options.requestRender();
   }
 
   /**
@@ -202,7 +196,7 @@ export class MaskedPromptModal implements Component, Focusable {
       this.#secretBytes += bytes;
       changed = true;
     }
-    if (changed) this.#requestRender();
+    if (changed) this.#options.requestRender();
   }
 
   #submit(): void {
@@ -226,16 +220,9 @@ export class MaskedPromptModal implements Component, Focusable {
     this.#secretBytes = 0;
     if (this.#resolved) return;
     this.#resolved = true;
-    this.#done(outcome);
+    this.#options.done(outcome);
   }
 }
-
-/** What `showModal` needs to build a modal inside pi's overlay factory. */
-type ModalFactory = (
-  theme: ModalTheme,
-  requestRender: () => void,
-  done: (outcome: PromptOutcome) => void,
-) => MaskedPromptModal;
 
 /**
  * Shows a modal as a focused overlay and resolves with the human's answer.
@@ -243,28 +230,28 @@ type ModalFactory = (
  * `custom` resolves without calling the factory) this resolves cancel: a
  * secret must never be asked for through an unmasked channel.
  */
-export async function showModal(
-  ui: Pick<ExtensionUIContext, "custom">,
+export async function showModal<R extends QueuedRequest>(
+  ui: ModalUI,
+  request: R,
   signal: AbortSignal,
-  overlayOptions: OverlayOptions,
+  Modal: new (options: ModalOptions<R>) => MaskedPromptModal<R>,
   blockedMessage: string,
-  create: ModalFactory,
 ): Promise<PromptOutcome> {
   if (signal.aborted) return CANCEL;
-  let modal: MaskedPromptModal | undefined;
+  let modal: MaskedPromptModal<R> | undefined;
   const onAbort = () => modal?.abort();
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     const outcome = await ui.custom<PromptOutcome | undefined>(
       (tui, theme, _keybindings, done) => {
-        modal = create(theme, () => tui.requestRender(), done);
+        modal = new Modal({ request, theme, requestRender: () => tui.requestRender(), done });
         // The signal may have fired while pi was preparing the overlay.
         if (signal.aborted) modal.abort();
         return modal;
       },
       {
         overlay: true,
-        overlayOptions,
+        overlayOptions: OVERLAY,
         blocked: { kind: "auth", message: blockedMessage },
       },
     );

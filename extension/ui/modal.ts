@@ -2,17 +2,10 @@
  * Folder `extension/ui/`: what the human sees: the modals, the info panel, and
  * untrusted text made safe to draw.
  *
- * The two masked-input overlays:
- *
- * - "🔐 Sudo Authentication Required" ({@link SudoModal}): sudo's password,
- *   showing what is being authorised.
- * - "🔑 Secret request" ({@link SecretModal}): a secret for `pi-secret-run`,
- *   showing the real argv the root broker will run, the agent's label marked
- *   unverified and, when the argv is not allowlisted, a red warning.
- *
- * Both are one component ({@link MaskedPromptModal}: masked input, keys,
- * paste, byte cap, live auto-cancel countdown, resolve-once, dispose/abort)
- * that differ only in their content lines, and one box.
+ * The two masked-input overlays, "🔐 Sudo Authentication Required"
+ * ({@link SudoModal}) and "🔑 Secret request" ({@link SecretModal}), are one
+ * component ({@link MaskedPromptModal}) and one box; they differ only in
+ * their own lines.
  *
  * Everything shown comes from a {@link PromptRequest} or a
  * {@link SecretPromptRequest}, which the server read from the kernel or
@@ -33,41 +26,32 @@
  *
  * - `modal_text.ts`: pure text helpers (sanitising, shell quoting, the
  *   countdown, wrapping with a hanging indent).
- * - `modal_frame.ts`: the theme, the live input view, and the lines and box
- *   both modals draw alike.
+ * - `modal_frame.ts`: the theme, the live input view, and the lines, layout
+ *   and box both modals draw alike.
  * - `masked_prompt.ts`: the {@link MaskedPromptModal} component and showing
  *   it as an overlay in pi.
- * - `sudo_modal.ts` and `secret_modal.ts`: each modal's content, component
+ * - `sudo_modal.ts` and `secret_modal.ts`: each modal's own lines, component
  *   and `show…` function.
  *
  * @module
  */
 
-export {
-  formatCountdown,
-  MAX_PROMPT_DISPLAY_CHARS,
-  sanitizePromptText,
-  shellCommandText,
-  shellQuote,
-} from "./modal_text.ts";
+export { formatCountdown, sanitizePromptText, shellCommandText, shellQuote } from "./modal_text.ts";
 export type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
 export { MaskedPromptModal } from "./masked_prompt.ts";
-export type { MaskedPromptModalOptions, ModalOptions } from "./masked_prompt.ts";
-export {
-  renderSudoModal,
-  showSudoModal,
-  SUDO_MODAL_OVERLAY,
-  SUDO_MODAL_TITLE,
-  SudoModal,
-} from "./sudo_modal.ts";
-export type { SudoModalOptions, SudoModalState, SudoModalUI } from "./sudo_modal.ts";
+export type {
+  ModalOptions,
+  ModalUI as SecretModalUI,
+  ModalUI as SudoModalUI,
+} from "./masked_prompt.ts";
+export { renderSudoModal, showSudoModal, SUDO_MODAL_TITLE, SudoModal } from "./sudo_modal.ts";
+export type { SudoModalState } from "./sudo_modal.ts";
 export {
   NOT_ALLOWLISTED_WARNING,
   renderSecretModal,
-  SECRET_MODAL_OVERLAY,
   SECRET_MODAL_TITLE,
   SecretModal,
   showSecretModal,
   TRACEABLE_WARNING,
 } from "./secret_modal.ts";
-export type { SecretModalOptions, SecretModalState, SecretModalUI } from "./secret_modal.ts";
+export type { SecretModalState } from "./secret_modal.ts";

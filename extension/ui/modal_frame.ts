@@ -1,8 +1,8 @@
 /**
  * What both modals draw alike: the theme they use, the live view of the
- * masked input, the `Command:` and untrusted-text lines, the input line and
- * footer, and the box around it all. Pure: the same input gives the same
- * lines.
+ * masked input, the `Command:` and untrusted-text lines, the title, input
+ * line and footer, and the box around it all. Pure: the same input gives the
+ * same lines.
  *
  * @module
  */
@@ -27,13 +27,7 @@ const MIN_BOX_WIDTH = 12;
 const CURSOR_BLOCK = "\x1b[7m \x1b[27m";
 
 /** Theme colours the modal uses; a subset of pi's `ThemeColor`. */
-export type ModalColor =
-  | "accent"
-  | "borderAccent"
-  | "muted"
-  | "dim"
-  | "error"
-  | "warning";
+export type ModalColor = "accent" | "borderAccent" | "muted" | "dim" | "error" | "warning";
 
 /** The part of pi's `Theme` the modal needs (tests pass a plain object). */
 export interface ModalTheme {
@@ -101,63 +95,55 @@ export function untrustedLines(
 }
 
 /** The input line: the label and one `•` per code point, tail kept. */
-function inputLine(
-  label: string,
-  typed: number,
-  focused: boolean,
-  width: number,
-): string {
+function inputLine(label: string, typed: number, focused: boolean, width: number): string {
   const room = width - visibleWidth(label) - 1; // 1 column for the cursor
   const dots = typed <= room ? "•".repeat(typed) : "…" + "•".repeat(Math.max(0, room - 1));
   return label + dots + (focused ? CURSOR_MARKER : "") + CURSOR_BLOCK;
 }
 
-/**
- * The part both modals share, from the input line down: the masked input,
- * the countdown, the modal's reassurance `note`, and `N more waiting`.
- */
-export function inputFooterLines(
-  view: MaskedInputView,
-  inputLabel: string,
-  note: string,
-  width: number,
-  theme: ModalTheme,
-): string[] {
-  const dim = (s: string) => theme.fg("dim", s);
-  const countdown = formatCountdown(view.secondsLeft);
-  const lines = [
-    inputLine(inputLabel, view.typedLength, view.focused, width),
-    "",
-    ...wrapped(`Press Enter to submit, Escape to cancel · auto-cancel in ${countdown}`, width, dim),
-    ...wrapped(note, width, dim),
-  ];
-  if (view.waiting > 0) {
-    lines.push(theme.fg("warning", `${view.waiting} more waiting`));
-  }
-  return lines;
-}
-
-/**
- * Frames content lines for a terminal area `width` columns wide: every line at
- * most `width` visible columns, boxed so it cannot be mistaken for tool output
- * (bare, but still cut to width, when there is no room for a box).
- */
-export function boxed(
-  content: (innerWidth: number) => string[],
-  width: number,
-  theme: ModalTheme,
-): string[] {
-  if (width < MIN_BOX_WIDTH) {
-    return content(Math.max(1, width)).map((line) => truncateToWidth(line, Math.max(0, width), ""));
-  }
-  const inner = width - 4;
+/** `lines` in a box `width` columns wide, each cut with `…` or padded to fit inside. */
+export function boxLines(lines: readonly string[], width: number, theme: ModalTheme): string[] {
   const border = (s: string) => theme.fg("borderAccent", s);
   const rule = "─".repeat(width - 2);
   return [
     border(`╭${rule}╮`),
-    ...content(inner).map((line) =>
-      `${border("│")} ${truncateToWidth(line, inner, "…", true)} ${border("│")}`
+    ...lines.map((line) =>
+      `${border("│")} ${truncateToWidth(line, width - 4, "…", true)} ${border("│")}`
     ),
     border(`╰${rule}╯`),
   ];
+}
+
+/**
+ * A modal's renderer: its title, its own `body` lines, then the masked input,
+ * the countdown, the modal's reassurance `note` and `N more waiting`. Every
+ * line is at most `width` visible columns, boxed so it cannot be mistaken for
+ * tool output (bare, but still cut to width, when there is no room for a box).
+ */
+export function modalRenderer<S extends MaskedInputView>(
+  title: string,
+  body: (state: S, width: number, theme: ModalTheme) => string[],
+  input: { readonly label: string; readonly note: string },
+): (state: S, width: number, theme: ModalTheme) => string[] {
+  const content = (state: S, width: number, theme: ModalTheme): string[] => {
+    const dim = (s: string) => theme.fg("dim", s);
+    const countdown = formatCountdown(state.secondsLeft);
+    const keys = `Press Enter to submit, Escape to cancel · auto-cancel in ${countdown}`;
+    return [
+      theme.bold(theme.fg("accent", title)),
+      "",
+      ...body(state, width, theme),
+      inputLine(input.label, state.typedLength, state.focused, width),
+      "",
+      ...wrapped(keys, width, dim),
+      ...wrapped(input.note, width, dim),
+      ...(state.waiting > 0 ? [theme.fg("warning", `${state.waiting} more waiting`)] : []),
+    ];
+  };
+  return (state, width, theme) =>
+    width < MIN_BOX_WIDTH
+      ? content(state, Math.max(1, width), theme).map((line) =>
+        truncateToWidth(line, Math.max(0, width), "")
+      )
+      : boxLines(content(state, width - 4, theme), width, theme);
 }

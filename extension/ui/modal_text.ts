@@ -51,14 +51,8 @@ const SHELL_SAFE_WORD = /^[\p{L}\p{N}_@%+=:,./-]+$/u;
 export function shellQuote(arg: string): string {
   if (arg === "") return "''";
   if ([...arg].some((ch) => isUnsafeCodePoint(ch.codePointAt(0) ?? 0))) {
-    let body = "";
-    for (const ch of arg) {
-      const cp = ch.codePointAt(0) ?? 0;
-      if (isUnsafeCodePoint(cp)) body += escapeCodePoint(cp);
-      else if (ch === "\\" || ch === "'") body += `\\${ch}`;
-      else body += ch;
-    }
-    return `$'${body}'`;
+    // Backslashes and quotes first, so the escapes added after stay single.
+    return `$'${escapeUnsafe(arg.replace(/[\\']/g, "\\$&"))}'`;
   }
   if (SHELL_SAFE_WORD.test(arg)) return arg;
   return `'${arg.replaceAll("'", `'\\''`)}'`;

@@ -6,28 +6,17 @@
  * @module
  */
 
-import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
-import type { OverlayOptions } from "@earendil-works/pi-tui";
 import type { PromptOutcome, PromptRequest, UncheckedProcess } from "../../askpass/prompter.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
-import type { ModalOptions } from "./masked_prompt.ts";
-import {
-  boxed,
-  commandLines,
-  inputFooterLines,
-  scrolledLines,
-  untrustedLines,
-} from "./modal_frame.ts";
+import type { ModalRenderer, ModalUI } from "./masked_prompt.ts";
+import { commandLines, modalRenderer, scrolledLines, untrustedLines } from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { escapeUnsafe, shellCommandText, wrapped } from "./modal_text.ts";
 
 /** The sudo modal's title, exactly as the spec words it. */
 export const SUDO_MODAL_TITLE = "🔐 Sudo Authentication Required";
-
-/** Preferred overlay width; pi-tui clamps it to the terminal. */
-const OVERLAY_WIDTH = 80;
 
 /** Everything {@link renderSudoModal} draws; no secrets, no callbacks. */
 export interface SudoModalState extends MaskedInputView {
@@ -110,12 +99,8 @@ function shellCommandLines(
   return [theme.fg("muted", "Shell command:"), ...lines];
 }
 
-/** The sudo modal's content lines, unframed, for a content area `width` wide. */
-function sudoContentLines(
-  state: SudoModalState,
-  width: number,
-  theme: ModalTheme,
-): string[] {
+/** The sudo modal's own lines, between the title and the input line. */
+function sudoBodyLines(state: SudoModalState, width: number, theme: ModalTheme): string[] {
   const { request } = state;
   // sudo's own argv first, then the whole tool command: scrolled, never cut.
   const command = [...commandLines(request.sudoArgv, width)];
@@ -123,88 +108,45 @@ function sudoContentLines(
     command.push(...shellCommandLines(request.toolCommand, width, theme));
   }
   const lines: string[] = [
-    theme.bold(theme.fg("accent", SUDO_MODAL_TITLE)),
-    "",
     ...scrolledLines(command, state.scroll ?? 0, theme),
     ...warningLines(request.warnings ?? [], width, theme),
     ...wrapped(approvalText(request.covers), width, (s) => theme.fg("muted", s)),
+    ...untrustedLines("sudo asks: ", request.promptText, width, theme),
+    "",
+    ...uncheckedLines(state.unchecked ?? [], width, theme),
   ];
-  lines.push(...untrustedLines("sudo asks: ", request.promptText, width, theme), "");
-  lines.push(...uncheckedLines(state.unchecked ?? [], width, theme));
   if (request.attempt >= 2) {
     lines.push(theme.fg(
       "error",
       `Incorrect password, try again (${request.attempt}/${request.maxAttempts})`,
     ));
   }
-  lines.push(...inputFooterLines(
-    state,
-    "Password: ",
-    "Your password is secure and will not be visible to the AI model.",
-    width,
-    theme,
-  ));
   return lines;
 }
 
 /**
  * Draws the sudo modal for a terminal area `width` columns wide. Pure: the
- * same state gives the same lines. Every line is at most `width` visible
- * columns; content is boxed so it cannot be mistaken for tool output.
+ * same state gives the same lines, each at most `width` visible columns.
  */
-export function renderSudoModal(
-  state: SudoModalState,
-  width: number,
-  theme: ModalTheme,
-): string[] {
-  return boxed((inner) => sudoContentLines(state, inner, theme), width, theme);
-}
-
-/** What {@link SudoModal} is built from. */
-export type SudoModalOptions = ModalOptions<PromptRequest>;
+export const renderSudoModal = modalRenderer(SUDO_MODAL_TITLE, sudoBodyLines, {
+  label: "Password: ",
+  note: "Your password is secure and will not be visible to the AI model.",
+});
 
 /** The masked sudo password overlay ("🔐 Sudo Authentication Required"). */
-export class SudoModal extends MaskedPromptModal {
-  constructor(options: SudoModalOptions) {
-    const { request, theme } = options;
-    super({
-      deadline: request.deadline,
-      waiting: request.waiting,
-      render: (view, width) =>
-        renderSudoModal({ ...view, request, unchecked: request.unchecked?.() }, width, theme),
-      requestRender: options.requestRender,
-      done: options.done,
-      now: options.now,
-    });
-  }
+export class SudoModal extends MaskedPromptModal<PromptRequest> {
+  protected readonly draw: ModalRenderer<PromptRequest> = (state, width, theme) =>
+    renderSudoModal({ ...state, unchecked: state.request.unchecked?.() }, width, theme);
 }
-
-/** The part of pi's `ctx.ui` that {@link showSudoModal} uses. */
-export type SudoModalUI = Pick<ExtensionUIContext, "custom">;
-
-/** Overlay placement: centred, 80 columns (pi-tui clamps to the terminal). */
-export const SUDO_MODAL_OVERLAY: OverlayOptions = {
-  anchor: "center",
-  width: OVERLAY_WIDTH,
-  margin: 1,
-};
 
 /**
  * Shows the sudo modal as a focused overlay and resolves with the human's
- * answer. `signal` aborting closes it with cancel. When pi has no TUI (RPC
- * mode, where `custom` resolves without calling the factory) this resolves
- * cancel: the password must never be asked for through an unmasked channel.
+ * answer; see {@link showModal} for abort and RPC mode.
  */
 export function showSudoModal(
-  ui: SudoModalUI,
+  ui: ModalUI,
   request: PromptRequest,
   signal: AbortSignal,
 ): Promise<PromptOutcome> {
-  return showModal(
-    ui,
-    signal,
-    SUDO_MODAL_OVERLAY,
-    "sudo password",
-    (theme, requestRender, done) => new SudoModal({ request, theme, requestRender, done }),
-  );
+  return showModal(ui, request, signal, SudoModal, "sudo password");
 }
