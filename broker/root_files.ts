@@ -24,6 +24,7 @@ export const ROOT_SOURCE_FILES = [
   "shared/result.ts",
   "kernel/proc.ts",
   "kernel/deno_libc.ts",
+  "kernel/tty_ioctls.ts",
   "extension/keyboard/terminal_guardian.ts",
 ] as const;
 
@@ -36,6 +37,7 @@ export const HARDENED_GUARDIAN_FILES: readonly (typeof ROOT_SOURCE_FILES[number]
   "extension/keyboard/terminal_guardian.ts",
   "kernel/proc.ts",
   "kernel/deno_libc.ts",
+  "kernel/tty_ioctls.ts",
 ];
 
 /** The askpass helper and every module it imports: hardened mode runs these root-owned copies. */

@@ -17,7 +17,6 @@ export interface GuardState {
   ttyPath?: string;
   rdev?: number;
   guardian?: ChildProcess;
-  guardianPid?: number;
   /** The live guardian's start time (`stat` field 22), so a reused pid is never exempt. */
   guardianStart?: bigint;
   dumpableByChoice: boolean;

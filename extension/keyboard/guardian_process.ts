@@ -25,11 +25,10 @@ const GUARDIAN_START_MS = 15_000;
 /** Respawns of a guardian that died, at most this many per minute. */
 const MAX_RESPAWNS_PER_MINUTE = 3;
 
-/** `stat` field 22 of `pid` (a small world-readable file, read once per guardian). */
-function startTimeOf(pid: number | undefined): bigint | undefined {
-  if (pid === undefined) return undefined;
+/** A `/proc` file read once per guardian, or `undefined` when it cannot be read. */
+function procFile(path: string, encoding: "latin1" | "utf8"): string | undefined {
   try {
-    return parseStat(readFileSync(`/proc/${pid}/stat`, "latin1"))?.startTime;
+    return readFileSync(path, encoding);
   } catch {
     return undefined;
   }
@@ -37,13 +36,7 @@ function startTimeOf(pid: number | undefined): bigint | undefined {
 
 /** The libc pi has mapped: the guardian may load exactly that file. */
 function libcPath(): string | undefined {
-  try {
-    const maps = readFileSync("/proc/self/maps", "utf8");
-    const m = /\s(\/\S*\/libc\.so\.6)$/m.exec(maps);
-    return m?.[1];
-  } catch {
-    return undefined;
-  }
+  return /\s(\/\S*\/libc\.so\.6)$/m.exec(procFile("/proc/self/maps", "utf8") ?? "")?.[1];
 }
 
 /**
@@ -104,8 +97,9 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
     return;
   }
   s.guardian = child;
-  s.guardianPid = child.pid;
-  s.guardianStart = startTimeOf(child.pid);
+  s.guardianStart = child.pid === undefined
+    ? undefined
+    : parseStat(procFile(`/proc/${child.pid}/stat`, "latin1") ?? "")?.startTime;
   if (s.modals > 0) tellGuardian(s, "modal on"); // a respawned guardian learns what shows
   // Neither the child nor its pipes may keep pi's event loop alive.
   child.unref();
@@ -114,7 +108,6 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
   child.once("exit", () => {
     if (s.exiting || s.guardian !== child) return;
     s.guardian = undefined;
-    s.guardianPid = undefined;
     s.guardianStart = undefined;
     const now = Date.now();
     s.respawns = s.respawns.filter((t) => now - t < 60_000);

@@ -15,26 +15,26 @@
  *
  * @module
  */
+import { readdir, readFile, stat } from "node:fs/promises";
 import process from "node:process";
+import { readStat } from "../../kernel/peer_verification.ts";
 import { firstExecutable } from "../../shared/executables.ts";
+import type { Result } from "../../shared/result.ts";
 import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 import { askTmuxControl, controlLine } from "./tmux_control.ts";
 
-/** What the tmux check found. */
-export type KeyTableVerdict =
-  | { readonly ok: true }
-  | {
-    readonly ok: false;
-    /**
-     * `bound` printable keys; `client_table`: a client of pi's session types
-     * into another key table (`switch-client -T`), named in `keys`;
-     * `focus`: typed keys would not reach pi's pane (issue 21), what took
-     * them named in `keys`; `unreadable` (tmux did not answer: fail closed).
-     */
-    readonly reason: "bound" | "client_table" | "focus" | "unreadable";
-    /** The keys, as tmux names them, for the notice. */
-    readonly keys: readonly string[];
-  };
+/**
+ * What the tmux check found. Refusals: `bound` printable keys;
+ * `client_table`, a client of pi's session types into another key table
+ * (`switch-client -T`); `focus`, typed keys would not reach pi's pane (issue
+ * 21); `unreadable`, tmux did not answer (fail closed). `keys` names what the
+ * notice shows: the keys as tmux names them, the table, or what took the keys.
+ */
+export type KeyTableVerdict = Result<
+  Record<never, never>,
+  "bound" | "client_table" | "focus" | "unreadable",
+  { keys: readonly string[] }
+>;
 
 /**
  * Where keys typed in pi's session go, from the same tmux run: pi's pane
@@ -67,7 +67,8 @@ export async function checkTmuxKeyTables(
   env: { readonly TMUX?: string; readonly TMUX_PANE?: string },
   timeoutMs = 2000,
 ): Promise<KeyTableVerdict> {
-  if (!env.TMUX) return { ok: true };
+  const tmuxEnv = env.TMUX;
+  if (!tmuxEnv) return { ok: true };
   const target = env.TMUX_PANE && /^%[0-9]+$/.test(env.TMUX_PANE) ? ["-t", env.TMUX_PANE] : [];
   // Formats read options with the pane's session as context, so a
   // session-level key-table or prefix is the one reported.
@@ -93,23 +94,17 @@ export async function checkTmuxKeyTables(
   // mode's are long) costs more. When that fails (a root table with no
   // bindings at all) or the session types into another key-table, every
   // table is listed, as one more run.
-  const tmux = await tmuxPath();
-  const pane = target[1];
-  const rootOnly = await askTmux(
-    tmux,
-    env.TMUX,
-    pane,
-    [head, clients, panes, ["list-keys", "-T", "root"]],
-    timeoutMs,
-  );
+  // tmux by absolute path where it is installed (a `tmux` earlier on a
+  // user-writable `PATH` could answer anything), else from `PATH`.
+  const tmux = await firstExecutable(["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"]) ??
+    "tmux";
+  const ask = (commands: readonly (readonly string[])[]) =>
+    askTmux(tmux, tmuxEnv, target[1], commands, timeoutMs);
+  const rootOnly = await ask([head, clients, panes, ["list-keys", "-T", "root"]]);
   const table = splitWords(rootOnly?.split("\n")[0] ?? "")[1];
-  const out = rootOnly !== undefined && table === "root" ? rootOnly : await askTmux(
-    tmux,
-    env.TMUX,
-    pane,
-    [head, clients, panes, ["list-keys"]],
-    timeoutMs,
-  );
+  const out = rootOnly !== undefined && table === "root"
+    ? rootOnly
+    : await ask([head, clients, panes, ["list-keys"]]);
   if (out === undefined) return { ok: false, reason: "unreadable", keys: [] };
   const keys = decideKeyTables(out);
   if (!keys.ok) return keys;
@@ -117,7 +112,7 @@ export async function checkTmuxKeyTables(
   if (focus.ok || !focus.keys[0]?.startsWith("a popup")) return focus;
   // tmux was asked before /proc was read: a pane made in between (a split)
   // has a process but was not listed yet. Ask once more before naming a popup.
-  const again = await askTmux(tmux, env.TMUX, pane, [head, panes], timeoutMs);
+  const again = await ask([head, panes]);
   return again === undefined ? focus : await focusVerdict(again);
 }
 
@@ -133,18 +128,11 @@ export function focusFacts(output: string): FocusFacts | undefined {
   const lines = output.split("\n");
   const head = splitWords(lines[0] ?? "");
   if (head[0] !== MARKER || head.length !== 6 || !/^[01]{4}$/.test(head[4])) return undefined;
-  const [a, w, m, z] = [...head[4]].map((c) => c === "1");
-  const pid = /^[0-9]{1,10}$/.test(head[5]) ? Number(head[5]) : undefined;
+  const [paneActive, windowActive, paneInMode, windowZoomed] = [...head[4]].map((c) => c === "1");
+  const serverPid = /^[0-9]{1,10}$/.test(head[5]) ? Number(head[5]) : undefined;
   const paneTtys = lines.map((l) => splitWords(l))
     .filter((x) => x[0] === `${MARKER}-pane` && x.length === 2).map((x) => x[1]);
-  return {
-    paneActive: a,
-    windowActive: w,
-    paneInMode: m,
-    windowZoomed: z,
-    serverPid: pid,
-    paneTtys,
-  };
+  return { paneActive, windowActive, paneInMode, windowZoomed, serverPid, paneTtys };
 }
 
 /** Where typed keys go instead of pi's pane, or ok (pure, for tests). */
@@ -164,12 +152,12 @@ export function decideFocus(facts: FocusFacts, popup: string | undefined): KeyTa
  * Its pid and name, or undefined. Reads `/proc` (a few small files).
  */
 async function popupJob(server: number, paneTtys: readonly string[]): Promise<string | undefined> {
-  const { readdir, readFile, stat } = await import("node:fs/promises");
   const paneDevs = new Set<number>();
   for (const tty of paneTtys) {
     const st = await stat(tty).catch(() => undefined);
     if (st) paneDevs.add(st.rdev);
   }
+  // Read whole, not through a capped reader: a cut list could leave a popup's job out.
   let children: string;
   try {
     children = (await Promise.all(
@@ -181,23 +169,14 @@ async function popupJob(server: number, paneTtys: readonly string[]): Promise<st
     return undefined;
   }
   for (const pid of children.split(/\s+/).filter((p) => /^[0-9]+$/.test(p))) {
-    const text = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const close = text.lastIndexOf(")");
-    if (close < 0) continue;
-    const tty = Number(text.slice(close + 2).split(" ")[4]);
-    if (tty !== 0 && !paneDevs.has(tty)) {
-      return `${pid} ${text.slice(text.indexOf("(") + 1, close)}`;
+    const job = await readStat(Number(pid));
+    if (!job) continue;
+    // An unparsable terminal counts as no pane's: fail closed.
+    if (job.ttyNr !== 0 && (job.ttyNr === undefined || !paneDevs.has(job.ttyNr))) {
+      return `${pid} ${job.comm}`;
     }
   }
   return undefined;
-}
-
-/**
- * tmux by absolute path where it is installed (a `tmux` earlier on a
- * user-writable `PATH` could answer anything), else from `PATH`.
- */
-async function tmuxPath(): Promise<string> {
-  return await firstExecutable(["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"]) ?? "tmux";
 }
 
 /**

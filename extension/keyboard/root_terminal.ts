@@ -13,6 +13,7 @@
  */
 import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
 import { isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { sudoWantsPassword } from "../../kernel/sudo_answer.ts";
 import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "../pairing/root_check.ts";
 
 /** The installed root-owned terminal check (`broker/terminal_check.sh`). */
@@ -39,19 +40,21 @@ export function ptsNumber(ttyPath: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** Parses the check's one line (pure, for tests). */
+/** Parses the check's one line (pure, for tests); only exit 0 with the holders line lists any. */
 export function parseRootTerminalOutput(
   code: number | null,
   stdout: string,
   stderr = "",
 ): RootTerminalResult {
-  if (code === 1 && stdout === "" && /^sudo: a password is required$/m.test(stderr)) {
-    return { ok: false, reason: "a password is required", notPermitted: true };
-  }
   const line = stdout.split("\n")[0] ?? "";
   const m = /^pi-terminal: holders((?: [1-9][0-9]{0,9})*)$/.exec(line);
-  if (code !== 0 || !m) return { ok: false, reason: line.slice(0, 200) || `exit ${code}` };
-  return { ok: true, holders: m[1].trim() === "" ? [] : m[1].trim().split(" ").map(Number) };
+  if (code === 0 && m) {
+    return { ok: true, holders: m[1].trim() === "" ? [] : m[1].trim().split(" ").map(Number) };
+  }
+  if (sudoWantsPassword(code, stdout, stderr)) {
+    return { ok: false, reason: "a password is required", notPermitted: true };
+  }
+  return { ok: false, reason: line.slice(0, 200) || `exit ${code}` };
 }
 
 /** Runs the root check for `/dev/pts/<n>`; never throws. */

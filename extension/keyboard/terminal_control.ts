@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { libc } from "../../kernel/libc.ts";
+import { libc, type LibcCalls } from "../../kernel/libc.ts";
+import { DUMPABLE_PRCTL, TTY_IOCTL } from "../../kernel/tty_ioctls.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /** Named reasons a switch could not be read or set. */
@@ -23,28 +24,30 @@ export type TerminalControlError = ReasonOf<typeof TERMINAL_CONTROL_ERRORS>;
 /** A switch result: the state after the call, or why it failed. */
 export type SwitchResult = Result<{ on: boolean }, TerminalControlError, { errno?: number }>;
 
-// asm-generic/ioctls.h values, the same on x86_64, arm64 and riscv64 (the
-// architectures libc.ts accepts).
-const TIOCEXCL = 0x540c;
-const TIOCNXCL = 0x540d;
-const TCFLSH = 0x540b;
-const TCIFLUSH = 0;
-/** `_IOR('T', 0x40, int)`. */
-const TIOCGEXCL = 0x80045440;
-const PR_GET_DUMPABLE = 3;
-const PR_SET_DUMPABLE = 4;
+/**
+ * One libc call: `run` returns the switch's state, or `undefined` when the
+ * call failed (reported as `failure`, with the call's errno).
+ */
+function viaLibc(
+  failure: TerminalControlError,
+  run: (c: LibcCalls) => boolean | undefined,
+): SwitchResult {
+  const c = libc();
+  if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
+  const on = run(c);
+  return on === undefined ? { ok: false, reason: failure, errno: c.errno() } : { ok: true, on };
+}
 
 /**
  * Sets (`on`) or clears exclusive mode on the terminal open on `fd`. The
  * flag belongs to the terminal, not the descriptor: any holder can clear it.
  */
 export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
-  const c = libc();
-  if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
-  if (c.ioctlInt(fd, on ? TIOCEXCL : TIOCNXCL, 0) !== 0) {
-    return { ok: false, reason: TERMINAL_CONTROL_ERRORS.IOCTL_FAILED, errno: c.errno() };
-  }
-  return { ok: true, on };
+  const request = on ? TTY_IOCTL.TIOCEXCL : TTY_IOCTL.TIOCNXCL;
+  return viaLibc(
+    TERMINAL_CONTROL_ERRORS.IOCTL_FAILED,
+    (c) => c.ioctlInt(fd, request, 0) === 0 ? on : undefined,
+  );
 }
 
 /**
@@ -53,40 +56,34 @@ export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
  * whatever reads the terminal next.
  */
 export function flushTerminalInput(fd: number): SwitchResult {
-  const c = libc();
-  if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
-  if (c.ioctlInt(fd, TCFLSH, TCIFLUSH) !== 0) {
-    return { ok: false, reason: TERMINAL_CONTROL_ERRORS.IOCTL_FAILED, errno: c.errno() };
-  }
-  return { ok: true, on: false };
+  return viaLibc(
+    TERMINAL_CONTROL_ERRORS.IOCTL_FAILED,
+    (c) => c.ioctlInt(fd, TTY_IOCTL.TCFLSH, TTY_IOCTL.TCIFLUSH) === 0 ? false : undefined,
+  );
 }
 
 /** Whether the terminal open on `fd` is in exclusive mode (`TIOCGEXCL`). */
 export function terminalExclusive(fd: number): SwitchResult {
-  const c = libc();
-  if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
   const out = new Int32Array(1);
-  if (c.ioctlOut(fd, TIOCGEXCL, out) !== 0) {
-    return { ok: false, reason: TERMINAL_CONTROL_ERRORS.IOCTL_FAILED, errno: c.errno() };
-  }
-  return { ok: true, on: out[0] !== 0 };
+  return viaLibc(
+    TERMINAL_CONTROL_ERRORS.IOCTL_FAILED,
+    (c) => c.ioctlOut(fd, TTY_IOCTL.TIOCGEXCL, out) === 0 ? out[0] !== 0 : undefined,
+  );
 }
 
 /** Makes this process dumpable (`on`) or not. `execve` makes children dumpable again. */
 export function setDumpable(on: boolean): SwitchResult {
-  const c = libc();
-  if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
-  if (c.prctl(PR_SET_DUMPABLE, on ? 1 : 0) !== 0) {
-    return { ok: false, reason: TERMINAL_CONTROL_ERRORS.PRCTL_FAILED, errno: c.errno() };
-  }
-  return dumpable();
+  const set = viaLibc(
+    TERMINAL_CONTROL_ERRORS.PRCTL_FAILED,
+    (c) => c.prctl(DUMPABLE_PRCTL.SET, on ? 1 : 0) === 0 ? on : undefined,
+  );
+  return set.ok ? dumpable() : set;
 }
 
 /** Whether this process is dumpable (`PR_GET_DUMPABLE`). */
 export function dumpable(): SwitchResult {
-  const c = libc();
-  if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
-  const v = c.prctl(PR_GET_DUMPABLE, 0);
-  if (v < 0) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.PRCTL_FAILED, errno: c.errno() };
-  return { ok: true, on: v !== 0 };
+  return viaLibc(TERMINAL_CONTROL_ERRORS.PRCTL_FAILED, (c) => {
+    const v = c.prctl(DUMPABLE_PRCTL.GET, 0);
+    return v < 0 ? undefined : v !== 0;
+  });
 }

@@ -11,7 +11,7 @@
 import process from "node:process";
 import { readStat } from "../../kernel/peer_verification.ts";
 import { firstExecutable } from "../../shared/executables.ts";
-import { checkTmuxKeyTables } from "./multiplexer_keys.ts";
+import { checkTmuxKeyTables, type KeyTableVerdict } from "./multiplexer_keys.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import {
   decideTerminal,
@@ -124,14 +124,10 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       if (root?.ok) {
         const holder = root.holders.find((pid) => !exclude.has(pid));
         if (holder === undefined) rootClearedAt = performance.now();
-        if (holder !== undefined) {
+        else {
           const culprit = await summarizeProcess(holder) ??
             { pid: holder, command: "exited since", startTime: 0n };
-          return {
-            ok: false,
-            reason: TERMINAL_REFUSALS.TERMINAL_SHARED,
-            notice: terminalNotice({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit }),
-          };
+          return refuse({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit });
         }
       }
       // Root's last listing stands until its next one; with Yama >= 1 nothing
@@ -140,42 +136,13 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       const scope = rootDecides ? undefined : await ptraceScope();
       const policy = rootDecides || (scope !== undefined && scope >= 1) ? "ignore" : "ask";
       const verdict = decideTerminal(scan, piStart ?? 0n, policy);
-      if (!verdict.ok) {
-        return { ok: false, reason: verdict.reason, notice: terminalNotice(verdict) };
-      }
+      if (!verdict.ok) return refuse(verdict);
       const unchecked = await Promise.all(
         (verdict.unchecked ?? []).map((p) =>
           describeProcess(p.pid, "hides its open files: it may hold this terminal")
         ),
       );
-      if (!keys.ok && keys.reason === "focus") {
-        return {
-          ok: false,
-          reason: TERMINAL_REFUSALS.FOCUS_MOVED,
-          notice:
-            `keys typed now would go to ${
-              sanitizeUntrusted(keys.keys[0] ?? "another pane", 60)
-            }, not to pi: the password prompt is withdrawn. Put the focus back on pi's pane (leave ` +
-            "copy mode, close the popup) and try again",
-        };
-      }
-      if (!keys.ok) {
-        return {
-          ok: false,
-          reason: TERMINAL_REFUSALS.MULTIPLEXER_KEYS_BOUND,
-          notice: keys.reason === "unreadable"
-            ? "tmux did not say which keys are bound, so a key logger cannot be ruled out; try again"
-            : keys.reason === "client_table"
-            ? `a tmux client of this session types into the key table ${
-              sanitizeUntrusted(keys.keys[0], 40)
-            }, whose bindings can record what you type. Run tmux switch-client -T root and try again`
-            : `tmux has printable keys bound where you type (${
-              keys.keys.map((k) => sanitizeUntrusted(k, 20)).join(", ")
-            }): a binding can record what you type. Remove them (e.g. tmux unbind -n ${
-              sanitizeUntrusted(keys.keys[0].replace(/^prefix /, ""), 20)
-            }) and try again`,
-        };
-      }
+      if (!keys.ok) return keysRefusal(keys);
       return unchecked.length > 0 ? { ok: true, unchecked } : { ok: true };
     },
   };
@@ -198,19 +165,43 @@ async function excluded(): Promise<Set<number>> {
   return out;
 }
 
-function describe(p: ProcessSummary | undefined): string {
-  return p ? `process ${p.pid} (${sanitizeUntrusted(p.command, 80)})` : "a process";
+/** The refusal for a verdict on who holds the terminal, with its notice. */
+function refuse(v: { reason: TerminalRefusal; culprit?: ProcessSummary }): GateVerdict {
+  const p = v.culprit;
+  const who = p ? `process ${p.pid} (${sanitizeUntrusted(p.command, 80)})` : "a process";
+  const kill = p ? ` (kill ${p.pid})` : "";
+  const notice = v.reason === TERMINAL_REFUSALS.TERMINAL_SHARED
+    ? `${who} has this terminal open and could read what you type. Stop it${kill} and try again`
+    : "could not check who else has this terminal open; try again";
+  return { ok: false, reason: v.reason, notice };
 }
 
-function terminalNotice(
-  v: { reason: TerminalRefusal; culprit?: ProcessSummary },
-): string {
-  const who = describe(v.culprit);
-  const kill = v.culprit ? ` (kill ${v.culprit.pid})` : "";
-  switch (v.reason) {
-    case TERMINAL_REFUSALS.TERMINAL_SHARED:
-      return `${who} has this terminal open and could read what you type. Stop it${kill} and try again`;
-    default:
-      return "could not check who else has this terminal open; try again";
+/** The refusal for what tmux does with typed keys, with its notice. */
+function keysRefusal(keys: Exclude<KeyTableVerdict, { ok: true }>): GateVerdict {
+  if (keys.reason === "focus") {
+    return {
+      ok: false,
+      reason: TERMINAL_REFUSALS.FOCUS_MOVED,
+      notice:
+        `keys typed now would go to ${
+          sanitizeUntrusted(keys.keys[0] ?? "another pane", 60)
+        }, not to pi: the password prompt is withdrawn. Put the focus back on pi's pane (leave ` +
+        "copy mode, close the popup) and try again",
+    };
   }
+  return {
+    ok: false,
+    reason: TERMINAL_REFUSALS.MULTIPLEXER_KEYS_BOUND,
+    notice: keys.reason === "unreadable"
+      ? "tmux did not say which keys are bound, so a key logger cannot be ruled out; try again"
+      : keys.reason === "client_table"
+      ? `a tmux client of this session types into the key table ${
+        sanitizeUntrusted(keys.keys[0], 40)
+      }, whose bindings can record what you type. Run tmux switch-client -T root and try again`
+      : `tmux has printable keys bound where you type (${
+        keys.keys.map((k) => sanitizeUntrusted(k, 20)).join(", ")
+      }): a binding can record what you type. Remove them (e.g. tmux unbind -n ${
+        sanitizeUntrusted(keys.keys[0].replace(/^prefix /, ""), 20)
+      }) and try again`,
+  };
 }

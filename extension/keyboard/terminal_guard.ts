@@ -1,28 +1,20 @@
 /**
  * Folder `extension/keyboard/`: only pi reads the keys (ADR 0007).
  *
- * Keeps pi's keyboard to pi for the life of the process (ADR 0007):
+ * Keeps pi's keyboard to pi for the life of the process, one guard per
+ * process (`guard_state.ts`):
  *
- * - pi becomes non-dumpable (`PR_SET_DUMPABLE` 0), so no process of the user
- *   can ptrace it, read `/proc/<pi>/mem` or copy its terminal descriptor
- *   with `pidfd_getfd` (`PI_SUDO_PROMPT_DUMPABLE=1` turns this off for
- *   debugging);
- * - pi's terminal goes into exclusive mode (`TIOCEXCL`), so no process
- *   without CAP_SYS_ADMIN can open it again, to read keys or to draw;
- * - a guardian process (`terminal_guardian.ts`) holds the terminal too; it
- *   takes it out of exclusive mode only when the user's shell takes the
- *   terminal back: after the human's own Ctrl+Z, or once pi has ended (even
- *   by SIGKILL). A stop the human did not ask for (an agent's SIGTSTP or
- *   SIGSTOP) keeps the terminal exclusive;
+ * - pi becomes non-dumpable and its terminal exclusive (`terminal_control.ts`;
+ *   `PI_SUDO_PROMPT_DUMPABLE=1` keeps pi dumpable for debugging);
+ * - a guardian process (`terminal_guardian.ts`) holds the terminal too and
+ *   releases it only when the user's shell takes it back: after the human's
+ *   own Ctrl+Z, or once pi has ended (even by SIGKILL). A stop the human did
+ *   not ask for (an agent's SIGTSTP or SIGSTOP) keeps the terminal exclusive;
  * - a job-control signal never leaves a modal behind (docs/adr/0008): on
  *   SIGTSTP pi denies what is pending, erases the modal and drops the keys
  *   typed at it before it stops; for SIGSTOP and SIGKILL, which pi cannot
  *   catch, the guardian does the erasing, and on SIGCONT pi denies whatever
  *   was pending while it was stopped.
- *
- * The guard is one per process, not per session: it is kept on `globalThis`
- * so that `/reload` (which imports the extension afresh) and `/new` find the
- * same one.
  *
  * @module
  */
@@ -94,8 +86,7 @@ export function quittingWithModal(): void {
   // SIGKILL, and what was typed is dropped.
   flushTerminalInput(0);
   if (process.stdin.isTTY) {
-    rawMode(false); // Node skips a mode it believes set: off, then on, re-applies it
-    rawMode(true);
+    reapplyRawMode();
     const stdin = process.stdin as { setRawMode(on: boolean): unknown; resume(): unknown };
     stdin.setRawMode = () => process.stdin;
     // Nor may pi's editor take keys meant for the modal (and show them, or
@@ -137,6 +128,12 @@ function rawMode(on: boolean): void {
   } catch {
     // not a terminal any more
   }
+}
+
+/** Raw mode again: Node skips a mode it believes set, so off, then on, re-applies it. */
+function reapplyRawMode(): void {
+  rawMode(false);
+  rawMode(true);
 }
 
 /**
@@ -187,7 +184,7 @@ export function terminalGuardStatus(): TerminalGuardStatus {
     exclusive: excl?.ok === true && excl.on,
     nonDumpable: dump.ok && !dump.on,
     dumpableByChoice: s.dumpableByChoice,
-    guardianPid: s.guardian && s.guardian.exitCode === null ? s.guardianPid : undefined,
+    guardianPid: s.guardian?.exitCode === null ? s.guardian.pid : undefined,
     guardianRootOwned: s.guardianRootOwned === true,
     problems: [...s.problems],
   };
@@ -201,8 +198,9 @@ export function terminalGuardStatus(): TerminalGuardStatus {
 export function liveGuardian(): { readonly pid: number; readonly startTime: bigint } | undefined {
   const s = state();
   if (!s.guardian || s.guardian.exitCode !== null || s.guardian.signalCode !== null) return;
-  if (s.guardianPid === undefined || s.guardianStart === undefined) return;
-  return { pid: s.guardianPid, startTime: s.guardianStart };
+  const pid = s.guardian.pid;
+  if (pid === undefined || s.guardianStart === undefined) return;
+  return { pid, startTime: s.guardianStart };
 }
 
 async function start(s: GuardState): Promise<void> {
@@ -274,12 +272,8 @@ async function start(s: GuardState): Promise<void> {
     // and whatever was typed meanwhile: not for pi's editor.
     denyPending(s);
     flushTerminalInput(0);
-    // The shell may have set its own modes meanwhile: the TUI's raw mode
-    // again (Node skips a mode it believes is already set).
-    if (process.stdin.isTTY && process.stdin.isRaw) {
-      rawMode(false);
-      rawMode(true);
-    }
+    // The shell may have set its own modes meanwhile: the TUI's raw mode again.
+    if (process.stdin.isTTY && process.stdin.isRaw) reapplyRawMode();
   });
   await spawnGuardian(s);
   const now = terminalExclusive(0);

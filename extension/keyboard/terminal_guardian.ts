@@ -15,7 +15,6 @@
  *   process (the agent) keeps the terminal exclusive, and the guardian says
  *   so once. A suspension it was not asked to release (an agent's SIGTSTP or
  *   SIGSTOP) never releases the terminal.
- *
  * - **Keys typed at a modal that is gone reach nobody**: from then until pi
  *   runs again or the user's shell has the terminal, it drops unread input
  *   every {@link POLL_MS} ms, so a password typed blindly is neither read by
@@ -26,8 +25,9 @@
  * exclusive mode and writes `held`. Then pi writes `modal on`, `modal off`,
  * `scrub` (pi stops with a modal open: drop input as above), `suspend` (the
  * human's Ctrl+Z: release when the shell takes over) and `resume` (pi runs
- * again and took the terminal back). End of file on stdin means pi is gone. Non-dumpable before it opens the terminal, so no process
- * of the user can copy the descriptor out of it.
+ * again and took the terminal back). End of file on stdin means pi is gone.
+ * Non-dumpable before it opens the terminal, so no process of the user can
+ * copy the descriptor out of it.
  *
  * It reads `/proc/<pid>/stat` of pi and of pi's parent through libc (FFI):
  * Deno grants `/proc` only with `--allow-all`, and the guardian's only flag
@@ -39,21 +39,14 @@
  */
 import { parseStat, type ProcStat } from "../../kernel/proc.ts";
 import { openDenoLibc } from "../../kernel/deno_libc.ts";
+import { DUMPABLE_PRCTL, TTY_IOCTL } from "../../kernel/tty_ioctls.ts";
 
 const [libcPath, ttyPath] = Deno.args;
 const encoder = new TextEncoder();
-const PR_GET_DUMPABLE = 3;
-const PR_SET_DUMPABLE = 4;
 const O_RDONLY = 0o0;
 const O_RDWR = 0o2;
 const O_NOCTTY = 0o400;
 const O_CLOEXEC = 0o2000000;
-const TIOCEXCL = 0x540c;
-const TIOCNXCL = 0x540d;
-const TCFLSH = 0x540b;
-const TCIFLUSH = 0;
-const TCGETS = 0x5401;
-const TCSETS = 0x5402;
 /** `c_lflag`'s offset in the kernel's `struct termios`, and its ECHO bit. */
 const LFLAG_OFFSET = 12;
 const ECHO = 0o10;
@@ -84,7 +77,9 @@ if (Deno.args.length !== 2 || !libcPath.startsWith("/") || !/^\/dev\/[a-z0-9/]+$
 
 const c = openDenoLibc(libcPath);
 
-if (c.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n) !== 0 || c.prctl(PR_GET_DUMPABLE, 0n, 0n, 0n, 0n)) {
+if (
+  c.prctl(DUMPABLE_PRCTL.SET, 0n, 0n, 0n, 0n) !== 0 || c.prctl(DUMPABLE_PRCTL.GET, 0n, 0n, 0n, 0n)
+) {
   fail("dumpable");
 }
 
@@ -138,7 +133,7 @@ async function nextLine(): Promise<string | undefined> {
 if (await nextLine() !== "open") Deno.exit(0);
 const fd = c.open(encoder.encode(ttyPath + "\0"), O_RDWR | O_NOCTTY | O_CLOEXEC);
 if (fd < 0) fail("open");
-if (c.ioctl(fd, BigInt(TIOCEXCL), 0n) !== 0) fail("ioctl");
+if (c.ioctl(fd, BigInt(TTY_IOCTL.TIOCEXCL), 0n) !== 0) fail("ioctl");
 say("held");
 
 let modal = false;
@@ -153,6 +148,11 @@ function write(text: string): void {
   c.write(fd, bytes, BigInt(bytes.length));
 }
 
+/** Drops what was typed and not yet read (`TCFLSH`). */
+function flushInput(): void {
+  c.ioctl(fd, BigInt(TTY_IOCTL.TCFLSH), BigInt(TTY_IOCTL.TCIFLUSH));
+}
+
 /**
  * Echo off: a password typed blindly at the modal's image must not appear on
  * the screen (pi, on its way out, may have turned echo back on). pi sets its
@@ -160,16 +160,16 @@ function write(text: string): void {
  */
 function echoOff(): void {
   const tio = new Uint8Array(64);
-  if (c.ioctlPtr(fd, BigInt(TCGETS), tio) !== 0) return;
+  if (c.ioctlPtr(fd, BigInt(TTY_IOCTL.TCGETS), tio) !== 0) return;
   const view = new DataView(tio.buffer);
   view.setUint32(LFLAG_OFFSET, view.getUint32(LFLAG_OFFSET, true) & ~ECHO, true);
-  c.ioctlPtr(fd, BigInt(TCSETS), tio);
+  c.ioctlPtr(fd, BigInt(TTY_IOCTL.TCSETS), tio);
 }
 
 /** The screen is erased, unread keys dropped, echo off, one line written. */
 function eraseModal(): void {
   echoOff();
-  c.ioctl(fd, BigInt(TCFLSH), BigInt(TCIFLUSH));
+  flushInput();
   write(`\x1b[?1049l\x1b[0m\x1b[2J\x1b[3J\x1b[H${MODAL_GONE}\r\n`);
   modal = false;
   scrubbing = true;
@@ -193,7 +193,7 @@ function shellHasTerminal(): boolean | "gone" {
 }
 
 function release(): void {
-  c.ioctl(fd, BigInt(TIOCNXCL), 0n);
+  c.ioctl(fd, BigInt(TTY_IOCTL.TIOCNXCL), 0n);
   released = true;
 }
 
@@ -206,7 +206,7 @@ function poll(): void {
   if (scrubbing) {
     // Until pi reads again, or the user's shell does: then its keys are its own.
     if (!away || (jobShell && shellHasTerminal() === true)) scrubbing = false;
-    else c.ioctl(fd, BigInt(TCFLSH), BigInt(TCIFLUSH));
+    else flushInput();
   }
   if (released) return;
   if (piGone) {

@@ -17,8 +17,9 @@ import { readdir } from "node:fs/promises";
 import process from "node:process";
 import { parseStat } from "../../kernel/proc.ts";
 import { readProcText, statProcPath } from "../../kernel/proc_reader.ts";
+import { readStat } from "../../kernel/peer_verification.ts";
 import { type ProcessWalk, walkProcesses } from "../../kernel/proc_walk.ts";
-import { type ReasonOf, reasons } from "../../shared/result.ts";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /**
  * Named reasons a modal is not opened (or is closed) because of the terminal:
@@ -40,7 +41,7 @@ export type TerminalRefusal = ReasonOf<typeof TERMINAL_REFUSALS>;
 /** A process named in a refusal notice. */
 export interface ProcessSummary {
   readonly pid: number;
-  /** Its argv joined by spaces (untrusted text: sanitise before drawing). */
+  /** Its command name, `comm` (untrusted text: sanitise before drawing). */
   readonly command: string;
   /** Start time in clock ticks after boot (`stat` field 22). */
   readonly startTime: bigint;
@@ -92,17 +93,18 @@ export async function scanTerminalHolders(spec: HolderScanSpec): Promise<HolderS
   const found = holdersIn(walked.walk, spec);
   // The few links that need a second look.
   const confirmed = await Promise.all(
-    found.maybe.map(async (m) => await isTheTerminal(m.pid, m.fdPath, m.link, spec) ? m.pid : 0),
+    found.maybe.map(async (m) => await isTheTerminal(m, spec) ? m.pid : 0),
   );
   const holding = new Set(found.holding);
   for (const pid of confirmed) if (pid) holding.add(pid);
   if (performance.now() > deadline) return undefined;
-  const holders = (await Promise.all([...holding].map(summarize))).filter((p) => p !== undefined);
-  const hidden = (await Promise.all(found.unreadable.map(summarize))).filter((p) =>
-    p !== undefined
-  );
-  return { holders, hidden };
+  const summaries = async (pids: Iterable<number>) =>
+    (await Promise.all([...pids].map(summarizeProcess))).filter((p) => p !== undefined);
+  return { holders: await summaries(holding), hidden: await summaries(found.unreadable) };
 }
+
+/** A descriptor link of `pid` at `fdPath` that needs a second look. */
+type Link = { pid: number; fdPath: string; link: string };
 
 /**
  * What a walk shows about the terminal (pure): the pids whose tables hold its
@@ -113,17 +115,17 @@ export async function scanTerminalHolders(spec: HolderScanSpec): Promise<HolderS
  */
 export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">): {
   holding: number[];
-  maybe: { pid: number; fdPath: string; link: string }[];
+  maybe: Link[];
   unreadable: number[];
 } {
   const holding: number[] = [];
-  const maybe: { pid: number; fdPath: string; link: string }[] = [];
+  const maybe: Link[] = [];
   const unreadable: number[] = [];
   for (const p of walk.processes) {
     if (spec.exclude.has(p.pid)) continue;
     if (p.owner.uid === spec.uid && p.tables) {
       let holds = false;
-      const again: { pid: number; fdPath: string; link: string }[] = [];
+      const again: Link[] = [];
       for (const table of p.tables) {
         for (const [fdPath, link] of table.links) {
           const kind = classifyLink(link, spec.ttyPath);
@@ -147,17 +149,12 @@ export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">)
  * `/dev/tty` is the process's controlling terminal; any other device path is
  * compared by device number (a path seen from another mount namespace).
  */
-async function isTheTerminal(
-  pid: number,
-  fdPath: string,
-  link: string,
-  spec: HolderScanSpec,
-): Promise<boolean> {
+async function isTheTerminal({ pid, fdPath, link }: Link, spec: HolderScanSpec): Promise<boolean> {
   const kind = classifyLink(link, spec.ttyPath);
   if (kind === "match") return true;
   if (kind === "other") return false;
   if (kind === "controlling") {
-    const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
+    const stat = await readStat(pid);
     // An unreadable field counts as a match: fail closed. So does no
     // controlling terminal now: the process opened /dev/tty and then left
     // its session (setsid), and which terminal it holds cannot be told.
@@ -182,15 +179,16 @@ export function classifyLink(
   return "compare_device";
 }
 
-async function summarize(pid: number): Promise<ProcessSummary | undefined> {
-  const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
-  if (!stat || stat.pid !== pid || stat.state === "X") return undefined;
+/** Summary of one process by pid (a holder found here, or one that root named). */
+export async function summarizeProcess(pid: number): Promise<ProcessSummary | undefined> {
+  const stat = await readStat(pid);
+  if (!stat || stat.state === "X") return undefined;
   // A zombie leader has closed its own descriptors; it counts only while a
   // thread of it lives on (then its table was read, or hidden).
   if (stat.state === "Z" && !await hasLiveThread(pid)) return undefined;
   // `comm`, not `cmdline`: reading another process's argv takes its mmap
   // lock, which a hostile process can hold for as long as it likes.
-  return { pid, command: `${stat.comm}`.slice(0, 64), startTime: stat.startTime };
+  return { pid, command: stat.comm.slice(0, 64), startTime: stat.startTime };
 }
 
 async function hasLiveThread(pid: number): Promise<boolean> {
@@ -209,19 +207,16 @@ async function hasLiveThread(pid: number): Promise<boolean> {
   return false;
 }
 
-/** The verdict on one scan. */
-export type TerminalVerdict =
-  | {
-    readonly ok: true;
-    /** Young hidden processes the human is asked about (policy `ask`). */
-    readonly unchecked?: readonly ProcessSummary[];
-  }
-  | {
-    readonly ok: false;
-    readonly reason: TerminalRefusal;
-    /** The process the notice names, when there is one. */
-    readonly culprit?: ProcessSummary;
-  };
+/**
+ * The verdict on one scan: when open, the young hidden processes the human
+ * is asked about (policy `ask`); when closed, the process the notice names,
+ * when there is one.
+ */
+export type TerminalVerdict = Result<
+  { unchecked?: readonly ProcessSummary[] },
+  TerminalRefusal,
+  { culprit?: ProcessSummary }
+>;
 
 /**
  * What to make of a hidden process of the user (non-dumpable, so its
@@ -255,9 +250,4 @@ export function decideTerminal(
   const young = scan.hidden.filter((p) => p.startTime > piStartTime);
   if (young.length === 0 || policy === "ignore") return { ok: true };
   return { ok: true, unchecked: young };
-}
-
-/** Summary of one process by pid (for a holder that root named). */
-export function summarizeProcess(pid: number): Promise<ProcessSummary | undefined> {
-  return summarize(pid);
 }

@@ -20,19 +20,20 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import crypto from "node:crypto";
 import process from "node:process";
+import type { Result } from "../../shared/result.ts";
 
 /** Largest answer to one question; a bigger one kills the client. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
-/** Questions waiting at once; more are answered `undefined` (the caller runs tmux itself). */
+/** Questions waiting at once; more are answered `unavailable` (the caller runs tmux itself). */
 const MAX_PENDING = 16;
 /** After a client died, wait this long before starting another. */
 const RESTART_AFTER_MS = 2000;
 
-/** What one question got back. */
-export type ControlAnswer =
-  | { readonly ok: true; readonly outputs: readonly string[] }
-  /** `command`: tmux ran it and said no (`%error`); `unavailable`: no live client answered. */
-  | { readonly ok: false; readonly reason: "command" | "unavailable" };
+/**
+ * What one question got back. `command`: tmux ran it and said no (`%error`);
+ * `unavailable`: no live client answered.
+ */
+export type ControlAnswer = Result<{ outputs: readonly string[] }, "command" | "unavailable">;
 
 interface Pending {
   readonly expected: number;
@@ -174,7 +175,7 @@ const diedAt = new Map<string, number>();
  * client of `socket`, attached to `pane`'s session, starting it if needed.
  * Never throws; `unavailable` means the caller should run tmux itself.
  */
-export function askTmuxControl(
+export async function askTmuxControl(
   tmux: string,
   socket: string,
   pane: string,
@@ -185,7 +186,7 @@ export function askTmuxControl(
   let client = clients.get(key);
   if (!client || client.dead) {
     if (performance.now() - (diedAt.get(key) ?? -Infinity) < RESTART_AFTER_MS) {
-      return Promise.resolve({ ok: false, reason: "unavailable" });
+      return { ok: false, reason: "unavailable" };
     }
     try {
       client = new ControlClient(tmux, socket, pane, (answeredOnce) => {
@@ -195,7 +196,7 @@ export function askTmuxControl(
       });
     } catch {
       diedAt.set(key, performance.now());
-      return Promise.resolve({ ok: false, reason: "unavailable" });
+      return { ok: false, reason: "unavailable" };
     }
     clients.set(key, client);
   }
@@ -203,16 +204,16 @@ export function askTmuxControl(
   // frame for these questions (text that looks like control output, a
   // stream out of step) cannot end with it, and the client is dropped.
   const nonce = `pi-sudo-prompt-${crypto.randomUUID()}`;
-  return client.ask([...lines, controlLine(["display-message", "-p", nonce])!], timeoutMs).then(
-    (answer) => {
-      if (!answer.ok) return answer;
-      if (answer.outputs.at(-1) !== `${nonce}\n`) {
-        client!.kill();
-        return { ok: false, reason: "unavailable" };
-      }
-      return { ok: true, outputs: answer.outputs.slice(0, -1) };
-    },
+  const answer = await client.ask(
+    [...lines, controlLine(["display-message", "-p", nonce])!],
+    timeoutMs,
   );
+  if (!answer.ok) return answer;
+  if (answer.outputs.at(-1) !== `${nonce}\n`) {
+    client.kill();
+    return { ok: false, reason: "unavailable" };
+  }
+  return { ok: true, outputs: answer.outputs.slice(0, -1) };
 }
 
 /** Stops every control client (pi's session ends; tests). */

@@ -1,0 +1,27 @@
+/**
+ * The Linux request numbers that keep pi's keyboard to pi, written once for
+ * both runtimes that call them: pi's Node (`extension/keyboard/terminal_control.ts`,
+ * through `libc.ts`) and the guardian's Deno (`terminal_guardian.ts`, through
+ * `deno_libc.ts`). Plain numbers, no I/O: the guardian runs a root-owned copy.
+ *
+ * @module
+ */
+
+/**
+ * `ioctl` requests on a terminal: asm-generic/ioctls.h values, the same on
+ * x86_64, arm64 and riscv64 (the architectures libc.ts accepts).
+ */
+export const TTY_IOCTL = {
+  TCGETS: 0x5401,
+  TCSETS: 0x5402,
+  TCFLSH: 0x540b,
+  TIOCEXCL: 0x540c,
+  TIOCNXCL: 0x540d,
+  /** `_IOR('T', 0x40, int)`. */
+  TIOCGEXCL: 0x80045440,
+  /** `TCFLSH`'s argument: drop what was received and not read. */
+  TCIFLUSH: 0,
+} as const;
+
+/** `prctl` options that read and set whether a process is dumpable. */
+export const DUMPABLE_PRCTL = { GET: 3, SET: 4 } as const;
