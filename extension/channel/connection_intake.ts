@@ -42,6 +42,7 @@ import {
   CONNECTION_ERRORS,
   type ConnectionError,
   type RefusalReason,
+  type SessionEvent,
   type SessionSettings,
 } from "./session_types.ts";
 
@@ -65,27 +66,17 @@ export interface IntakeParts {
 
 /** Accepts connections for one session and hands verified requests to its queue. */
 export class ConnectionIntake {
+  readonly #parts: IntakeParts;
   readonly #options: SessionSettings;
-  readonly #expected: ExpectedHelper;
-  readonly #expectedBroker: ExpectedBroker;
-  readonly #key: CryptoKey;
-  readonly #timeoutMs: number;
   readonly #queue: ModalQueue;
-  readonly #pairing: PairingGuard;
   readonly #attempts = new AttemptCounter();
   readonly #seenIds = new Set<string>();
   readonly #sockets = new Set<Socket>();
-  readonly #prelude: string;
 
   constructor(parts: IntakeParts) {
+    this.#parts = parts;
     this.#options = parts.settings;
-    this.#expected = parts.expected;
-    this.#expectedBroker = parts.expectedBroker;
-    this.#key = parts.key;
-    this.#timeoutMs = parts.timeoutMs;
     this.#queue = parts.queue;
-    this.#pairing = parts.pairing;
-    this.#prelude = parts.prelude;
   }
 
   /** Closes every connection still open (after the queue has denied what it held). */
@@ -144,25 +135,24 @@ export class ConnectionIntake {
 
   async #onRequest(connection: PeerConnection, body: Uint8Array): Promise<void> {
     const { socket, creds, inode, peerPid } = connection;
-    const decoded = await decodeIncoming(this.#key, body);
+    const decoded = await decodeIncoming(this.#parts.key, body);
     if (!decoded.ok) {
       if (!connection.end()) return;
       this.#queue.emit({ kind: "refused", reason: decoded.reason, peerPid });
-      socket.destroy();
-      return;
+      return void socket.destroy();
     }
     const request = decoded.message;
-    const refuse = async (
-      reason: RefusalReason,
-      notice?: string,
-    ) => {
+    // Ends the request once: reports `event`, then answers with a denial for `reason`.
+    const end = async (event: SessionEvent, reason: DenyReason) => {
       if (!connection.end()) return;
-      this.#queue.emit({ kind: "refused", reason, peerPid, requestId: request.id, notice });
-      await this.#queue.reply(
-        socket,
-        await encodeDenied(this.#key, request.id, DENY_REASONS.VERIFICATION_FAILED),
-      );
+      this.#queue.emit(event);
+      await this.#queue.reply(socket, await encodeDenied(this.#parts.key, request.id, reason));
     };
+    const refuse = (reason: RefusalReason, notice?: string) =>
+      end(
+        { kind: "refused", reason, peerPid, requestId: request.id, notice },
+        DENY_REASONS.VERIFICATION_FAILED,
+      );
     if (this.#seenIds.has(request.id)) return refuse(CONNECTION_ERRORS.REPLAYED_REQUEST);
     this.#rememberId(request.id);
     if (!creds.ok) {
@@ -184,9 +174,9 @@ export class ConnectionIntake {
       this.#queue.gateAheadStart();
       // The walk of /proc both read, started after the gate's check began so
       // that it serves the gate too (kernel/proc_walk.ts).
-      this.#pairing.prefetch(started);
+      this.#parts.pairing.prefetch(started);
       const verdict = await verifyRequester(
-        this.#expected,
+        this.#parts.expected,
         creds.creds,
         connection.pidfd,
         inode,
@@ -202,7 +192,7 @@ export class ConnectionIntake {
       // The password must reach only the sudo the modal shows (ADR 0005);
       // beside it, what the sudo may run that its argv does not show.
       const [paired, warnings] = await Promise.all([
-        this.#pairing.admit(request.id, verdict.requester, started),
+        this.#parts.pairing.admit(request.id, verdict.requester, started),
         rootRunWarnings(verdict.requester.sudoArgv),
       ]);
       if (!paired.ok) return refuse(paired.reason, processRefusalNotice(paired));
@@ -220,7 +210,7 @@ export class ConnectionIntake {
         warnings,
       });
     } else {
-      const verdict = await verifyBroker(this.#expectedBroker, creds.creds, request);
+      const verdict = await verifyBroker(this.#parts.expectedBroker, creds.creds, request);
       if (!verdict.ok) return refuse(verdict.reason);
       entry = await this.#secretEntry(request, verdict.verified);
     }
@@ -229,11 +219,8 @@ export class ConnectionIntake {
       connection.end();
       return void socket.destroy();
     }
-    const deny = async (reason: DenyReason) => {
-      if (!connection.end()) return;
-      this.#queue.emit({ kind: "denied", requestId: request.id, reason });
-      await this.#queue.reply(socket, await encodeDenied(this.#key, request.id, reason));
-    };
+    const deny = (reason: DenyReason) =>
+      end({ kind: "denied", requestId: request.id, reason }, reason);
     if (this.#queue.pendingCount() >= (this.#options.queueCapacity ?? 8)) {
       return deny(DENY_REASONS.QUEUE_FULL);
     }
@@ -246,13 +233,13 @@ export class ConnectionIntake {
     const pending: Pending = {
       ...entry,
       connection,
-      deadline: Date.now() + this.#timeoutMs,
+      deadline: Date.now() + this.#parts.timeoutMs,
       abort: new AbortController(),
       timer: undefined,
     };
     pending.timer = setTimeout(
       () => void this.#queue.finish(pending, DENY_REASONS.TIMEOUT),
-      this.#timeoutMs,
+      this.#parts.timeoutMs,
     );
     // The peer closing its end means it died (or gave up): stop asking.
     socket.once("close", () => void this.#queue.finish(pending, DENY_REASONS.PROCESS_GONE));
@@ -290,7 +277,7 @@ export class ConnectionIntake {
         this.#options.prompter.prompt({
           requestId: request.id,
           sudoArgv: requester.sudoArgv,
-          toolCommand: withoutPrelude(requester.toolCommand, this.#prelude),
+          toolCommand: withoutPrelude(requester.toolCommand, this.#parts.prelude),
           promptText: sanitizePrompt(request.prompt),
           attempt,
           maxAttempts: this.#options.maxAttempts ?? 3,

@@ -10,7 +10,7 @@ import { encodeDelivered, encodeResponse } from "../../askpass/protocol.ts";
 import { tracerOf, VERIFY_REFUSALS } from "../../kernel/peer_verification.ts";
 import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
 import type { Pending } from "./modal_queue.ts";
-import type { SessionEvent } from "./session_types.ts";
+import type { RefusalReason, SessionEvent } from "./session_types.ts";
 
 /** What {@link handOver} needs of the queue. */
 export interface HandOverQueue {
@@ -19,11 +19,7 @@ export interface HandOverQueue {
   /** Ends the request with `frame` as its reply. */
   finish(entry: Pending, frame: Uint8Array): Promise<void>;
   /** Ends it with a named refusal and a denial. */
-  refuse(
-    entry: Pending,
-    reason: Extract<SessionEvent, { kind: "refused" }>["reason"],
-    notice?: string,
-  ): Promise<void>;
+  refuse(entry: Pending, reason: RefusalReason, notice?: string): Promise<void>;
 }
 
 /** Hands `password` (the caller zeroes it) to the sudo of `entry`. */
@@ -57,16 +53,23 @@ export async function handOver(
     return await queue.finish(entry, done);
   }
   if (!FALLBACK_REASONS.has(written.reason)) return queue.refuse(entry, written.reason);
+  await replyWithPassword(entry, password, queue, { writer: "helper", fallback: written.reason });
+}
+
+/**
+ * Sends `password` in the reply itself (a secret, or a sudo whose pipe pi
+ * cannot take) and zeroes it; the frame is zeroed once written.
+ */
+export async function replyWithPassword(
+  entry: Pending,
+  password: Uint8Array,
+  queue: HandOverQueue,
+  how?: Pick<Extract<SessionEvent, { kind: "answered" }>, "writer" | "fallback">,
+): Promise<void> {
   const frame = await encodeResponse(queue.key, entry.id, password);
   password.fill(0);
   if (entry.connection.ended) return void frame.fill(0);
   entry.delivered();
-  queue.emit({
-    kind: "answered",
-    requestId: entry.id,
-    attempt: entry.attempt,
-    writer: "helper",
-    fallback: written.reason,
-  });
+  queue.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt, ...how });
   await queue.finish(entry, frame);
 }

@@ -12,7 +12,6 @@ import {
   DENY_REASONS,
   type DenyReason,
   encodeDenied,
-  encodeResponse,
   MAX_PASSWORD_BYTES,
 } from "../../askpass/protocol.ts";
 import { pidfdRefersTo, type ProcessRef, stillRunning } from "../../kernel/peer_verification.ts";
@@ -22,9 +21,14 @@ import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
 import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
-import { CONNECTION_ERRORS, type SessionEvent, type SessionSettings } from "./session_types.ts";
+import {
+  CONNECTION_ERRORS,
+  type RefusalReason,
+  type SessionEvent,
+  type SessionSettings,
+} from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
-import { handOver } from "./handover.ts";
+import { handOver, type HandOverQueue, replyWithPassword } from "./handover.ts";
 
 /** One verified request in the queue: a sudo password or a broker secret. */
 export interface Pending {
@@ -141,18 +145,21 @@ export class ModalQueue {
 
   /** Runs the gate; a closed gate refuses `entry` (closing its modal). */
   async #gateCheck(entry: Pending, gate: ModalGate, phase: GatePhase): Promise<boolean> {
-    let verdict;
-    try {
-      const ahead = phase === "open" ? this.#gateAhead : undefined;
-      if (phase === "open") this.#gateAhead = undefined;
-      // An early `open` check counts only if it began less than one
-      // re-check interval ago; the re-checks then continue from there.
-      verdict = ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
-        ? await ahead.verdict
-        : await gate.check(phase);
-    } catch {
-      verdict = { ok: false as const, reason: undefined, notice: "" };
-    }
+    // A check that throws is a closed gate with no reason of its own.
+    const check = async (run: () => Promise<GateVerdict>) => {
+      try {
+        return await run();
+      } catch {
+        return { ok: false, reason: undefined, notice: "" } as const;
+      }
+    };
+    const ahead = phase === "open" ? this.#gateAhead : undefined;
+    if (phase === "open") this.#gateAhead = undefined;
+    // An early `open` check counts only if it began less than one
+    // re-check interval ago; the re-checks then continue from there.
+    let verdict = ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
+      ? await check(() => ahead.verdict)
+      : await check(() => gate.check(phase));
     // Before it opens, a modal waits while the keys go elsewhere in tmux (the
     // human is in another window, say): paused, not refused, until the focus
     // is back or the request's deadline ends it. Once open, it is withdrawn.
@@ -161,21 +168,12 @@ export class ModalQueue {
       !entry.connection.ended
     ) {
       await new Promise((r) => setTimeout(r, FOCUS_POLL_MS));
-      verdict = await gate.check("open").catch(() => ({
-        ok: false as const,
-        reason: undefined,
-        notice: "",
-      }));
+      verdict = await check(() => gate.check("open"));
     }
     if (verdict.ok) entry.unchecked.gate = verdict.unchecked ?? [];
     if (verdict.ok || entry.connection.ended) return verdict.ok;
-    this.emit({
-      kind: "refused",
-      reason: verdict.reason ?? CONNECTION_ERRORS.INTERNAL_ERROR,
-      requestId: entry.id,
-      notice: verdict.notice || undefined,
-    });
-    await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
+    const reason = verdict.reason ?? CONNECTION_ERRORS.INTERNAL_ERROR;
+    await this.#refuse(entry, reason, verdict.notice || undefined);
     return false;
   }
 
@@ -211,40 +209,29 @@ export class ModalQueue {
       // …and is the helper's pipe still read by the sudo the modal showed? (ADR 0005)
       const paired = entry.kind === "sudo" ? await this.#pairing.confirm(entry.id) : undefined;
       if (paired && !paired.ok) {
-        const notice = processRefusalNotice(paired);
-        this.emit({ kind: "refused", reason: paired.reason, requestId: entry.id, notice });
-        return await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
+        return await this.#refuse(entry, paired.reason, processRefusalNotice(paired));
       }
       if (entry.connection.ended) return;
       // …and nobody else took the keyboard since the last periodic check? (ADR 0007)
       const gate = this.#options.gate;
       if (gate && !await this.#gateCheck(entry, gate, "send")) return;
       if (entry.connection.ended) return;
-      if (entry.kind === "secret") {
-        const frame = await encodeResponse(this.#key, entry.id, password);
-        password.fill(0);
-        if (entry.connection.ended) return void frame.fill(0);
-        entry.delivered();
-        this.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt });
-        return await this.finish(entry, undefined, frame);
-      }
-      await handOver(entry, password, {
+      const queue: HandOverQueue = {
         key: this.#key,
         emit: (e) => this.emit(e),
         finish: (e, frame) => this.finish(e, undefined, frame),
-        refuse: (e, reason, notice) => this.#refuseAtSend(e, reason, notice),
-      });
+        refuse: (e, reason, notice) => this.#refuse(e, reason, notice),
+      };
+      // A secret travels in the reply; a sudo password goes into sudo's pipe (ADR 0008).
+      if (entry.kind === "secret") await replyWithPassword(entry, password, queue);
+      else await handOver(entry, password, queue);
     } finally {
       password.fill(0);
     }
   }
 
-  /** A last check failed as the answer was about to leave: a named refusal, then a denial. */
-  async #refuseAtSend(
-    entry: Pending,
-    reason: Extract<SessionEvent, { kind: "refused" }>["reason"],
-    notice?: string,
-  ): Promise<void> {
+  /** A check failed: a named refusal, then a denial (its modal closes). */
+  async #refuse(entry: Pending, reason: RefusalReason, notice?: string): Promise<void> {
     this.emit({ kind: "refused", reason, requestId: entry.id, notice });
     await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
   }

@@ -47,11 +47,11 @@ export const COMPILED_BINARY_REFUSALS = reasons(
   "stale",
 );
 
-/** One of the values of {@link COMPILED_BINARY_REFUSALS}. */
-export type CompiledBinaryRefusal = ReasonOf<typeof COMPILED_BINARY_REFUSALS>;
-
 /** The compiled binary to run, or why there is none. */
-export type CompiledBinaryResult = Result<{ path: string }, CompiledBinaryRefusal>;
+export type CompiledBinaryResult = Result<
+  { path: string },
+  ReasonOf<typeof COMPILED_BINARY_REFUSALS>
+>;
 
 /**
  * The compiled `pi-secret-run` of the package at `packageRoot` (absolute),
@@ -61,23 +61,23 @@ export type CompiledBinaryResult = Result<{ path: string }, CompiledBinaryRefusa
  */
 export async function compiledPiSecretRun(packageRoot: string): Promise<CompiledBinaryResult> {
   const path = join(packageRoot, COMPILED_PI_SECRET_RUN);
-  const refuse = (reason: CompiledBinaryRefusal) => ({ ok: false, reason }) as const;
+  const { ABSENT, NOT_REGULAR_FILE, NOT_EXECUTABLE, STALE } = COMPILED_BINARY_REFUSALS;
   let mtimeMs: number;
   try {
     const st = await lstat(path);
-    if (!st.isFile()) return refuse(COMPILED_BINARY_REFUSALS.NOT_REGULAR_FILE);
+    if (!st.isFile()) return { ok: false, reason: NOT_REGULAR_FILE };
     mtimeMs = st.mtimeMs;
   } catch {
-    return refuse(COMPILED_BINARY_REFUSALS.ABSENT);
+    return { ok: false, reason: ABSENT };
   }
   try {
     await access(path, constants.X_OK);
   } catch {
-    return refuse(COMPILED_BINARY_REFUSALS.NOT_EXECUTABLE);
+    return { ok: false, reason: NOT_EXECUTABLE };
   }
   for (const source of PI_SECRET_RUN_SOURCES) {
     const st = await lstat(join(packageRoot, source)).catch(() => undefined);
-    if (st && st.mtimeMs > mtimeMs) return refuse(COMPILED_BINARY_REFUSALS.STALE);
+    if (st && st.mtimeMs > mtimeMs) return { ok: false, reason: STALE };
   }
   return { ok: true, path };
 }

@@ -26,67 +26,48 @@ const NOT_OURS =
   "something other than this pi's helper asked for the password: stop what you did not start, " +
   "and run the command again";
 
+/** The advice of a reason whose fix is {@link NOT_OURS}, or {@link RETRY}. */
+const notOurs = (means: string): RefusalAdvice => ({ means, todo: NOT_OURS });
+const retry = (means: string): RefusalAdvice => ({ means, todo: RETRY });
+
 const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
   // The requester is not the helper of a sudo the modal can show (kernel/peer_verification.ts).
   ffi_unavailable: {
     means: "pi could not load koffi, so it cannot ask the kernel who connected",
     todo: "reinstall the package (`pi install npm:pi-sudo-prompt`); doctor's FFI check says why",
   },
-  peer_credentials_failed: {
-    means: "the kernel did not say which process connected (SO_PEERCRED failed)",
-    todo: RETRY,
-  },
-  claimed_pid_mismatch: {
-    means: "the process that connected is not the one it claims to be",
-    todo: NOT_OURS,
-  },
-  peer_uid_mismatch: { means: "the process that connected runs as another user", todo: NOT_OURS },
+  peer_credentials_failed: retry(
+    "the kernel did not say which process connected (SO_PEERCRED failed)",
+  ),
+  claimed_pid_mismatch: notOurs("the process that connected is not the one it claims to be"),
+  peer_uid_mismatch: notOurs("the process that connected runs as another user"),
   peer_gone: {
     means: "the process that asked exited before it could be checked",
     todo: "nothing, unless it keeps happening: then run the command again",
   },
-  peer_ids_mismatch: {
-    means: "the asker's real, effective, saved and filesystem ids are not all yours",
-    todo: NOT_OURS,
-  },
-  peer_exe_mismatch: { means: "the asker is not this pi's Deno helper", todo: NOT_OURS },
-  peer_cmdline_mismatch: {
-    means: "the asker runs the helper with other arguments than pi set",
-    todo: NOT_OURS,
-  },
-  peer_environ_mismatch: {
-    means: "the asker's environment does not carry this session's settings",
-    todo: NOT_OURS,
-  },
-  peer_stdout_not_sudo_pipe: {
-    means: "the asker's output is not a pipe read by sudo, so the password would go elsewhere",
-    todo: NOT_OURS,
-  },
-  parent_not_sudo: { means: "the asker's parent is not the system's sudo", todo: NOT_OURS },
-  parent_not_setuid_root: {
-    means: "the asker's parent is not running as root, so it is no real sudo",
-    todo: NOT_OURS,
-  },
+  peer_ids_mismatch: notOurs(
+    "the asker's real, effective, saved and filesystem ids are not all yours",
+  ),
+  peer_exe_mismatch: notOurs("the asker is not this pi's Deno helper"),
+  peer_cmdline_mismatch: notOurs("the asker runs the helper with other arguments than pi set"),
+  peer_environ_mismatch: notOurs("the asker's environment does not carry this session's settings"),
+  peer_stdout_not_sudo_pipe: notOurs(
+    "the asker's output is not a pipe read by sudo, so the password would go elsewhere",
+  ),
+  parent_not_sudo: notOurs("the asker's parent is not the system's sudo"),
+  parent_not_setuid_root: notOurs(
+    "the asker's parent is not running as root, so it is no real sudo",
+  ),
   not_from_this_session: {
     means: "the sudo did not come from a command this pi started",
     todo: "run sudo from pi's own bash tool or `!` command, not from another terminal",
   },
-  peer_connection_inherited: {
-    means: "the connection was opened by one process and handed to another",
-    todo: NOT_OURS,
-  },
-  peer_does_not_hold_connection: {
-    means: "the process that claims the connection does not hold it",
-    todo: NOT_OURS,
-  },
-  peer_holds_connection_twice: {
-    means: "the asker holds its connection twice, as a relay would",
-    todo: NOT_OURS,
-  },
-  connection_owner_unknown: {
-    means: "pi could not find which process holds the connection",
-    todo: RETRY,
-  },
+  peer_connection_inherited: notOurs(
+    "the connection was opened by one process and handed to another",
+  ),
+  peer_does_not_hold_connection: notOurs("the process that claims the connection does not hold it"),
+  peer_holds_connection_twice: notOurs("the asker holds its connection twice, as a relay would"),
+  connection_owner_unknown: retry("pi could not find which process holds the connection"),
   peer_stopped: {
     means: "the helper or its sudo was stopped (SIGSTOP) while it asked",
     todo: "stop whatever paused it, then run the command again",
@@ -95,10 +76,7 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     means: "a debugger (ptrace) is attached to the helper and could read the password",
     todo: "stop the tracer the notice names (`kill <pid>`) and run the command again",
   },
-  peer_changed: {
-    means: "the asker became another program between the check and the answer",
-    todo: NOT_OURS,
-  },
+  peer_changed: notOurs("the asker became another program between the check and the answer"),
   broker_not_root: {
     means: "a secret request did not come from the root broker",
     todo: "run `pi-secret-run` itself; if it keeps happening, re-run `/sudo-prompt install-broker`",
@@ -112,18 +90,18 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     todo: "re-run `/sudo-prompt install-broker`, then the command",
   },
   // The bytes on the socket broke the protocol (askpass/protocol.ts).
-  frame_too_large: { means: "the request was larger than any real request", todo: NOT_OURS },
-  trailing_bytes: { means: "the request carried bytes after its end", todo: NOT_OURS },
-  malformed_frame: { means: "the request was not a valid frame", todo: NOT_OURS },
-  malformed_header: { means: "the request's header was not valid", todo: NOT_OURS },
+  frame_too_large: notOurs("the request was larger than any real request"),
+  trailing_bytes: notOurs("the request carried bytes after its end"),
+  malformed_frame: notOurs("the request was not a valid frame"),
+  malformed_header: notOurs("the request's header was not valid"),
   unsupported_version: {
     means: "the helper speaks another protocol version than this pi",
     todo: "restart pi after an update, so the helper and the extension are the same version",
   },
-  unexpected_type: { means: "the request was of a type pi does not answer", todo: NOT_OURS },
-  bad_field: { means: "a field of the request was missing or invalid", todo: NOT_OURS },
-  bad_signature: { means: "the request was not signed with this session's key", todo: NOT_OURS },
-  prompt_too_long: { means: "sudo's prompt text was longer than the modal shows", todo: NOT_OURS },
+  unexpected_type: notOurs("the request was of a type pi does not answer"),
+  bad_field: notOurs("a field of the request was missing or invalid"),
+  bad_signature: notOurs("the request was not signed with this session's key"),
+  prompt_too_long: notOurs("sudo's prompt text was longer than the modal shows"),
   password_too_long: {
     means: "the typed password was longer than sudo accepts",
     todo: "type your password again",
@@ -132,7 +110,7 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     means: "the typed password held a line break, which sudo would cut",
     todo: "type your password again, without a line break",
   },
-  id_mismatch: { means: "an answer named another request than the one asked", todo: NOT_OURS },
+  id_mismatch: notOurs("an answer named another request than the one asked"),
   bad_session_key: {
     means: "the helper's session key did not match this pi's",
     todo: "restart pi; the session directory may have been replaced",
@@ -142,12 +120,9 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     means: "more requests came at once than pi queues",
     todo: "run fewer sudo commands at once; stop a loop that keeps asking",
   },
-  request_timeout: {
-    means: "the asker connected but sent no request in time",
-    todo: RETRY,
-  },
-  replayed_request: { means: "a request was sent twice with the same id", todo: NOT_OURS },
-  peer_closed: { means: "the asker hung up before pi answered", todo: RETRY },
+  request_timeout: retry("the asker connected but sent no request in time"),
+  replayed_request: notOurs("a request was sent twice with the same id"),
+  peer_closed: retry("the asker hung up before pi answered"),
   internal_error: {
     means: "something unexpected failed while handling the request, so pi refused it",
     todo: "run the command again; if it keeps happening, report it with `pi-sudo-prompt doctor`",
@@ -162,10 +137,7 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     means: "another process has pi's terminal open and could read what you type",
     todo: "stop the process the notice names (`kill <pid>`) and run the command again",
   },
-  terminal_scan_incomplete: {
-    means: "pi could not list who holds its terminal within its time limit",
-    todo: RETRY,
-  },
+  terminal_scan_incomplete: retry("pi could not list who holds its terminal within its time limit"),
   multiplexer_keys_bound: {
     means: "tmux has printable keys bound where you type, so a binding could take your keys",
     todo: "remove the bindings (`tmux list-keys -T root`, then `tmux unbind -n <key>`)",
@@ -176,10 +148,7 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     todo: "go back to pi's pane, leave the mode or close what the notice names, and run it again",
   },
   // The password reaches only the sudo the modal shows (extension/pairing/, ADR 0005).
-  stdout_pipe_unknown: {
-    means: "the askpass helper's output is not a pipe pi can read",
-    todo: RETRY,
-  },
+  stdout_pipe_unknown: retry("the askpass helper's output is not a pipe pi can read"),
   stdout_pipe_shared: {
     means: "two askpass helpers write into one sudo's pipe: a command may be redirecting your " +
       "password",
@@ -203,7 +172,7 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     means: "another sudo waits on a helper this session did not verify (another pi?)",
     todo: "answer that one first, then run the command again",
   },
-  pairing_scan_failed: { means: "/proc could not be scanned within its time limit", todo: RETRY },
+  pairing_scan_failed: retry("/proc could not be scanned within its time limit"),
   root_pairing_refused: {
     means: "root found that the helper's pipe is not read by the sudo shown: a command is " +
       "redirecting your password",
@@ -229,15 +198,9 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     means: "the kernel has no pidfd_getfd (older than 5.6), so the helper writes the password",
     todo: "nothing: the helper writes the password instead",
   },
-  helper_gone: { means: "the helper exited before pi could hand the password over", todo: RETRY },
-  helper_pipe_changed: {
-    means: "the helper's output is no longer the pipe pi checked",
-    todo: NOT_OURS,
-  },
-  pipe_write_failed: {
-    means: "sudo's pipe did not take the whole password in one write",
-    todo: RETRY,
-  },
+  helper_gone: retry("the helper exited before pi could hand the password over"),
+  helper_pipe_changed: notOurs("the helper's output is no longer the pipe pi checked"),
+  pipe_write_failed: retry("sudo's pipe did not take the whole password in one write"),
   // How a request ended without a password (askpass/protocol.ts).
   cancelled: { means: "you pressed Escape, or the request was withdrawn", todo: "nothing" },
   timeout: {

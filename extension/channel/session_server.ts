@@ -15,9 +15,8 @@
  *
  * @module
  */
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
-import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
@@ -110,22 +109,24 @@ export async function startSession(
   const made = await createSessionDir(base);
   if (!made.ok) return { ok: false, reason: SESSION_START_ERRORS.SESSION_DIR };
   const dir = made.dir;
+  // From here on, a start that fails removes the directory.
+  const fail = async (reason: SessionStartError) => {
+    await removeSessionDir(dir);
+    return { ok: false, reason } as const;
+  };
   const socketPath = join(dir, "askpass.sock");
   if (
     !envPath || ![denoPath, helperPath, socketPath, dir].every(isSafeFlagPath) ||
     (realSudo !== undefined && !isSafeFlagPath(realSudo))
   ) {
-    await removeSessionDir(dir);
-    return { ok: false, reason: SESSION_START_ERRORS.UNSAFE_PATH };
+    return await fail(SESSION_START_ERRORS.UNSAFE_PATH);
   }
 
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const keyHex = newSessionKeyHex();
   const imported = await importSessionKey(keyHex);
-  if (!imported.ok) { // a fresh key is always well-formed; fail closed all the same
-    await removeSessionDir(dir);
-    return { ok: false, reason: SESSION_START_ERRORS.SESSION_FILES };
-  }
+  // A fresh key is always well-formed; fail closed all the same.
+  if (!imported.ok) return await fail(SESSION_START_ERRORS.SESSION_FILES);
   const key = imported.key;
   const userDenoDir = join(dir, "deno-cache");
   const denoDir = root?.denoDir ?? userDenoDir;
@@ -159,10 +160,7 @@ export async function startSession(
       }]
       : []),
   ]);
-  if (!written) {
-    await removeSessionDir(dir);
-    return { ok: false, reason: SESSION_START_ERRORS.SESSION_FILES };
-  }
+  if (!written) return await fail(SESSION_START_ERRORS.SESSION_FILES);
   const expected: ExpectedHelper = {
     uid: currentUid(),
     exePath: denoPath,
@@ -195,8 +193,7 @@ export async function startSession(
     await chmod(socketPath, 0o600).then(() => true, () => false);
   if (!listening) {
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await removeSessionDir(dir);
-    return { ok: false, reason: SESSION_START_ERRORS.LISTEN_FAILED };
+    return await fail(SESSION_START_ERRORS.LISTEN_FAILED);
   }
   // Off the event loop: child processes fill the cache while pi starts up.
   const warmRuns: WarmupRun[] = [

@@ -25,13 +25,8 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 export const HELPER_DEADLINE_MARGIN_MS = 15_000;
 
 /**
- * Named reasons a session cannot start:
- * - `deno_not_found`
- * - `helper_not_found`
- * - `unsafe_path`
- * - `session_dir`
- * - `listen_failed`
- * - `session_files`: the session's files could not be written (a full disk, a quota): nothing is left behind.
+ * Named reasons a session cannot start (`session_files`: its files could not be written, a
+ * full disk or a quota; nothing is left behind).
  */
 export const SESSION_START_ERRORS = reasons(
   "deno_not_found",
@@ -46,12 +41,8 @@ export const SESSION_START_ERRORS = reasons(
 export type SessionStartError = ReasonOf<typeof SESSION_START_ERRORS>;
 
 /**
- * Reasons a connection is dropped or refused that are not protocol or verification errors:
- * - `too_many_connections`
- * - `request_timeout`
- * - `replayed_request`
- * - `peer_closed`
- * - `internal_error`: something unexpected threw while handling the request: refused, fail closed.
+ * Reasons a connection is dropped or refused that are not protocol or verification errors
+ * (`internal_error`: something unexpected threw while handling the request: refused, fail closed).
  */
 export const CONNECTION_ERRORS = reasons(
   "too_many_connections",

@@ -9,10 +9,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SessionStartError } from "./session_server.ts";
-
-/** `SESSION_START_ERRORS.DENO_NOT_FOUND` (typed, so a rename there fails here). */
-const DENO_NOT_FOUND: SessionStartError = "deno_not_found";
+import { SESSION_START_ERRORS, type SessionStartError } from "./session_types.ts";
 
 /** This package's directory (where `package.json` and `node_modules/` are). */
 export const PACKAGE_ROOT: string = fileURLToPath(new URL("../..", import.meta.url));
@@ -38,7 +35,7 @@ export function installCommand(install: PackageInstall): string {
 /** One line for `ctx.ui.notify` when the session did not start. */
 export function startFailureNotice(reason: SessionStartError, install: PackageInstall): string {
   const head = `pi-sudo-prompt: disabled (${reason})`;
-  if (reason === DENO_NOT_FOUND) {
+  if (reason === SESSION_START_ERRORS.DENO_NOT_FOUND) {
     return `${head}: the pinned deno binary is missing; fix: ${installCommand(install)} in ` +
       `${install.root}, then /reload. Until then sudo will not prompt`;
   }

@@ -64,19 +64,15 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
           ]);
           return;
         }
-        case "allow": {
+        case "allow":
           if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
-          await allowFlow(ctx, session, ALLOWLIST_PATH, ALLOWLIST_APPEND);
-          return;
-        }
-        case "status": {
-          await showInfoPanel(
+          return await allowFlow(ctx, session, ALLOWLIST_PATH, ALLOWLIST_APPEND);
+        case "status":
+          return await showInfoPanel(
             ctx.ui,
             "pi-sudo-prompt status",
             await statusLines(session, deps.auditStats?.()),
           );
-          return;
-        }
         case "doctor": {
           const reason = args.trim().split(/\s+/)[1];
           if (reason !== undefined) {

@@ -14,24 +14,15 @@
 import process from "node:process";
 import { stillRunning, type VerifiedRequester } from "../../kernel/peer_verification.ts";
 import type { ProcessRef } from "../../kernel/peer_verification.ts";
-import { readProcLink } from "../../kernel/proc_reader.ts";
 import { firstExecutable } from "../../shared/executables.ts";
 import { ownFrontEnds } from "./root_check.ts";
-import { gatherPairingSnapshot } from "./pairing_snapshot.ts";
+import { gatherPairingSnapshot, stdoutPipeInode } from "./pairing_snapshot.ts";
 import { walkProcesses } from "../../kernel/proc_walk.ts";
 import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
-import {
-  decidePairing,
-  type FrontEnd,
-  type HelperShape,
-  type PairedHelper,
-  PAIRING_REFUSALS,
-  type PairingRefusal,
-  pipeInodeOf,
-  ROOT_PAIRING_NOT_PERMITTED,
-} from "./sudo_pairing.ts";
+import { decidePairing, PAIRING_REFUSALS, ROOT_PAIRING_NOT_PERMITTED } from "./sudo_pairing.ts";
+import type { FrontEnd, HelperShape, PairedHelper, PairingRefusal } from "./sudo_pairing.ts";
 
 /** How long a transient state of another front end may last before it refuses. */
 export const PAIRING_GRACE_MS = 3000;
@@ -120,7 +111,7 @@ export class PairingGuard {
     requester: VerifiedRequester,
     arrivedAt = performance.now(),
   ): Promise<PairingResult> {
-    const inode = pipeInodeOf(await readProcLink(`/proc/${requester.helper.pid}/fd/1`));
+    const inode = await stdoutPipeInode(requester.helper.pid);
     const entry: Known = {
       helperPid: requester.helper.pid,
       sudoPid: requester.sudo.pid,
@@ -153,7 +144,7 @@ export class PairingGuard {
   async confirm(requestId: string): Promise<PairingResult> {
     const entry = this.#known.get(requestId);
     if (!entry) return { ok: false, reason: PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN };
-    const now = pipeInodeOf(await readProcLink(`/proc/${entry.helperPid}/fd/1`));
+    const now = await stdoutPipeInode(entry.helperPid);
     if (now === undefined || now !== entry.pipeInode) {
       return { ok: false, reason: PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN };
     }

@@ -16,28 +16,27 @@
  *
  * @module
  */
-import { parseNulList, parseStat, parseStatusIds } from "../../kernel/proc.ts";
+import { type IdQuad, parseNulList, parseStat, parseStatusIds } from "../../kernel/proc.ts";
 import { readProcFile, readProcLink, readProcText } from "../../kernel/proc_reader.ts";
-import { type ProcessWalk, WALK_FAILURES, walkProcesses } from "../../kernel/proc_walk.ts";
+import {
+  type ProcessWalk,
+  WALK_FAILURES,
+  type WalkFailure,
+  walkProcesses,
+} from "../../kernel/proc_walk.ts";
 import {
   type FrontEnd,
   type FrontEndChild,
   type PairingSnapshot,
   pipeInodeOf,
 } from "./sudo_pairing.ts";
-import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** Most children looked at per front end (sudo has one or two). */
 const MAX_CHILDREN = 64;
 
-/** Why a pass failed. */
-export const SNAPSHOT_ERRORS = reasons("proc_unreadable", "too_many_fds", "deadline");
-
-/** One of the values of {@link SNAPSHOT_ERRORS}. */
-export type SnapshotError = ReasonOf<typeof SNAPSHOT_ERRORS>;
-
-/** Result of {@link gatherPairingSnapshot}. */
-export type SnapshotResult = Result<{ snapshot: PairingSnapshot }, SnapshotError>;
+/** Result of {@link gatherPairingSnapshot}: a failed pass says why its walk failed. */
+export type SnapshotResult = Result<{ snapshot: PairingSnapshot }, WalkFailure>;
 
 /** What to gather. */
 export interface SnapshotRequest {
@@ -54,19 +53,10 @@ export interface SnapshotRequest {
 /** Reads `/proc` for the front ends of `uid` and the holders of `inodes`. */
 export async function gatherPairingSnapshot(request: SnapshotRequest): Promise<SnapshotResult> {
   const walked = await walkProcesses(request);
-  if (!walked.ok) {
-    return {
-      ok: false,
-      reason: walked.reason === WALK_FAILURES.TOO_MANY
-        ? SNAPSHOT_ERRORS.TOO_MANY_FDS
-        : walked.reason === WALK_FAILURES.DEADLINE
-        ? SNAPSHOT_ERRORS.DEADLINE
-        : SNAPSHOT_ERRORS.PROC_UNREADABLE,
-    };
-  }
+  if (!walked.ok) return walked;
   const { candidates, pipeHolders } = pairingFacts(walked.walk, request);
   const frontEnds = await Promise.all(candidates.map((c) => readFrontEnd(c.pid, c.uid)));
-  if (performance.now() > request.deadline) return { ok: false, reason: SNAPSHOT_ERRORS.DEADLINE };
+  if (performance.now() > request.deadline) return { ok: false, reason: WALK_FAILURES.DEADLINE };
   return {
     ok: true,
     snapshot: {
@@ -85,11 +75,11 @@ export function pairingFacts(
   walk: ProcessWalk,
   request: Pick<SnapshotRequest, "uid" | "gid" | "inodes">,
 ): {
-  candidates: { pid: number; uid: readonly [number, number, number, number] }[];
+  candidates: { pid: number; uid: IdQuad }[];
   pipeHolders: Map<number, number[]>;
 } {
   const wanted = new Set(request.inodes);
-  const candidates: { pid: number; uid: readonly [number, number, number, number] }[] = [];
+  const candidates: { pid: number; uid: IdQuad }[] = [];
   const pipeHolders = new Map<number, number[]>();
   for (const p of walk.processes) {
     if (p.owner.uid === request.uid && p.tables) {
@@ -112,10 +102,15 @@ export function pairingFacts(
   return { candidates, pipeHolders };
 }
 
+/** The inode of the pipe on fd 1 of `pid` (a helper's stdout), or undefined for anything else. */
+export async function stdoutPipeInode(pid: number): Promise<number | undefined> {
+  return pipeInodeOf(await readProcLink(`/proc/${pid}/fd/1`));
+}
+
 /** A front end with its children, or undefined when it is gone. */
 async function readFrontEnd(
   pid: number,
-  uid: readonly [number, number, number, number],
+  uid: IdQuad,
 ): Promise<FrontEnd | undefined> {
   const st = await readProcText(`/proc/${pid}/stat`);
   const parsed = parseStat(st ?? "");

@@ -18,7 +18,8 @@
  * @module
  */
 import type { IdQuad } from "../../kernel/proc.ts";
-import { type ReasonOf, reasons } from "../../shared/result.ts";
+import { sudoWantsPassword } from "../../kernel/sudo_answer.ts";
+import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /**
  * Named reasons a request is refused by the pairing checks:
@@ -108,24 +109,23 @@ export interface HelperShape {
  * starting, a helper exited and not yet reaped): the caller waits briefly
  * and asks again, and refuses only if it persists.
  */
-export type PairingDecision =
-  | {
-    readonly ok: true;
+export type PairingDecision = Result<
+  {
     /**
      * Front ends the user's uid cannot tell apart from the pipe swap's hidden
      * sudo, and that daily use produces (a sudo at another terminal's
      * prompt, `su`, `passwd`, a setuid wrapper such as Xorg's): named in the
      * modal for the human to judge (issue 20); root decides where installed.
      */
-    readonly unverified?: readonly FrontEnd[];
-  }
-  | {
-    readonly ok: false;
-    readonly reason: PairingRefusal;
-    readonly transient: boolean;
+    unverified?: readonly FrontEnd[];
+  },
+  PairingRefusal,
+  {
+    transient: boolean;
     /** The process that caused it (the other front end, or a pipe holder). */
-    readonly pid?: number;
-  };
+    pid?: number;
+  }
+>;
 
 /**
  * Decides whether a password for `candidate` would reach only the sudo the
@@ -236,7 +236,7 @@ export function parseRootPairingVerdict(
   stdout: string,
   stderr = "",
 ): RootPairingVerdict {
-  if (exitCode === 1 && stdout === "" && /^sudo: a password is required$/m.test(stderr)) {
+  if (sudoWantsPassword(exitCode, stdout, stderr)) {
     return { ok: false, reason: ROOT_PAIRING_NOT_PERMITTED };
   }
   const line = stdout.split("\n").find((l) => l.startsWith("pi-pairing: ")) ?? "";
