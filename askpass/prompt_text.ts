@@ -35,10 +35,7 @@ export const ESCAPE_SEQUENCE =
 
 /** Removes escape sequences and unsafe characters; caps at `max` code points. */
 export function sanitizeUntrusted(text: string, max = MAX_PROMPT_DISPLAY): string {
-  const kept: string[] = [];
-  for (const ch of text.replace(ESCAPE_SEQUENCE, "")) {
-    if (!isUnsafeCodePoint(ch.codePointAt(0) ?? 0)) kept.push(ch);
-  }
+  const kept = [...safeChars(text.replace(ESCAPE_SEQUENCE, ""))];
   return kept.length > max ? kept.slice(0, max - 1).join("") + "…" : kept.join("");
 }
 

@@ -124,21 +124,18 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
       break;
     }
     if (arg.startsWith("--")) {
-      const name = arg.slice(2).split("=", 1)[0];
-      const option = resolveLongOption(name);
-      if (option?.[0] === "askpass" || option?.[0] === "stdin") passwordSource = true;
+      const [option, takes] = resolveLongOption(arg.slice(2).split("=", 1)[0]) ?? [];
+      if (option === "askpass" || option === "stdin") passwordSource = true;
       // `--reset-timestamp=x` is a usage error in sudo: never counted (fail closed).
-      if (option?.[0] === "reset-timestamp" && !arg.includes("=")) resetTimestamp = true;
-      if (option?.[0] === "remove-timestamp") resetTimestamp = false;
-      if (option?.[0] === "shell") shell = true;
-      if (option?.[0] === "preserve-env") {
+      if (option === "reset-timestamp" && !arg.includes("=")) resetTimestamp = true;
+      if (option === "remove-timestamp") resetTimestamp = false;
+      if (option === "shell") shell = true;
+      if (option === "preserve-env") {
         if (arg.includes("=")) keep(arg.slice(arg.indexOf("=") + 1));
         else preserveEnv = true;
       }
-      if (option?.[0] === "edit" || option?.[0] === "list" || option?.[0] === "validate") {
-        noCommand = true;
-      }
-      if (option?.[1] === "r" && !arg.includes("=")) i++;
+      if (option === "edit" || option === "list" || option === "validate") noCommand = true;
+      if (takes === "r" && !arg.includes("=")) i++;
       continue;
     }
     if (arg.startsWith("-") && arg.length > 1) {

@@ -31,13 +31,9 @@
  * - No globs, no shell expansion, no quotes, no escapes, no optional
  *   arguments: the argv must have exactly as many arguments as the shape.
  *
- * **Fail closed:** one malformed line (relative program path; a path with an
- * empty, `.` or `..` component, i.e. `//`, a trailing `/`, `/./`, `/../`; a
- * control, invisible formatting or non-ASCII-space character anywhere in the
- * file, including `\r` of CRLF files; `<>`; a marker name outside the
- * grammar; a `<` or `>` that does not wrap a whole word; an argument starting
- * with `#`) makes the whole file count as an empty list, and the reason and
- * 1-based line number are reported.
+ * **Fail closed:** one malformed line ({@link ALLOWLIST_SYNTAX_ERRORS}) makes
+ * the whole file count as an empty list, and the reason and 1-based line
+ * number are reported.
  *
  * @module
  */
@@ -52,8 +48,10 @@ export const MAX_ALLOWLIST_BYTES = 64 * 1024;
 /**
  * Why a line of the allowlist is malformed (the whole file then counts as empty):
  * - `relative_path`: the program path does not start with `/`.
- * - `bad_path`: the program path has an empty, `.` or `..` component, or a `<`/`>`.
- * - `control_character`: a control, invisible formatting or non-ASCII space character.
+ * - `bad_path`: the program path has an empty, `.` or `..` component (`//`, a trailing `/`,
+ *   `/./`, `/../`), or a `<`/`>`.
+ * - `control_character`: a control, invisible formatting or non-ASCII space character
+ *   anywhere in the file, `\r` of a CRLF file included.
  * - `empty_marker`: `<>`.
  * - `bad_marker`: `<…>` whose name is not `[a-z][a-z0-9_-]*`.
  * - `bad_literal`: a literal containing `<` or `>`.
@@ -73,60 +71,6 @@ export const ALLOWLIST_SYNTAX_ERRORS = reasons(
 
 /** One of the values of {@link ALLOWLIST_SYNTAX_ERRORS}. */
 export type AllowlistSyntaxError = ReasonOf<typeof ALLOWLIST_SYNTAX_ERRORS>;
-
-/**
- * Why {@link checkAllowlistFile} treats the allowlist as an empty list:
- * - `bad_path`: the path given is not absolute and normalised.
- * - `missing`: the file (or one of its directories) does not exist.
- * - `symlink`: the file is a symbolic link (never followed).
- * - `not_regular`: the file is not a regular file (directory, device, FIFO, socket).
- * - `not_root_owned`: the file is not owned by root.
- * - `writable_by_others`: the file is writable by its group or by others.
- * - `unsafe_parent`: a directory on the way to `/` is a symlink, not root-owned, or group/other writable.
- * - `too_large`: the file is larger than {@link MAX_ALLOWLIST_BYTES}.
- * - `unreadable`: the file could not be opened or read, or changed while it was checked.
- * - `malformed`: a line is malformed; see `syntax` and `line`.
- */
-export const ALLOWLIST_FILE_REFUSALS = reasons(
-  "bad_path",
-  "missing",
-  "symlink",
-  "not_regular",
-  "not_root_owned",
-  "writable_by_others",
-  "unsafe_parent",
-  "too_large",
-  "unreadable",
-  "malformed",
-);
-
-/** One of the values of {@link ALLOWLIST_FILE_REFUSALS}. */
-export type AllowlistFileRefusal = ReasonOf<typeof ALLOWLIST_FILE_REFUSALS>;
-
-/**
- * Why the `/sudo-prompt allow` helpers refuse a shape or an append:
- * - `no_program`: the argv is empty.
- * - `bad_program`: argv[0] is not a valid program path for an entry; see `syntax`.
- * - `unrepresentable_argument`: an argument can be neither a literal nor matched by a marker; see `index`.
- * - `not_one_entry`: the text is blank, a comment, or more than one line.
- * - `malformed`: the shape line is malformed; see `syntax`.
- * - `does_not_match`: the shape does not match the argv it was made for.
- * - `existing_malformed`: the existing allowlist text is malformed; see `syntax` and `line`.
- * - `too_large`: the new text would exceed {@link MAX_ALLOWLIST_BYTES}.
- */
-export const SHAPE_ERRORS = reasons(
-  "no_program",
-  "bad_program",
-  "unrepresentable_argument",
-  "not_one_entry",
-  "malformed",
-  "does_not_match",
-  "existing_malformed",
-  "too_large",
-);
-
-/** One of the values of {@link SHAPE_ERRORS}. */
-export type ShapeError = ReasonOf<typeof SHAPE_ERRORS>;
 
 /** One word of an argument shape: a literal or a `<marker>`. */
 export type ShapeToken =
@@ -148,77 +92,7 @@ export type ParseResult = Result<
   { line: number }
 >;
 
-/** Result of {@link checkAllowlistFile}: `ok: false` means "counts as an empty list". */
-export type AllowlistFileResult =
-  | {
-    readonly ok: true;
-    readonly entries: readonly AllowlistEntry[];
-    /** The file's text, for {@link appendEntryText}. */
-    readonly text: string;
-  }
-  | {
-    readonly ok: false;
-    readonly reason: AllowlistFileRefusal;
-    /** The offending directory, for `unsafe_parent`. */
-    readonly path?: string;
-    /** For `malformed`: the 1-based line. */
-    readonly line?: number;
-    /** For `malformed`: what is wrong with that line. */
-    readonly syntax?: AllowlistSyntaxError;
-  };
-
-/** Result of {@link suggestShape}. */
-export type SuggestResult =
-  | { readonly ok: true; readonly line: string }
-  | {
-    readonly ok: false;
-    readonly reason: ShapeError;
-    /** For `unrepresentable_argument`: the argv index. */
-    readonly index?: number;
-    /** For `bad_program`: what is wrong with argv[0]. */
-    readonly syntax?: AllowlistSyntaxError;
-  };
-
-/** Result of {@link checkShape}. */
-export type ShapeCheck =
-  | {
-    readonly ok: true;
-    readonly entry: AllowlistEntry;
-    /** The normalised line (single spaces) that {@link appendEntryText} writes. */
-    readonly line: string;
-  }
-  | { readonly ok: false; readonly reason: ShapeError; readonly syntax?: AllowlistSyntaxError };
-
-/** Result of {@link appendEntryText}. */
-export type AppendResult =
-  | {
-    readonly ok: true;
-    /** The whole new file text. */
-    readonly text: string;
-    /** The normalised line that was appended (without its newline). */
-    readonly line: string;
-  }
-  | {
-    readonly ok: false;
-    readonly reason: ShapeError;
-    readonly syntax?: AllowlistSyntaxError;
-    /** For `existing_malformed`: the 1-based line of the existing text. */
-    readonly line?: number;
-  };
-
-/** Options of {@link checkAllowlistFile}. */
-export interface AllowlistFileOptions {
-  /**
-   * TEST-ONLY. The uid the file must be owned by, and (besides root) a uid
-   * its directories may be owned by. Defaults to 0 (root) — the only value
-   * production code may use. It exists so tests running without root can
-   * exercise the ownership and directory rules on files they create.
-   */
-  readonly ownerUid?: number;
-}
-
 const SYNTAX = ALLOWLIST_SYNTAX_ERRORS;
-const REFUSE = ALLOWLIST_FILE_REFUSALS;
 
 /**
  * Characters refused anywhere: control (Cc, except tab, a separator),
@@ -229,31 +103,15 @@ const REFUSE = ALLOWLIST_FILE_REFUSALS;
 const FORBIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}]/u;
 const MARKER_NAME = /^[a-z][a-z0-9_-]*$/;
 
-/** Whether `c` (one UTF-16 unit, as a string) separates words. */
-function isSeparator(c: string): boolean {
-  return c === " " || c === "\t";
-}
-
-/** Splits a line (already checked for forbidden characters) into words. */
+/** Splits a line (already checked for forbidden characters) at runs of spaces and tabs. */
 function words(line: string): string[] {
-  const out: string[] = [];
-  let current = "";
-  for (const c of line) {
-    if (isSeparator(c)) {
-      if (current !== "") out.push(current);
-      current = "";
-    } else {
-      current += c;
-    }
-  }
-  if (current !== "") out.push(current);
-  return out;
+  return line.split(/[ \t]+/).filter((w) => w !== "");
 }
 
 /** Whether `s` holds a forbidden character (tab and space excluded when `allowSeparators`). */
 function hasForbidden(s: string, allowSeparators: boolean): boolean {
   for (const c of s) {
-    if (allowSeparators && isSeparator(c)) continue;
+    if (allowSeparators && (c === " " || c === "\t")) continue;
     if (FORBIDDEN.test(c)) return true;
   }
   return false;
@@ -363,6 +221,70 @@ export function formatEntry(entry: AllowlistEntry): string {
 }
 
 /**
+ * Why the `/sudo-prompt allow` helpers refuse a shape or an append:
+ * - `no_program`: the argv is empty.
+ * - `bad_program`: argv[0] is not a valid program path for an entry; see `syntax`.
+ * - `unrepresentable_argument`: an argument can be neither a literal nor matched by a marker; see `index`.
+ * - `not_one_entry`: the text is blank, a comment, or more than one line.
+ * - `malformed`: the shape line is malformed; see `syntax`.
+ * - `does_not_match`: the shape does not match the argv it was made for.
+ * - `existing_malformed`: the existing allowlist text is malformed; see `syntax` and `line`.
+ * - `too_large`: the new text would exceed {@link MAX_ALLOWLIST_BYTES}.
+ */
+export const SHAPE_ERRORS = reasons(
+  "no_program",
+  "bad_program",
+  "unrepresentable_argument",
+  "not_one_entry",
+  "malformed",
+  "does_not_match",
+  "existing_malformed",
+  "too_large",
+);
+
+/** One of the values of {@link SHAPE_ERRORS}. */
+export type ShapeError = ReasonOf<typeof SHAPE_ERRORS>;
+
+/** Result of {@link suggestShape}. */
+export type SuggestResult =
+  | { readonly ok: true; readonly line: string }
+  | {
+    readonly ok: false;
+    readonly reason: ShapeError;
+    /** For `unrepresentable_argument`: the argv index. */
+    readonly index?: number;
+    /** For `bad_program`: what is wrong with argv[0]. */
+    readonly syntax?: AllowlistSyntaxError;
+  };
+
+/** Result of {@link checkShape}. */
+export type ShapeCheck =
+  | {
+    readonly ok: true;
+    readonly entry: AllowlistEntry;
+    /** The normalised line (single spaces) that {@link appendEntryText} writes. */
+    readonly line: string;
+  }
+  | { readonly ok: false; readonly reason: ShapeError; readonly syntax?: AllowlistSyntaxError };
+
+/** Result of {@link appendEntryText}. */
+export type AppendResult =
+  | {
+    readonly ok: true;
+    /** The whole new file text. */
+    readonly text: string;
+    /** The normalised line that was appended (without its newline). */
+    readonly line: string;
+  }
+  | {
+    readonly ok: false;
+    readonly reason: ShapeError;
+    readonly syntax?: AllowlistSyntaxError;
+    /** For `existing_malformed`: the 1-based line of the existing text. */
+    readonly line?: number;
+  };
+
+/**
  * The editable starting point of `/sudo-prompt allow` for `argv` (argv[0] is
  * the real absolute program path): a full allowlist line.
  *
@@ -401,9 +323,7 @@ export function suggestShape(argv: readonly string[]): SuggestResult {
 /** Parses text that must hold exactly one entry line (outer blanks and newlines trimmed). */
 function parseSingleEntry(
   text: string,
-):
-  | { ok: true; entry: AllowlistEntry }
-  | { ok: false; reason: ShapeError; syntax?: AllowlistSyntaxError } {
+): Result<{ entry: AllowlistEntry }, ShapeError, { syntax?: AllowlistSyntaxError }> {
   const trimmed = text.replace(/^[ \t\r\n]+/, "").replace(/[ \t\r\n]+$/, "");
   if (trimmed.includes("\n") || trimmed.includes("\r")) {
     return { ok: false, reason: SHAPE_ERRORS.NOT_ONE_ENTRY };
@@ -459,13 +379,72 @@ export function appendEntryText(existingText: string, entryLine: string): Append
   return { ok: true, text, line };
 }
 
+/**
+ * Why {@link checkAllowlistFile} treats the allowlist as an empty list:
+ * - `bad_path`: the path given is not absolute and normalised.
+ * - `missing`: the file (or one of its directories) does not exist.
+ * - `symlink`: the file is a symbolic link (never followed).
+ * - `not_regular`: the file is not a regular file (directory, device, FIFO, socket).
+ * - `not_root_owned`: the file is not owned by root.
+ * - `writable_by_others`: the file is writable by its group or by others.
+ * - `unsafe_parent`: a directory on the way to `/` is a symlink, not root-owned, or group/other writable.
+ * - `too_large`: the file is larger than {@link MAX_ALLOWLIST_BYTES}.
+ * - `unreadable`: the file could not be opened or read, or changed while it was checked.
+ * - `malformed`: a line is malformed; see `syntax` and `line`.
+ */
+export const ALLOWLIST_FILE_REFUSALS = reasons(
+  "bad_path",
+  "missing",
+  "symlink",
+  "not_regular",
+  "not_root_owned",
+  "writable_by_others",
+  "unsafe_parent",
+  "too_large",
+  "unreadable",
+  "malformed",
+);
+
+/** One of the values of {@link ALLOWLIST_FILE_REFUSALS}. */
+export type AllowlistFileRefusal = ReasonOf<typeof ALLOWLIST_FILE_REFUSALS>;
+
+/** Result of {@link checkAllowlistFile}: `ok: false` means "counts as an empty list". */
+export type AllowlistFileResult =
+  | {
+    readonly ok: true;
+    readonly entries: readonly AllowlistEntry[];
+    /** The file's text, for {@link appendEntryText}. */
+    readonly text: string;
+  }
+  | {
+    readonly ok: false;
+    readonly reason: AllowlistFileRefusal;
+    /** The offending directory, for `unsafe_parent`. */
+    readonly path?: string;
+    /** For `malformed`: the 1-based line. */
+    readonly line?: number;
+    /** For `malformed`: what is wrong with that line. */
+    readonly syntax?: AllowlistSyntaxError;
+  };
+
+/** Options of {@link checkAllowlistFile}. */
+export interface AllowlistFileOptions {
+  /**
+   * TEST-ONLY. The uid the file must be owned by, and (besides root) a uid
+   * its directories may be owned by. Defaults to 0 (root) — the only value
+   * production code may use. It exists so tests running without root can
+   * exercise the ownership and directory rules on files they create.
+   */
+  readonly ownerUid?: number;
+}
+
+const REFUSE = ALLOWLIST_FILE_REFUSALS;
+
 /** Group- or other-writable mode bits. */
 const GROUP_OTHER_WRITE = 0o022n;
 
 /** Decodes UTF-8 strictly; on failure, the 1-based line holding the first bad byte. */
-function decodeUtf8(
-  bytes: Uint8Array,
-): { ok: true; text: string } | { ok: false; line: number } {
+function decodeUtf8(bytes: Uint8Array): { ok: true; text: string } | { ok: false; line: number } {
   try {
     return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
   } catch {

@@ -45,11 +45,8 @@ async function main(): Promise<void> {
     console.log(`allowlist-append: already present: ${next.line}`);
     return;
   }
-  const handle = await open(
-    ALLOWLIST_PATH,
-    constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW,
-  )
-    .catch(() => die(APPEND_REFUSALS.FILE));
+  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW;
+  const handle = await open(ALLOWLIST_PATH, flags).catch(() => die(APPEND_REFUSALS.FILE));
   try {
     // Still the file that was checked: same size, root's, not writable by others.
     const st = await handle.stat();

@@ -36,6 +36,7 @@ import {
   MAX_SECRET_ARGS,
   newRequestId,
   readFrame,
+  type SecretRequest,
 } from "../askpass/protocol.ts";
 import {
   BROKER_LIBC,
@@ -273,7 +274,7 @@ async function resolveAsCaller(
 }
 
 /**
- * The path may have been swapped since {@link checkSocket}: whoever serves
+ * The path may have been swapped since {@link resolveAsCaller}: whoever serves
  * the connected socket must have the caller's uid (`SO_PEERCRED`) and be an
  * ancestor of this broker (the pi that ran `pi-secret-run`).
  */
@@ -314,14 +315,7 @@ async function askSession(
   socketPath: string,
   keyHex: string,
   who: { uid: number; invoker: number },
-  request: {
-    id: string;
-    proof: string;
-    argv: string[];
-    cwd: string;
-    label: string;
-    allowlisted: boolean;
-  },
+  request: Omit<SecretRequest, "type" | "pid">,
   preconsent: ReturnType<typeof setTimeout>,
 ): Promise<{ secret: Uint8Array; piPid: number }> {
   const imported = await importSessionKey(keyHex);
@@ -484,35 +478,22 @@ async function runConsumer(
 ): Promise<number> {
   const enter = 'cd -- "$1" 2>/dev/null || { echo "pi-secret-broker: $2" >&2; exit 125; }; ' +
     'shift 2; exec "$@"';
-  statusPath = `${PROOF_DIR}/${newRequestId()}.status`;
-  if (libc.mkfifo(encoder.encode(`${statusPath}\0`), 0o600) !== 0) {
+  /** Every refusal before the secret is handed over zeroes it first. */
+  function abandon(reason: string): never {
     secret.fill(0);
-    refuse(R.START_FAILED);
+    return refuse(reason);
   }
+  statusPath = `${PROOF_DIR}/${newRequestId()}.status`;
+  if (libc.mkfifo(encoder.encode(`${statusPath}\0`), 0o600) !== 0) abandon(R.START_FAILED);
   // Opened read-write before the keeper starts, so the keeper's own open
   // never waits: a broker that stops early cannot leave a root keeper
   // blocked in open(2). (The keeper's end is then watched by its pid.)
   const statusFile = await Deno.open(statusPath, { read: true, write: true });
+  const asCaller = [SETPRIV, ...drop, "/bin/sh", "-c", enter, "sh", cwd, R.CWD_UNREACHABLE];
   let keeper: Deno.ChildProcess;
   try {
     keeper = new Deno.Command("/bin/sh", {
-      args: [
-        "-c",
-        ORPHAN,
-        "orphan",
-        KEEPER,
-        statusPath,
-        String(piPid),
-        SETPRIV,
-        ...drop,
-        "/bin/sh",
-        "-c",
-        enter,
-        "sh",
-        cwd,
-        R.CWD_UNREACHABLE,
-        ...argv,
-      ],
+      args: ["-c", ORPHAN, "orphan", KEEPER, statusPath, String(piPid), ...asCaller, ...argv],
       cwd: "/",
       clearEnv: true,
       env: {},
@@ -521,23 +502,15 @@ async function runConsumer(
       stderr: "inherit",
     }).spawn();
   } catch {
-    secret.fill(0);
-    refuse(R.START_FAILED);
+    abandon(R.START_FAILED);
   }
   const late = setTimeout(() => refuse(R.START_FAILED), KEEPER_START_MS);
   const lines = statusLines(statusFile);
   const first = (await lines.next()).value ?? "";
   clearTimeout(late);
-  const unsafe = /^unsafe (\d+)$/.exec(first);
-  if (unsafe) {
-    secret.fill(0);
-    refuse(R.SUBREAPER);
-  }
+  if (/^unsafe (\d+)$/.test(first)) abandon(R.SUBREAPER);
   const started = /^started (\d+) (\d+)$/.exec(first);
-  if (!started) {
-    secret.fill(0);
-    refuse(R.START_FAILED);
-  }
+  if (!started) abandon(R.START_FAILED);
   consumer = { pid: Number(started[1]), keeper: Number(started[2]) };
   const line = new Uint8Array(secret.length + 1);
   line.set(secret);

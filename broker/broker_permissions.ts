@@ -115,16 +115,7 @@ export interface BrokerArgs {
  * client writes it on the broker's stdin.
  */
 export function brokerArgs(a: BrokerArgs): string[] {
-  return [
-    "--socket",
-    a.socketPath,
-    "--label",
-    a.label,
-    "--cwd",
-    a.cwd,
-    "--",
-    ...a.argv,
-  ];
+  return ["--socket", a.socketPath, "--label", a.label, "--cwd", a.cwd, "--", ...a.argv];
 }
 
 /** Parses {@link brokerArgs}; `undefined` for anything else. */

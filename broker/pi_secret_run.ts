@@ -136,18 +136,9 @@ async function main(): Promise<void> {
   }
   await checkBroker();
   const cwd = Deno.cwd();
-  const program = await resolveOnPath(parsed.argv[0], cwd);
+  const argv = [await resolveOnPath(parsed.argv[0], cwd), ...parsed.argv.slice(1)];
   const child = new Deno.Command(PI_SECRET_RUN_SUDO, {
-    args: [
-      "-n",
-      BROKER_LAUNCHER,
-      ...brokerArgs({
-        socketPath,
-        label: parsed.label,
-        cwd,
-        argv: [program, ...parsed.argv.slice(1)],
-      }),
-    ],
+    args: ["-n", BROKER_LAUNCHER, ...brokerArgs({ socketPath, label: parsed.label, cwd, argv })],
     stdin: "piped",
     stdout: "inherit",
     stderr: "inherit",

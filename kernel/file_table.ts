@@ -14,10 +14,8 @@ const KCMP_FILES = 2;
 const SYS_KCMP = process.arch === "x64" ? 312 : 272;
 
 /**
- * Whether tasks `a` and `b` share one file-descriptor table (`kcmp`
- * `KCMP_FILES`). A thread made without `CLONE_FILES` has its own table,
- * visible only under `/proc/<pid>/task/<tid>/fd`; `undefined` when the
- * kernel would not say (no FFI, no permission): the caller reads that table.
+ * Whether tasks `a` and `b` share one file-descriptor table; `undefined` when
+ * the kernel would not say (no FFI, no permission): the caller reads the table.
  */
 export function sharesFileTable(a: number, b: number): boolean | undefined {
   const c = libc();

@@ -43,9 +43,8 @@ function loadLibc(): Libc | null {
 
 /**
  * Every libc function this package calls from Node, declared once, here:
- * the one FFI binding module of pi's runtime (the broker's Deno has its own,
- * `Deno.dlopen` in `broker/broker.ts`). Numbers come back as numbers; `errno`
- * is koffi's copy of the last call's.
+ * the one FFI binding module of pi's runtime (Deno's is `deno_libc.ts`).
+ * Numbers come back as numbers; `errno` is koffi's copy of the last call's.
  */
 export interface LibcCalls {
   /** `syscall(nr, …)`: arguments as koffi `(type, value)` pairs. */
@@ -84,40 +83,34 @@ export function libc(): LibcCalls | null {
   const c = loadLibc();
   if (!c) return calls = null;
   try {
-    const f = (prototype: string) => c.lib.func(prototype);
-    const syscall = f("long syscall(long, ...)");
-    const close = f("int close(int)");
+    // Each call gives its C result as a plain number.
+    const f = (prototype: string) => {
+      const fn = c.lib.func(prototype);
+      return (...args: unknown[]) => Number(fn(...args));
+    };
     // fcntl, ioctl and prctl are variadic in C: koffi passes the extra
     // arguments with the types given per call.
     const fcntl = f("int fcntl(int, int, ...)");
-    const write = f("long write(int, const uint8_t *buf, size_t)");
     const ioctl = f("int ioctl(int, unsigned long, ...)");
     const prctl = f("int prctl(int, ...)");
-    const getsockopt = f(
-      "int getsockopt(int, int, int, _Out_ uint8_t *optval, _Inout_ uint32_t *optlen)",
-    );
-    const socket = f("int socket(int, int, int)");
-    const connect = f("int connect(int, const uint8_t *addr, uint32_t addrlen)");
-    const send = f("intptr_t send(int, const uint8_t *buf, size_t len, int flags)");
-    const sendto = f(
-      "intptr_t sendto(int, const uint8_t *buf, size_t len, int flags, const uint8_t *addr, uint32_t addrlen)",
-    );
-    const recv = f("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)");
     calls = {
-      syscall: (nr, ...args) => Number(syscall(nr, ...args)),
-      close: (fd) => Number(close(fd)),
-      fcntl: (fd, cmd, arg) => Number(fcntl(fd, cmd, "int", arg)),
-      write: (fd, bytes, length) => Number(write(fd, bytes, length)),
-      ioctlInt: (fd, request, arg) => Number(ioctl(fd, request, "long", arg)),
-      ioctlOut: (fd, request, out) => Number(ioctl(fd, request, "_Out_ int *", out)),
-      prctl: (option, arg) => Number(prctl(option, "unsigned long", arg)),
-      getsockopt: (fd, level, name, out, len) => Number(getsockopt(fd, level, name, out, len)),
-      socket: (domain, type, protocol) => Number(socket(domain, type, protocol)),
-      connect: (fd, addr, addrLen) => Number(connect(fd, addr, addrLen)),
-      send: (fd, buf, len, flags) => Number(send(fd, buf, len, flags)),
-      sendto: (fd, buf, len, flags, addr, addrLen) =>
-        Number(sendto(fd, buf, len, flags, addr, addrLen)),
-      recv: (fd, buf, len, flags) => Number(recv(fd, buf, len, flags)),
+      syscall: f("long syscall(long, ...)"),
+      close: f("int close(int)"),
+      fcntl: (fd, cmd, arg) => fcntl(fd, cmd, "int", arg),
+      write: f("long write(int, const uint8_t *buf, size_t)"),
+      ioctlInt: (fd, request, arg) => ioctl(fd, request, "long", arg),
+      ioctlOut: (fd, request, out) => ioctl(fd, request, "_Out_ int *", out),
+      prctl: (option, arg) => prctl(option, "unsigned long", arg),
+      getsockopt: f(
+        "int getsockopt(int, int, int, _Out_ uint8_t *optval, _Inout_ uint32_t *optlen)",
+      ),
+      socket: f("int socket(int, int, int)"),
+      connect: f("int connect(int, const uint8_t *addr, uint32_t addrlen)"),
+      send: f("intptr_t send(int, const uint8_t *buf, size_t len, int flags)"),
+      sendto: f(
+        "intptr_t sendto(int, const uint8_t *buf, size_t len, int flags, const uint8_t *addr, uint32_t addrlen)",
+      ),
+      recv: f("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)"),
       errno: c.errno,
     };
   } catch {

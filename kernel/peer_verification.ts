@@ -32,7 +32,7 @@ import {
   sameList,
 } from "./proc.ts";
 import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
-import { peerOwnsConnection, SOCKET_PEER_ERRORS } from "./socket_peer.ts";
+import { peerOwnsConnection, SOCKET_PEER_ERRORS, type SocketPeerError } from "./socket_peer.ts";
 import { ownUid } from "../shared/own_uid.ts";
 import type { Result } from "../shared/result.ts";
 
@@ -222,16 +222,13 @@ export async function pidfdRefersTo(pidfd: number | undefined, pid: number): Pro
   return match !== null && Number(match[1]) === pid;
 }
 
-function ownershipRefusal(reason: string): VerifyRefusal {
+function ownershipRefusal(reason: SocketPeerError): VerifyRefusal {
   switch (reason) {
     case SOCKET_PEER_ERRORS.PEER_CONNECTION_INHERITED:
-      return VERIFY_REFUSALS.PEER_CONNECTION_INHERITED;
     case SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION:
-      return VERIFY_REFUSALS.PEER_DOES_NOT_HOLD_CONNECTION;
     case SOCKET_PEER_ERRORS.PEER_HOLDS_CONNECTION_TWICE:
-      return VERIFY_REFUSALS.PEER_HOLDS_CONNECTION_TWICE;
     case SOCKET_PEER_ERRORS.PEER_GONE:
-      return VERIFY_REFUSALS.PEER_GONE;
+      return reason; // spelled the same in VERIFY_REFUSALS (the compiler checks)
     default:
       return VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN;
   }
@@ -277,13 +274,7 @@ export async function walkToOwner(
 export async function setuidSudoParent(
   ppid: number,
   uid: number,
-): Promise<
-  | { ok: true; stat: ProcStat }
-  | {
-    ok: false;
-    reason: typeof VERIFY_REFUSALS.PARENT_NOT_SUDO | typeof VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT;
-  }
-> {
+): Promise<Result<{ stat: ProcStat }, "parent_not_sudo" | "parent_not_setuid_root">> {
   const sudoStat = await readStat(ppid);
   if (!sudoStat || sudoStat.comm !== "sudo") {
     return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SUDO };

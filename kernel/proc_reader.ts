@@ -7,6 +7,7 @@
  */
 import { open, readlink, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
+import { errnoCode } from "../shared/errno.ts";
 
 /** Default cap for `cmdline`/`environ`; larger files are refused, not truncated. */
 export const PROC_READ_CAP = 64 * 1024;
@@ -45,12 +46,19 @@ export async function readProcText(path: string, cap = 8 * 1024): Promise<string
   return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
 }
 
-/** `readlink` that returns `undefined` instead of throwing. */
-export async function readProcLink(path: string): Promise<string | undefined> {
+/**
+ * `readlink` that returns `undefined` instead of throwing, or `gone` (when
+ * given) for a link that no longer exists: a descriptor closed meanwhile is
+ * then told apart from one that may not be read.
+ */
+export async function readProcLink<G = undefined>(
+  path: string,
+  gone?: G,
+): Promise<string | G | undefined> {
   try {
     return await readlink(path);
-  } catch {
-    return undefined;
+  } catch (e) {
+    return errnoCode(e) === "ENOENT" ? gone : undefined;
   }
 }
 

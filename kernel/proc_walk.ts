@@ -21,6 +21,8 @@
 import { Worker } from "node:worker_threads";
 import { sharesFileTable } from "./file_table.ts";
 import { parseStatusIds, type ProcIds } from "./proc.ts";
+// The worker's answers, as its JSDoc types describe them (one shape, written there).
+import type { Table as RawTable, Walked as RawProcess } from "./proc_walk_worker.mjs";
 import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
 /**
@@ -96,9 +98,7 @@ let nextId = 1;
 const waiting = new Map<number, (answer: Answer) => void>();
 let silenceTimer: ReturnType<typeof setTimeout> | undefined;
 let inFlight: Run | undefined;
-let queued:
-  | { readonly uid: number; readonly gid: number; readonly result: Promise<WalkResult> }
-  | undefined;
+let queued: Omit<Run, "postedAt"> | undefined;
 let last: { readonly run: Run; readonly value: WalkResult } | undefined;
 let users = 0;
 
@@ -203,23 +203,6 @@ async function runWalk(uid: number, gid: number, postedAt: number): Promise<Walk
   };
 }
 
-interface RawTable {
-  dir: string;
-  links: string[];
-  unreadable: boolean;
-}
-
-interface RawProcess {
-  pid: number;
-  uid: number;
-  gid: number;
-  tables?: RawTable[];
-  tasks?: number[];
-  leaderRead?: boolean;
-  exeHidden?: boolean;
-  ids?: string;
-}
-
 function table(t: RawTable): FdTable {
   const links: [string, string][] = [];
   for (let i = 0; i + 1 < t.links.length; i += 2) links.push([t.links[i], t.links[i + 1]]);
@@ -227,10 +210,8 @@ function table(t: RawTable): FdTable {
 }
 
 function failure(reason: string | undefined): WalkFailure {
-  return reason === WALK_FAILURES.TOO_MANY
-    ? WALK_FAILURES.TOO_MANY
-    : reason === WALK_FAILURES.PROC_UNREADABLE
-    ? WALK_FAILURES.PROC_UNREADABLE
+  return reason === WALK_FAILURES.TOO_MANY || reason === WALK_FAILURES.PROC_UNREADABLE
+    ? reason
     : WALK_FAILURES.WORKER_FAILED;
 }
 
@@ -265,11 +246,9 @@ function spawnThread(
   onGone: () => void,
 ): WalkerThread {
   const url = new URL("./proc_walk_worker.mjs", import.meta.url);
-  const WebWorker = (globalThis as { Deno?: unknown; Worker?: typeof globalThis.Worker }).Deno
-    ? (globalThis as { Worker?: typeof globalThis.Worker }).Worker
-    : undefined;
-  if (WebWorker) {
-    const w = new WebWorker(url, { type: "module" });
+  const web = globalThis as { Deno?: unknown; Worker?: typeof globalThis.Worker };
+  if (web.Deno && web.Worker) {
+    const w = new web.Worker(url, { type: "module" });
     w.onmessage = (e: MessageEvent) => onAnswer(e.data);
     w.onerror = (e: Event) => {
       e.preventDefault();

@@ -31,10 +31,6 @@ export const NLMSG_HDRLEN = 16;
 /** Size of `struct unix_diag_msg`, the body before its attributes. */
 export const UNIX_DIAG_MSG_LEN = 16;
 
-const NLM_F_REQUEST = 0x01;
-const UDIAG_SHOW_PEER = 0x04;
-const UNIX_DIAG_REQ_LEN = 24; // struct unix_diag_req
-
 /**
  * What one reply datagram says about our request: the peer inode, `undefined`
  * for a definite "no" (an error message, no peer attribute, the end of the
@@ -50,6 +46,9 @@ export type UnixDiagAnswer = number | undefined | "ignore";
  * rather than listing every socket on the system.
  */
 export function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
+  const NLM_F_REQUEST = 0x01;
+  const UDIAG_SHOW_PEER = 0x04;
+  const UNIX_DIAG_REQ_LEN = 24; // struct unix_diag_req
   const msg = new Uint8Array(NLMSG_HDRLEN + UNIX_DIAG_REQ_LEN);
   const v = new DataView(msg.buffer);
   v.setUint32(0, msg.length, true); // nlmsg_len
@@ -77,11 +76,7 @@ export function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
  * about another socket ends the read with a "no" rather than a guess. See
  * {@link UnixDiagAnswer}.
  */
-export function parseUnixDiagReply(
-  data: Uint8Array,
-  inode: number,
-  seq: number,
-): UnixDiagAnswer {
+export function parseUnixDiagReply(data: Uint8Array, inode: number, seq: number): UnixDiagAnswer {
   const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let off = 0;
   while (off + NLMSG_HDRLEN <= data.length) {

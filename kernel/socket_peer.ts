@@ -14,15 +14,11 @@
  *    form `socket:[inode]` ({@link socketInodesOf}), and `/proc/<pid>/fdinfo`
  *    for the descriptor flags.
  *
- * {@link peerOwnsConnection} is the rule that fits the real Deno helper:
- * the client end must sit in the peer's fd table exactly once, on a
- * descriptor with `O_CLOEXEC` set. A descriptor that survived `execve` has
- * `O_CLOEXEC` clear (the kernel closed every other one), and Deno opens every
- * socket of its own with `SOCK_CLOEXEC`, so a client end with the flag set
- * was created by the peer after its last `exec`, that is by the helper
- * itself. (A stricter "exactly one socket in the whole table" rule does not
- * work: the Deno runtime holds a private socketpair of its own, and under pi
- * its stderr is a socketpair too; the tests keep it as a counterexample.)
+ * {@link peerOwnsConnection} is the rule that fits the real Deno helper (its
+ * documentation says why). A stricter "exactly one socket in the whole
+ * table" rule does not work: the Deno runtime holds a private socketpair of
+ * its own, and under pi its stderr is a socketpair too; the tests keep it as
+ * a counterexample.
  *
  * The netlink query runs through libc with koffi on a non-blocking socket:
  * the kernel answers inside `sendto()`, so `recv(MSG_DONTWAIT)` never waits.
@@ -31,9 +27,9 @@
  *
  * @module
  */
-import { opendir, readlink } from "node:fs/promises";
+import { opendir } from "node:fs/promises";
 import { libc } from "./libc.ts";
-import { readProcText } from "./proc_reader.ts";
+import { readProcLink, readProcText } from "./proc_reader.ts";
 import { fdStat } from "./socket_fd.ts";
 import { errnoCode } from "../shared/errno.ts";
 import { encodeUnixDiagRequest, parseUnixDiagReply } from "./sock_diag.ts";
@@ -230,23 +226,15 @@ export async function socketInodesOf(
   const sockets: SocketFd[] = [];
   for (let i = 0; i < fds.length; i += READLINK_BATCH) {
     const batch = fds.slice(i, i + READLINK_BATCH);
-    const links = await Promise.all(batch.map((fd) => readFdLink(`${dir}/${fd}`)));
+    const links = await Promise.all(batch.map((fd) => readProcLink(`${dir}/${fd}`, "closed")));
     for (let j = 0; j < batch.length; j++) {
       const link = links[j];
-      if (link === "unreadable") return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
-      const m = link === "closed" ? null : SOCKET_LINK.exec(link);
+      if (link === undefined) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
+      const m = SOCKET_LINK.exec(link); // "closed": since the listing, skipped
       if (m) sockets.push({ fd: batch[j], inode: Number(m[1]) });
     }
   }
   return { ok: true, sockets };
-}
-
-async function readFdLink(path: string): Promise<string> {
-  try {
-    return await readlink(path);
-  } catch (e) {
-    return errnoCode(e) === "ENOENT" ? "closed" : "unreadable";
-  }
 }
 
 /**
@@ -306,8 +294,7 @@ async function fdFlags(
 ): Promise<number | "gone" | undefined> {
   const info = await readProcText(`/proc/${pid}/fdinfo/${fd}`, 4096);
   if (info === undefined) {
-    const link = await readFdLink(`/proc/${pid}/fd/${fd}`);
-    return link === "unreadable" ? undefined : "gone";
+    return await readProcLink(`/proc/${pid}/fd/${fd}`, "gone") === undefined ? undefined : "gone";
   }
   const flags = /^flags:\s+([0-7]+)$/m.exec(info);
   if (!flags) return undefined;
@@ -315,8 +302,8 @@ async function fdFlags(
   if (ino) {
     if (Number(ino[1]) !== inode) return "gone";
   } else {
-    const link = await readFdLink(`/proc/${pid}/fd/${fd}`);
-    if (link === "unreadable") return undefined;
+    const link = await readProcLink(`/proc/${pid}/fd/${fd}`, "closed");
+    if (link === undefined) return undefined;
     if (link !== `socket:[${inode}]`) return "gone";
   }
   return parseInt(flags[1], 8);

@@ -16,20 +16,13 @@ import process from "node:process";
 /** Absolute real path of the pinned deno binary, or `undefined` if not installed. */
 export async function resolveDenoBinary(): Promise<string | undefined> {
   const require = createRequire(import.meta.url);
-  const candidates: string[] = [];
   for (const pkg of [`@deno/${process.platform}-${process.arch}-glibc`, "deno"]) {
     try {
-      candidates.push(join(dirname(require.resolve(`${pkg}/package.json`)), "deno"));
-    } catch {
-      // not installed under that name
-    }
-  }
-  for (const candidate of candidates) {
-    try {
+      const candidate = join(dirname(require.resolve(`${pkg}/package.json`)), "deno");
       await access(candidate, constants.X_OK);
       return await realpath(candidate);
     } catch {
-      // try the next one
+      // not installed under that name, or not executable: try the next one
     }
   }
   return undefined;

@@ -1,12 +1,12 @@
 /**
- * Folder `shared/`: small runtime-neutral utilities several parts use.
+ * Folder `shared/`: small runtime-neutral utilities (`node:` built-ins only)
+ * several parts use.
  *
- * Small runtime-neutral utilities (`node:` built-ins only) shared by the
- * extension, the command-line tools and the doctor. This file: the one way
- * to run a child process to its end with a deadline. The two children that
- * live as long as their owner (the terminal guardian and the tmux control
- * client) are started by that owner, which watches and kills them; the Deno
- * runtimes of the broker and `pi-secret-run` spawn with `Deno.Command`.
+ * This file: the one way to run a child process to its end with a deadline.
+ * The two children that live as long as their owner (the terminal guardian
+ * and the tmux control client) are started by that owner, which watches and
+ * kills them; the Deno runtimes of the broker and `pi-secret-run` spawn with
+ * `Deno.Command`.
  *
  * {@link spawnWithDeadline} runs a command, kills it with SIGKILL when its
  * deadline expires (its whole process group when `detached`), reaps it, and
