@@ -94,23 +94,20 @@ async function main(): Promise<void> {
   body.fill(0);
   if (!reply.ok) fail(`bad reply (${reply.reason})`);
   if (reply.message.type === "password_denied") fail(`denied: ${reply.message.reason}`);
-  if (reply.message.type === "password_delivered") {
-    // pi wrote the password into sudo's pipe itself; this process never held it.
-    clearTimeout(timer);
-    Deno.exit(0);
-  }
-
-  const password = reply.message.password;
-  const line = new Uint8Array(password.length + 1);
-  line.set(password);
-  line[password.length] = 0x0a;
-  password.fill(0);
-  // At most 1024 bytes to a pipe: a single write(2) below PIPE_BUF is atomic.
-  let written = 0;
-  try {
-    while (written < line.length) written += Deno.stdout.writeSync(line.subarray(written));
-  } finally {
-    line.fill(0);
+  // Else `password_delivered`: pi wrote into sudo's pipe itself; this process never held it.
+  if (reply.message.type === "password_response") {
+    const password = reply.message.password;
+    const line = new Uint8Array(password.length + 1);
+    line.set(password);
+    line[password.length] = 0x0a;
+    password.fill(0);
+    // At most 1024 bytes to a pipe: a single write(2) below PIPE_BUF is atomic.
+    let written = 0;
+    try {
+      while (written < line.length) written += Deno.stdout.writeSync(line.subarray(written));
+    } finally {
+      line.fill(0);
+    }
   }
   clearTimeout(timer);
   Deno.exit(0);

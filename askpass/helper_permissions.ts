@@ -94,6 +94,5 @@ export function helperArgvPrefix(
  * the list separator `,` and of quotes.
  */
 export function isSafeFlagPath(path: string): boolean {
-  return /^\/[A-Za-z0-9._\/@+-]*$/.test(path) && !path.includes("//") &&
-    path.length < 4096;
+  return /^\/[A-Za-z0-9._\/@+-]*$/.test(path) && !path.includes("//") && path.length < 4096;
 }

@@ -4,9 +4,7 @@
  * (which sudo needs the askpass, the prompter's contract, untrusted text
  * made safe). Imports nothing of ours from outside the folder.
  *
- * Wire protocol between the askpass helper (Deno, started by sudo) and the
- * session server (inside pi). Runtime-neutral: Web Crypto and plain bytes.
- *
+ * This file: the wire protocol, runtime-neutral (Web Crypto and plain bytes).
  * One connection carries exactly one exchange: the helper sends a signed
  * `password_request`, the server answers with a signed `password_delivered`
  * (pi wrote the password into sudo's pipe itself: the helper exits without
@@ -273,24 +271,19 @@ export function encodeDenied(key: CryptoKey, id: string, reason: DenyReason): Pr
  * Decodes and verifies a request frame body (without the length prefix):
  * size, version, signature, type, every field and the size caps.
  */
-export async function decodeRequest(
-  key: CryptoKey,
-  body: Uint8Array,
-): Promise<Decoded<PasswordRequest>> {
-  return await decodeMessage(key, body, ["password_request"]) as Decoded<PasswordRequest>;
+export function decodeRequest(key: CryptoKey, body: Uint8Array): Promise<Decoded<PasswordRequest>> {
+  return decodeMessage<PasswordRequest>(key, body, ["password_request"]);
 }
 
 /**
  * Decodes and verifies whichever request a peer sent: a helper's
  * `password_request` or the broker's `secret_request`.
  */
-export async function decodeIncoming(
+export function decodeIncoming(
   key: CryptoKey,
   body: Uint8Array,
 ): Promise<Decoded<IncomingRequest>> {
-  return await decodeMessage(key, body, ["password_request", "secret_request"]) as Decoded<
-    IncomingRequest
-  >;
+  return decodeMessage<IncomingRequest>(key, body, ["password_request", "secret_request"]);
 }
 
 /**
@@ -302,11 +295,8 @@ export async function decodeReply(
   body: Uint8Array,
   expectedId: string,
 ): Promise<Decoded<Reply>> {
-  const decoded = await decodeMessage(key, body, [
-    "password_response",
-    "password_delivered",
-    "password_denied",
-  ]) as Decoded<Reply>;
+  const types = ["password_response", "password_delivered", "password_denied"] as const;
+  const decoded = await decodeMessage<Reply>(key, body, types);
   if (decoded.ok && decoded.message.id !== expectedId) {
     if (decoded.message.type === "password_response") decoded.message.password.fill(0);
     return fail(PROTOCOL_ERRORS.ID_MISMATCH);
@@ -450,11 +440,11 @@ async function encodeMessage(key: CryptoKey, message: Message): Promise<Uint8Arr
 }
 
 /** Decodes a body into one of `types`, or the first reason it is refused (module doc's order). */
-async function decodeMessage(
+async function decodeMessage<T extends Message>(
   key: CryptoKey,
   body: Uint8Array,
-  types: readonly MessageType[],
-): Promise<Decoded<Message>> {
+  types: readonly T["type"][],
+): Promise<Decoded<T>> {
   if (body.length > MAX_FRAME_BYTES) return fail(PROTOCOL_ERRORS.FRAME_TOO_LARGE);
   if (body.length < HEADER_LENGTH_BYTES) return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
   const headerLength = new DataView(body.buffer, body.byteOffset, body.length).getUint16(0);
@@ -504,7 +494,7 @@ async function decodeMessage(
     }
     message.password = payload;
   }
-  return { ok: true, message: message as unknown as Message };
+  return { ok: true, message: message as unknown as T };
 }
 
 function checkPrompt(v: unknown): boolean | ProtocolError {
@@ -537,8 +527,7 @@ function passwordProblem(password: Uint8Array): ProtocolError | undefined {
 }
 
 function hasExactKeys(header: Header, keys: readonly string[]): boolean {
-  const actual = Object.keys(header);
-  return actual.length === keys.length && keys.every((k) => Object.hasOwn(header, k));
+  return Object.keys(header).length === keys.length && keys.every((k) => Object.hasOwn(header, k));
 }
 
 function isRequestId(v: unknown): v is string {

@@ -103,11 +103,6 @@ const SYNTAX = ALLOWLIST_SYNTAX_ERRORS;
 const FORBIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}]/u;
 const MARKER_NAME = /^[a-z][a-z0-9_-]*$/;
 
-/** Splits a line (already checked for forbidden characters) at runs of spaces and tabs. */
-function words(line: string): string[] {
-  return line.split(/[ \t]+/).filter((w) => w !== "");
-}
-
 /** Whether `s` holds a forbidden character (tab and space excluded when `allowSeparators`). */
 function hasForbidden(s: string, allowSeparators: boolean): boolean {
   for (const c of s) {
@@ -147,7 +142,7 @@ type LineResult =
 /** Parses one line (without its `\n`). */
 function parseLine(raw: string): LineResult {
   if (hasForbidden(raw, true)) return { kind: "error", reason: SYNTAX.CONTROL_CHARACTER };
-  const w = words(raw);
+  const w = raw.split(/[ \t]+/).filter((word) => word !== "");
   if (w.length === 0 || w[0].startsWith("#")) return { kind: "skip" };
   const program = w[0];
   const pathError = programPathError(program);
@@ -171,10 +166,8 @@ function parseLine(raw: string): LineResult {
 }
 
 /**
- * Parses allowlist text (see the module documentation for the grammar).
- * Lines are separated by `\n`. Fail closed: the first malformed line makes
- * the result `ok: false` with its reason and 1-based line number, and the
- * caller must then treat the list as empty. Never throws.
+ * Parses allowlist text, lines separated by `\n` (grammar in the module doc):
+ * the first malformed line fails the whole list (fail closed). Never throws.
  */
 export function parseAllowlist(text: string): ParseResult {
   const entries: AllowlistEntry[] = [];
@@ -445,22 +438,21 @@ const GROUP_OTHER_WRITE = 0o022n;
 
 /** Decodes UTF-8 strictly; on failure, the 1-based line holding the first bad byte. */
 function decodeUtf8(bytes: Uint8Array): { ok: true; text: string } | { ok: false; line: number } {
-  try {
-    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
-  } catch {
-    let line = 1;
-    let start = 0;
-    for (let i = 0; i <= bytes.length; i++) {
-      if (i === bytes.length || bytes[i] === 0x0a) {
-        try {
-          new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(start, i));
-        } catch {
-          return { ok: false, line };
-        }
-        line++;
-        start = i + 1;
-      }
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  // A newline byte is never inside a multi-byte sequence, so each line decodes on its own.
+  for (let start = 0, line = 1; start <= bytes.length; line++) {
+    const newline = bytes.indexOf(0x0a, start);
+    const end = newline < 0 ? bytes.length : newline;
+    try {
+      strict.decode(bytes.subarray(start, end));
+    } catch {
+      return { ok: false, line };
     }
+    start = end + 1;
+  }
+  try {
+    return { ok: true, text: strict.decode(bytes) };
+  } catch { // cannot happen when every line decodes; fail closed all the same
     return { ok: false, line: 1 };
   }
 }
@@ -484,8 +476,7 @@ function decodeUtf8(bytes: Uint8Array): { ok: true; text: string } | { ok: false
  *    (`unreadable`, `too_large`).
  * 5. Strict UTF-8 and {@link parseAllowlist} (`malformed`, with line and syntax).
  *
- * `opts.ownerUid` is test-only (see {@link AllowlistFileOptions}); the
- * default, root, is the only production value. Never throws.
+ * Never throws.
  */
 export async function checkAllowlistFile(
   path: string,

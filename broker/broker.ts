@@ -166,12 +166,11 @@ function watchParent(sudo: number): void {
     if (consumer) clearInterval(timer);
     else if (libc.getppid() !== sudo) refuse(R.PARENT_GONE);
   }, PARENT_POLL_MS);
-  const numbers = { SIGTERM: 15, SIGINT: 2, SIGHUP: 1 } as const;
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  for (const [signal, number] of [["SIGTERM", 15], ["SIGINT", 2], ["SIGHUP", 1]] as const) {
     Deno.addSignalListener(signal, () => {
       if (!consumer) refuse(R.INTERRUPTED);
       // sudo relays signals to us: pass them on, like sudo does (the keeper forwards them).
-      libc.kill(consumer.keeper, numbers[signal]);
+      libc.kill(consumer.keeper, number);
     });
   }
 }

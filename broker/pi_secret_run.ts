@@ -20,8 +20,6 @@ import { parseBrokerVersion } from "./broker_version.ts";
 const USAGE = "usage: pi-secret-run [--label TEXT] -- PROGRAM [ARGS...]";
 const encoder = new TextEncoder();
 
-/** Error name Deno gives a call that its permission flags do not allow (Deno 2). */
-const MISSING_PERMISSION = "NotCapable";
 const MAX_CAUSE_CHARS = 300;
 
 function refuse(reason: string): never {
@@ -58,9 +56,9 @@ export function parseCommandLine(
   return { label: parsed.values.label ?? "", argv: parsed.positionals };
 }
 
-/** Whether `error` is Deno refusing a call its permission flags do not allow. */
+/** Whether `error` is Deno 2 refusing a call its permission flags do not allow. */
 function isMissingPermission(error: unknown): boolean {
-  return error instanceof Error && error.name === MISSING_PERMISSION;
+  return error instanceof Error && error.name === "NotCapable";
 }
 
 /**
@@ -93,16 +91,13 @@ async function resolveOnPath(program: string, cwd: string): Promise<string> {
       if (st.isFile && ((st.mode ?? 0) & 0o111) !== 0) return `${dir}/${program}`;
     } catch (e) {
       if (isMissingPermission(e)) throw e; // not "command not found"
-      // not here
     }
   }
   refuse(`${program}: command not found`);
 }
 
 /** The installer's path, for the "not installed" message. */
-function installerPath(): string {
-  return new URL("./install.sh", import.meta.url).pathname;
-}
+const INSTALLER = new URL("./install.sh", import.meta.url).pathname;
 
 async function checkBroker(): Promise<void> {
   let version: string;
@@ -112,7 +107,7 @@ async function checkBroker(): Promise<void> {
   } catch (e) {
     if (isMissingPermission(e)) throw e; // not "not installed"
     refuse(
-      `the broker is not installed: run /sudo-prompt install-broker in pi, or: sudo sh ${installerPath()}`,
+      `the broker is not installed: run /sudo-prompt install-broker in pi, or: sudo sh ${INSTALLER}`,
     );
   }
   const protocol = parseBrokerVersion(version).protocol;
@@ -120,7 +115,7 @@ async function checkBroker(): Promise<void> {
     refuse(
       `the installed broker speaks protocol ${
         protocol ?? "?"
-      }, this package ${PROTOCOL_VERSION}: reinstall it (/sudo-prompt install-broker, or sudo sh ${installerPath()})`,
+      }, this package ${PROTOCOL_VERSION}: reinstall it (/sudo-prompt install-broker, or sudo sh ${INSTALLER})`,
     );
   }
 }

@@ -19,28 +19,6 @@ export interface KoffiLibrary {
   func(prototype: string): (...args: any[]) => any;
 }
 
-/** The loaded library and koffi's `errno()`. */
-export interface Libc {
-  readonly lib: KoffiLibrary;
-  readonly errno: () => number;
-}
-
-let loaded: Libc | null | undefined;
-
-/** `libc.so.6` through koffi, or `null` when FFI is unavailable on this machine. */
-function loadLibc(): Libc | null {
-  if (loaded !== undefined) return loaded;
-  loaded = null;
-  if (process.platform !== "linux" || !SUPPORTED_ARCHES.has(process.arch)) return loaded;
-  try {
-    const koffi = createRequire(import.meta.url)("koffi");
-    loaded = { lib: koffi.load("libc.so.6"), errno: () => koffi.errno() };
-  } catch {
-    loaded = null;
-  }
-  return loaded;
-}
-
 /**
  * Every libc function this package calls from Node, declared once, here:
  * the one FFI binding module of pi's runtime (Deno's is `deno_libc.ts`).
@@ -80,12 +58,14 @@ let calls: LibcCalls | null | undefined;
 /** {@link LibcCalls}, or `null` when FFI is unavailable here (the callers fail closed). */
 export function libc(): LibcCalls | null {
   if (calls !== undefined) return calls;
-  const c = loadLibc();
-  if (!c) return calls = null;
+  calls = null;
+  if (process.platform !== "linux" || !SUPPORTED_ARCHES.has(process.arch)) return calls;
   try {
+    const koffi = createRequire(import.meta.url)("koffi");
+    const lib: KoffiLibrary = koffi.load("libc.so.6");
     // Each call gives its C result as a plain number.
     const f = (prototype: string) => {
-      const fn = c.lib.func(prototype);
+      const fn = lib.func(prototype);
       return (...args: unknown[]) => Number(fn(...args));
     };
     // fcntl, ioctl and prctl are variadic in C: koffi passes the extra
@@ -111,7 +91,7 @@ export function libc(): LibcCalls | null {
         "intptr_t sendto(int, const uint8_t *buf, size_t len, int flags, const uint8_t *addr, uint32_t addrlen)",
       ),
       recv: f("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)"),
-      errno: c.errno,
+      errno: () => koffi.errno(),
     };
   } catch {
     calls = null;

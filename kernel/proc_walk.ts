@@ -7,9 +7,7 @@
  * caller names the moment its walk must have started after (`notBefore`),
  * and gets the walk in flight or the last one when it started after that,
  * else the next one. At most one walk is in flight and one waits, however
- * many checks ask. Threads of the user's processes get their own descriptor
- * table read only when `kcmp` says they do not share the leader's (one
- * libc binding: `libc.ts`).
+ * many checks ask.
  *
  * A walk that fails, misses its deadline or finds the worker gone fails the
  * check that asked (fail closed); a worker that errs or stays silent past
@@ -266,9 +264,8 @@ function spawnThread(
 
 function ensureWorker(): WalkerThread | undefined {
   if (worker) return worker;
-  let w: WalkerThread | undefined;
   try {
-    w = spawnThread((answer) => {
+    const w: WalkerThread = spawnThread((answer) => {
       const resolve = typeof answer?.id === "number" ? waiting.get(answer.id) : undefined;
       if (!resolve) return;
       waiting.delete(answer.id as number);
@@ -281,11 +278,11 @@ function ensureWorker(): WalkerThread | undefined {
       // An error or an exit answers every question still open, once.
       if (worker !== undefined && worker === w) stopWorker();
     });
+    worker = w;
+    return w;
   } catch {
     return undefined;
   }
-  worker = w;
-  return w;
 }
 
 /** Terminates the worker and fails every walk still waiting for it. */

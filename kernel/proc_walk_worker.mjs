@@ -59,16 +59,11 @@ function errno(e) {
   return typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
 }
 
-/** Counts links against {@link MAX_LINKS} across one request. */
-class Budget {
-  left = MAX_LINKS;
-}
-
 /**
  * One descriptor table: its kept links, or `unreadable` (EACCES: the process
  * hides its tables). `undefined` when gone; `"too_many"` past a bound.
  * @param {string} dir
- * @param {Budget} budget
+ * @param {{ left: number }} budget links still allowed in this request (from {@link MAX_LINKS})
  * @returns {Table | "too_many" | undefined}
  */
 function readTable(dir, budget) {
@@ -115,7 +110,7 @@ function walk(uid, gid) {
     return { ok: false, reason: "proc_unreadable" };
   }
   if (names.length > MAX_PROCESSES) return { ok: false, reason: "too_many" };
-  const budget = new Budget();
+  const budget = { left: MAX_LINKS };
   /** @type {Walked[]} */
   const processes = [];
   /** @type {Set<number>} */
@@ -177,7 +172,7 @@ function walk(uid, gid) {
  * @param {string[]} dirs
  */
 function tables(dirs) {
-  const budget = new Budget();
+  const budget = { left: MAX_LINKS };
   /** @type {Table[]} */
   const out = [];
   for (const dir of dirs.slice(0, MAX_PROCESSES)) {

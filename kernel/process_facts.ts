@@ -29,33 +29,24 @@ export async function describeProcess(pid: number, why: string): Promise<Uncheck
   if (stat && known && known.startTime === stat.startTime && known.facts.why === why) {
     return known.facts;
   }
-  const facts = await readFacts(pid, why, stat);
+  const argv = parseNulList(
+    await readProcFile(`/proc/${pid}/cmdline`, COMMAND_CAP) ?? new Uint8Array(),
+  );
+  const parentStat = stat
+    ? parseStat(await readProcText(`/proc/${stat.ppid}/stat`) ?? "")
+    : undefined;
+  const facts: UncheckedProcess = {
+    pid,
+    command: argv && argv.length > 0 ? argv.join(" ") : stat ? `[${stat.comm}]` : "?",
+    started: stat ? await clockTimeOf(stat.startTime) : "",
+    parent: stat ? `${stat.ppid}${parentStat ? ` (${parentStat.comm})` : ""}` : "",
+    why,
+  };
   if (stat) {
     if (described.size >= DESCRIBED_CAP) described.delete(described.keys().next().value!);
     described.set(pid, { startTime: stat.startTime, facts });
   }
   return facts;
-}
-
-async function readFacts(
-  pid: number,
-  why: string,
-  stat: ReturnType<typeof parseStat>,
-): Promise<UncheckedProcess> {
-  const argv = parseNulList(
-    await readProcFile(`/proc/${pid}/cmdline`, COMMAND_CAP) ?? new Uint8Array(),
-  );
-  const command = argv && argv.length > 0 ? argv.join(" ") : stat ? `[${stat.comm}]` : "?";
-  const parentStat = stat
-    ? parseStat(await readProcText(`/proc/${stat.ppid}/stat`) ?? "")
-    : undefined;
-  return {
-    pid,
-    command,
-    started: stat ? await clockTimeOf(stat.startTime) : "",
-    parent: stat ? `${stat.ppid}${parentStat ? ` (${parentStat.comm})` : ""}` : "",
-    why,
-  };
 }
 
 /** The boot time (`btime` of `/proc/stat`), read once. */

@@ -175,10 +175,8 @@ export function unixPeerInodeByInode(
 export async function unixPeerInode(
   acceptedFd: number,
 ): Promise<{ ok: true } & UnixPeerInodes | SocketPeerFailure> {
-  if (!Number.isSafeInteger(acceptedFd) || acceptedFd < 0) {
-    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
-  }
-  const st = await fdStat(acceptedFd);
+  const valid = Number.isSafeInteger(acceptedFd) && acceptedFd >= 0;
+  const st = valid ? await fdStat(acceptedFd) : undefined;
   if (!st || !st.isSocket() || !isPositiveInt(st.ino)) {
     return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
   }

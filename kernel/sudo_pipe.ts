@@ -69,14 +69,10 @@ export function writeIntoSudoPipe(
 ): { ok: true } | { ok: false; reason: PipeHandoverError } {
   const c = libc();
   if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };
-  let pidfd = target.pidfd;
-  let ownPidfd = false;
-  if (pidfd === undefined) {
-    const opened = pidfdOpen(target.pid);
-    if (!opened.ok) return { ok: false, reason: openFailure(opened.errno ?? 0) };
-    pidfd = opened.fd;
-    ownPidfd = true;
-  }
+  // Without the connection's pidfd, one is opened here and closed below.
+  const opened = target.pidfd === undefined ? pidfdOpen(target.pid) : undefined;
+  if (opened?.ok === false) return { ok: false, reason: openFailure(opened.errno ?? 0) };
+  const pidfd = opened?.ok ? opened.fd : target.pidfd!;
   let fd = -1;
   try {
     fd = c.syscall(SYS_PIDFD_GETFD, "int", pidfd, "int", 1, "unsigned int", 0);
@@ -107,7 +103,7 @@ export function writeIntoSudoPipe(
     return { ok: true };
   } finally {
     if (fd >= 0) c.close(fd);
-    if (ownPidfd) c.close(pidfd);
+    if (opened) c.close(pidfd);
   }
 }
 

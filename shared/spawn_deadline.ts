@@ -3,21 +3,19 @@
  * several parts use.
  *
  * This file: the one way to run a child process to its end with a deadline.
- * The two children that live as long as their owner (the terminal guardian
- * and the tmux control client) are started by that owner, which watches and
+ * {@link spawnWithDeadline} kills it with SIGKILL at the deadline (its whole
+ * process group when `detached`), reaps it and keeps a bounded amount of its
+ * output; a program that hangs, floods its output or cannot be started
+ * becomes a typed result, never an exception or a blocked event loop. The
+ * two children that live as long as their owner (the terminal guardian and
+ * the tmux control client) are started by that owner, which watches and
  * kills them; the Deno runtimes of the broker and `pi-secret-run` spawn with
  * `Deno.Command`.
- *
- * {@link spawnWithDeadline} runs a command, kills it with SIGKILL when its
- * deadline expires (its whole process group when `detached`), reaps it, and
- * keeps a bounded amount of its output. It never rejects and never blocks
- * the event loop: a program that hangs, floods its output or cannot be
- * started becomes a typed result, not an exception.
  *
  * @module
  */
 import { Buffer } from "node:buffer";
-import { type ChildProcess, spawn, type StdioOptions } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import { errnoCode } from "./errno.ts";
 
@@ -111,16 +109,15 @@ export function spawnWithDeadline(
         ...(spawnError ? { spawnError } : {}),
       });
     };
-    const stdio: StdioOptions = options.stdio === "inherit"
-      ? "inherit"
-      : ["ignore", options.stdoutFd ?? "pipe", "pipe"];
     let child: ChildProcess;
     try {
       child = spawn(file, [...args], {
         env: options.env ?? process.env,
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
         detached: options.detached === true,
-        stdio,
+        stdio: options.stdio === "inherit"
+          ? "inherit"
+          : ["ignore", options.stdoutFd ?? "pipe", "pipe"],
       });
     } catch (e) {
       finish(null, null, spawnErrorText(e));
