@@ -7,15 +7,12 @@
  */
 import type { ProcessRef } from "../../kernel/peer_verification.ts";
 
+/** Sudo processes remembered (the oldest are forgotten first). */
+const CAPACITY = 256;
+
 /** Bounded map from a sudo process to the passwords already submitted to it. */
 export class AttemptCounter {
   readonly #submitted = new Map<string, number>();
-  readonly #capacity: number;
-
-  /** `capacity` bounds memory; the oldest sudo processes are forgotten first. */
-  constructor(capacity = 256) {
-    this.#capacity = capacity;
-  }
 
   /** The 1-based number of the attempt about to be made for `sudo`. */
   next(sudo: ProcessRef): number {
@@ -28,7 +25,7 @@ export class AttemptCounter {
     const n = (this.#submitted.get(k) ?? 0) + 1;
     this.#submitted.delete(k); // re-insert to keep insertion order = recency
     this.#submitted.set(k, n);
-    while (this.#submitted.size > this.#capacity) {
+    while (this.#submitted.size > CAPACITY) {
       this.#submitted.delete(this.#submitted.keys().next().value as string);
     }
   }

@@ -12,18 +12,18 @@ import type { SessionEvent } from "./session_server.ts";
 /**
  * Maps one session event to an audit entry, copying only listed fields of
  * the right types (never a field the event type does not declare). `kind` is
- * used unless the event says itself (a "queued" event's `request`). `timings`
- * are attached as given (plus a "queued" event's `verifyMs`);
- * {@link sessionAuditSink} computes them.
+ * used unless the event says itself (a "queued" event's `request`); timings
+ * other than a "queued" event's `verifyMs` are {@link sessionAuditSink}'s.
  */
 export function auditEntryFromSessionEvent(
   event: SessionEvent,
   kind: AuditKind,
   now: Date,
-  timings?: Readonly<Record<string, number>>,
 ): AuditEntry {
   const time = now.toISOString();
-  const t = timings ? { timings } : {};
+  const reason = "reason" in event && typeof event.reason === "string"
+    ? { reason: event.reason }
+    : {};
   switch (event.kind) {
     case "refused":
       return {
@@ -33,8 +33,7 @@ export function auditEntryFromSessionEvent(
         ...(typeof event.requestId === "string" ? { requestId: event.requestId } : {}),
         ...(typeof event.peerPid === "number" ? { peerPid: event.peerPid } : {}),
         decision: "refused",
-        ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
-        ...t,
+        ...reason,
       };
     case "queued":
       return {
@@ -44,19 +43,10 @@ export function auditEntryFromSessionEvent(
         requestId: event.requestId,
         argv: Array.isArray(event.argv) ? [...event.argv] : [],
         attempt: event.attempt,
-        timings: typeof event.verifyMs === "number"
-          ? { ...timings, verifyMs: event.verifyMs }
-          : { ...timings },
+        timings: typeof event.verifyMs === "number" ? { verifyMs: event.verifyMs } : {},
       };
     case "prompted":
-      return {
-        time,
-        kind,
-        event: "prompted",
-        requestId: event.requestId,
-        attempt: event.attempt,
-        ...t,
-      };
+      return { time, kind, event: "prompted", requestId: event.requestId, attempt: event.attempt };
     case "answered":
       return {
         time,
@@ -67,7 +57,6 @@ export function auditEntryFromSessionEvent(
         attempt: event.attempt,
         ...(event.writer === "pi" ? { reason: "pi_wrote_pipe" } : {}),
         ...(event.writer === "helper" ? { reason: `helper_wrote_pipe:${event.fallback}` } : {}),
-        ...t,
       };
     case "denied":
       return {
@@ -76,8 +65,7 @@ export function auditEntryFromSessionEvent(
         event: "denied",
         requestId: event.requestId,
         decision: "denied",
-        ...(typeof event.reason === "string" ? { reason: event.reason } : {}),
-        ...t,
+        ...reason,
       };
     default:
       // An event kind this module does not know: record that it happened, nothing of it.
@@ -108,11 +96,11 @@ export function sessionAuditSink(
   const open = new Map<string, { queuedAt: number; kind: AuditKind; promptedAt?: number }>();
   return (event) => {
     try {
-      let timings: Record<string, number> | undefined;
       const id = "requestId" in event ? event.requestId : undefined;
-      const t = clock();
-      let entry = auditEntryFromSessionEvent(event, open.get(id ?? "")?.kind ?? kind, now());
       const o = typeof id === "string" ? open.get(id) : undefined;
+      const t = clock();
+      let entry = auditEntryFromSessionEvent(event, o?.kind ?? kind, now());
+      let timings: Record<string, number> | undefined;
       if (event.kind === "queued" && typeof id === "string") {
         open.delete(id);
         open.set(id, { queuedAt: t, kind: entry.kind });

@@ -68,11 +68,10 @@ export class CallTracker {
  */
 export function removeCachedCredentials(
   realSudo: string | undefined,
-  deadlineMs = REMOVE_DEADLINE_MS,
 ): Promise<{ ok: true } | { ok: false; reason: RemoveError }> {
   if (!realSudo) return Promise.resolve({ ok: false, reason: REMOVE_ERRORS.NO_SUDO });
   return spawnWithDeadline(realSudo, ["-K"], {
-    deadlineMs,
+    deadlineMs: REMOVE_DEADLINE_MS,
     env: { PATH: "/usr/bin:/bin", LC_ALL: "C" },
   }).then((run) =>
     run.code === 0 ? { ok: true } : { ok: false, reason: REMOVE_ERRORS.SUDO_FAILED }

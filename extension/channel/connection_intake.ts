@@ -197,13 +197,8 @@ export class ConnectionIntake {
       ]);
       if (!paired.ok) return refuse(paired.reason, processRefusalNotice(paired));
       if (warnings.length > 0 && this.#options.refuseRiskySudo) {
-        return refuse(
-          ROOT_RUN_REFUSALS.RISKY_SUDO,
-          processRefusalNotice({
-            reason: ROOT_RUN_REFUSALS.RISKY_SUDO,
-            pid: verdict.requester.sudo.pid,
-          }),
-        );
+        const risky = { reason: ROOT_RUN_REFUSALS.RISKY_SUDO, pid: verdict.requester.sudo.pid };
+        return refuse(risky.reason, processRefusalNotice(risky));
       }
       entry = this.#sudoEntry(request, verdict.requester, paired.unchecked ?? [], {
         covers: cache.createsTicket ? "call" : "sudo",
@@ -340,10 +335,7 @@ export class ConnectionIntake {
  * The tool command as the human wrote it: `[shell, "-c", text]` with our own
  * `sudo()` prelude removed from the front of `text`.
  */
-function withoutPrelude(
-  argv: readonly string[] | null,
-  prelude: string,
-): readonly string[] | null {
+function withoutPrelude(argv: readonly string[] | null, prelude: string): readonly string[] | null {
   if (!argv || prelude === "" || argv.length < 3 || argv[1] !== "-c") return argv;
   const text = argv[2];
   if (!text.startsWith(prelude + "\n")) return argv;

@@ -16,6 +16,7 @@
  */
 import { sudoResetsTimestamp } from "../../askpass/sudo_args.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
+import type { SessionOptions } from "./session_types.ts";
 
 /**
  * Named refusals of the credential policy:
@@ -57,12 +58,7 @@ export function credentialDecision(
 }
 
 /** The session options that decide whether a ticket may be created right now. */
-export interface CachePolicyOptions {
-  /** Default `"none"`. */
-  readonly credentialCache?: CredentialCacheMode;
-  /** In `"call"` mode: whether a tool call or `!` command is running (default: no). */
-  readonly callInProgress?: () => boolean;
-}
+export type CachePolicyOptions = Pick<SessionOptions, "credentialCache" | "callInProgress">;
 
 /**
  * True only in the opt-in `"call"` mode while a call is running: a ticket

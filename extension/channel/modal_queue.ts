@@ -94,7 +94,7 @@ export class ModalQueue {
   enqueue(pending: Pending, queued: SessionEvent): void {
     this.#queue.push(pending);
     this.emit(queued);
-    this.#startLiveness();
+    this.#liveness ??= setInterval(() => void this.#checkLiveness(), LIVENESS_INTERVAL_MS);
     this.#pump();
   }
 
@@ -180,13 +180,8 @@ export class ModalQueue {
   /** Opens the modal for the active entry. */
   #open(entry: Pending): void {
     this.emit({ kind: "prompted", requestId: entry.id, attempt: entry.attempt });
-    let outcome: Promise<PromptOutcome>;
-    try {
-      outcome = entry.ask(entry.abort.signal);
-    } catch {
-      outcome = Promise.resolve({ kind: "cancel" });
-    }
-    outcome
+    // A prompter that throws at once cancels, as one that rejects does.
+    new Promise<PromptOutcome>((resolve) => resolve(entry.ask(entry.abort.signal)))
       .then((o) => this.#onOutcome(entry, o), () => this.finish(entry, DENY_REASONS.CANCELLED))
       // An unexpected throw while answering denies the request (fail closed).
       .catch(() => this.finish(entry, DENY_REASONS.CANCELLED));
@@ -245,11 +240,7 @@ export class ModalQueue {
    * Ends a request exactly once: with `frame` (a password response) or a
    * denial for `reason`. Frees its slot and moves the queue on.
    */
-  async finish(
-    entry: Pending,
-    reason: DenyReason | undefined,
-    frame?: Uint8Array,
-  ): Promise<void> {
+  async finish(entry: Pending, reason: DenyReason | undefined, frame?: Uint8Array): Promise<void> {
     // Out of the queue in any case (its connection may have ended elsewhere);
     // answered only by the first end.
     const first = entry.connection.end();
@@ -309,11 +300,6 @@ export class ModalQueue {
       });
       socket.end(frame);
     });
-  }
-
-  #startLiveness(): void {
-    if (this.#liveness) return;
-    this.#liveness = setInterval(() => void this.#checkLiveness(), LIVENESS_INTERVAL_MS);
   }
 
   #stopLiveness(): void {

@@ -17,11 +17,10 @@ import {
   type PeerCredentials,
 } from "../../kernel/peer_credentials.ts";
 import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** What `SO_PEERCRED` said, or why it could not be read. */
-export type PeerCredentialsResult =
-  | { readonly ok: true; readonly creds: PeerCredentials }
-  | { readonly ok: false; readonly reason: string };
+export type PeerCredentialsResult = Result<{ creds: PeerCredentials }, string>;
 
 /** See the module comment. */
 export class PeerConnection {

@@ -263,13 +263,9 @@ export function processRefusalNotice(
 ): string {
   const advice = refusalAdvice(refusal.reason);
   const who = refusal.pid === undefined ? "" : ` (pid ${refusal.pid})`;
-  return advice
-    ? `${refusal.reason}${who}: ${advice.means}. ${capitalise(advice.todo)}`
-    : `${refusal.reason}${who}`;
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+  if (!advice) return `${refusal.reason}${who}`;
+  const todo = advice.todo.charAt(0).toUpperCase() + advice.todo.slice(1);
+  return `${refusal.reason}${who}: ${advice.means}. ${todo}`;
 }
 
 /** Where a refusal's details are, in pi and in a shell. */

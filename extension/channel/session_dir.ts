@@ -50,7 +50,7 @@ export async function createSessionDir(
   if (!await isPrivateDir(dir, 0o077)) {
     return { ok: false, reason: SESSION_DIR_ERRORS.UNSAFE };
   }
-  const start = await ownStartTime();
+  const start = parseStat(await readProcText(`/proc/${process.pid}/stat`) ?? "")?.startTime;
   try {
     await writeFile(join(dir, OWNER_FILE), `${process.pid} ${start ?? "?"}\n`, {
       mode: 0o600,
@@ -109,8 +109,4 @@ async function isPrivateDir(path: string, forbiddenMode: number): Promise<boolea
   } catch {
     return false;
   }
-}
-
-async function ownStartTime(): Promise<bigint | undefined> {
-  return parseStat(await readProcText(`/proc/${process.pid}/stat`) ?? "")?.startTime;
 }

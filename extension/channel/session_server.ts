@@ -50,7 +50,7 @@ import {
   sudoWrapperScript,
 } from "./shell_injection.ts";
 import { BROKER_REFUSAL_EXIT, piSecretRunArgv } from "../../broker/broker_permissions.ts";
-import { pairingGuardFor } from "../pairing/pairing_guard.ts";
+import { PairingGuard } from "../pairing/pairing_guard.ts";
 import { holdProcessWalker, releaseProcessWalker } from "../../kernel/proc_walk.ts";
 import { PAIRING_CHECK } from "../pairing/root_pairing.ts";
 import { warmDenoCache, type WarmupRun } from "./deno_warmup.ts";
@@ -71,15 +71,10 @@ import {
 
 export {
   type AskpassSession,
-  CONNECTION_ERRORS,
-  type ConnectionError,
   DEFAULT_TIMEOUT_MS,
   HELPER_DEADLINE_MARGIN_MS,
   SESSION_START_ERRORS,
   type SessionEvent,
-  type SessionOptions,
-  type SessionStartError,
-  type SessionTuning,
 } from "./session_types.ts";
 
 /** Starts a session: directory, key, launcher, wrapper and listening socket. */
@@ -171,7 +166,15 @@ export async function startSession(
 
   const server = createServer({ allowHalfOpen: false });
   server.maxConnections = options.maxConnections ?? 64;
-  const pairing = pairingGuardFor(options, expected);
+  const gid = process.getgid?.() ?? -1;
+  const pairing = new PairingGuard({
+    uid: expected.uid,
+    gid,
+    exePath: expected.exePath,
+    argvPrefix: expected.argvPrefix,
+    sudoPath: options.realSudo,
+    layers: options.pairing,
+  });
   const queue = new ModalQueue(options, key, pairing);
   const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";
   const intake = new ConnectionIntake({
@@ -205,7 +208,7 @@ export async function startSession(
   const warming = warmDenoCache(warmRuns, userDenoDir);
   // The worker that walks /proc for the pairing and keyboard checks starts
   // now, so the first sudo does not wait for it.
-  holdProcessWalker({ uid: expected.uid, gid: process.getgid?.() ?? -1 });
+  holdProcessWalker({ uid: expected.uid, gid });
 
   let closed = false;
   const session: AskpassSession = {
@@ -274,18 +277,14 @@ function listen(server: Server, path: string): Promise<boolean> {
   });
 }
 
-/** One file (with `text`) or directory (without) of a new session directory. */
-interface SessionFile {
-  readonly path: string;
-  readonly text?: string;
-}
-
 /**
- * Creates the session's directories and scripts (0700, files never
+ * Creates the session's directories (no `text`) and scripts (0700, files never
  * overwritten). False when any of them cannot be written, a full disk for
  * example; the caller then removes the whole session directory.
  */
-async function writeSessionFiles(files: readonly SessionFile[]): Promise<boolean> {
+async function writeSessionFiles(
+  files: readonly { readonly path: string; readonly text?: string }[],
+): Promise<boolean> {
   try {
     for (const f of files) {
       if (f.text === undefined) await mkdir(f.path, { mode: 0o700 });

@@ -28,18 +28,16 @@ export async function allowFlow(
   const notify = ctx.ui.notify.bind(ctx.ui);
   const argv = session.lastUnverifiedArgv();
   if (!argv) {
-    notify("allow: no secret request with the red warning in this session yet", "info");
-    return;
+    return notify("allow: no secret request with the red warning in this session yet", "info");
   }
   const file = await checkAllowlistFile(allowlistPath);
   if (!file.ok) {
-    notify(
+    return notify(
       `allow: ${allowlistPath} is ${
         file.reason.replaceAll("_", " ")
       }: install the broker first (/sudo-prompt install-broker)`,
       "error",
     );
-    return;
   }
   const suggestion = suggestShape(argv);
   if (!suggestion.ok) {
@@ -50,31 +48,23 @@ export async function allowFlow(
     "Allowlist entry: program path, then the exact arguments; <name> matches one argument not starting with '-'",
     suggestion.line,
   );
-  if (edited === undefined) {
-    notify("allow: cancelled; nothing written", "info");
-    return;
-  }
+  if (edited === undefined) return notify("allow: cancelled; nothing written", "info");
   const lines = edited.split("\n").map((l) => l.trim()).filter((l) => l !== "");
   if (lines.length !== 1) {
-    notify("allow: write exactly one entry line; nothing written", "error");
-    return;
+    return notify("allow: write exactly one entry line; nothing written", "error");
   }
   const shape = checkShape(lines[0], argv);
   if (!shape.ok) {
-    notify(
+    return notify(
       `allow: that entry does not match the command shown (${shape.reason}); nothing written`,
       "error",
     );
-    return;
   }
   const confirmed = await ctx.ui.confirm(
     "Add this entry to the allowlist?",
     `${shape.line}\n\nMatching commands will get a secret without the red warning.`,
   );
-  if (!confirmed) {
-    notify("allow: not confirmed; nothing written", "info");
-    return;
-  }
+  if (!confirmed) return notify("allow: not confirmed; nothing written", "info");
   const r = await runAsRoot(session, [appendScript, shape.line]);
   if (r.code === 0) notify(r.output || `allow: added ${shape.line}`, "info");
   else notify(`allow: failed (${r.output.split("\n").at(-1) || `exit ${r.code}`})`, "error");

@@ -38,15 +38,13 @@ export function installerPath(): string {
 /** Registers `/sudo-prompt`. */
 export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
   pi.registerCommand("sudo-prompt", {
-    description:
-      "pi-sudo-prompt: install-broker | uninstall-broker | allow | status | doctor [reason]",
+    description: `pi-sudo-prompt: ${SUBCOMMANDS.join(" | ")} [reason]`,
     getArgumentCompletions: (prefix: string) =>
       SUBCOMMANDS.filter((s) => s.startsWith(prefix.trim())).map((s) => ({ value: s, label: s })),
     handler: async (args: string, ctx: ExtensionCommandContext) => {
-      const sub = args.trim().split(/\s+/)[0] ?? "";
+      const [sub, reason] = args.trim().split(/\s+/);
       if ((ctx as { mode?: string }).mode !== "tui") {
-        ctx.ui.notify("/sudo-prompt runs only in pi's interactive TUI", "error");
-        return;
+        return void ctx.ui.notify("/sudo-prompt runs only in pi's interactive TUI", "error");
       }
       const session = deps.session();
       switch (sub) {
@@ -58,11 +56,10 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
           ctx.ui.notify(`${sub}: sudo will ask for your password in the modal`, "info");
           const r = await runAsRoot(session, argv);
           const ok = r.code === 0;
-          await showInfoPanel(ctx.ui, `/sudo-prompt ${sub}: ${ok ? "done" : "failed"}`, [
+          return await showInfoPanel(ctx.ui, `/sudo-prompt ${sub}: ${ok ? "done" : "failed"}`, [
             ...r.output.split("\n").slice(-30),
             ...(r.timedOut ? ["(timed out)"] : []),
           ]);
-          return;
         }
         case "allow":
           if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
@@ -74,23 +71,19 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
             await statusLines(session, deps.auditStats?.()),
           );
         case "doctor": {
-          const reason = args.trim().split(/\s+/)[1];
           if (reason !== undefined) {
             const explained = explainRefusal(reason);
             if (!explained.ok) return void ctx.ui.notify(`doctor: ${explained.reason}`, "error");
             return void await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", explained.lines);
           }
           const checks = await runDoctor(
-            session
-              ? {
-                denoPath: session.denoPath,
-                helperPath: session.helperPath,
-                denoCacheDir: session.denoDir,
-              }
-              : {},
+            session && {
+              denoPath: session.denoPath,
+              helperPath: session.helperPath,
+              denoCacheDir: session.denoDir,
+            },
           );
-          await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", renderDoctor(checks));
-          return;
+          return await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", renderDoctor(checks));
         }
         default:
           ctx.ui.notify(`usage: /sudo-prompt ${SUBCOMMANDS.join(" | ")}`, "info");

@@ -13,7 +13,7 @@ import type { AskpassSession } from "../channel/session_server.ts";
 /** Most output kept from the command (the rest is dropped, not buffered). */
 const OUTPUT_CAP = 64 * 1024;
 /** How long the command may take, the password typed in the modal included. */
-const DEFAULT_DEADLINE_MS = 300_000;
+const DEADLINE_MS = 300_000;
 
 /** The outcome of {@link runAsRoot}. */
 export interface RootCommandResult {
@@ -26,7 +26,6 @@ export interface RootCommandResult {
 export async function runAsRoot(
   session: AskpassSession,
   argv: readonly string[],
-  deadlineMs = DEFAULT_DEADLINE_MS,
 ): Promise<RootCommandResult> {
   if (!session.realSudo) return { code: null, output: "sudo is not installed", timedOut: false };
   // -k: the password answers this one command and leaves no cached
@@ -37,7 +36,7 @@ export async function runAsRoot(
     detached: true,
     mergeStderr: true,
     outputCap: OUTPUT_CAP,
-    deadlineMs,
+    deadlineMs: DEADLINE_MS,
   });
   if (r.spawnError) {
     return { code: null, output: `cannot run sudo: ${r.spawnError}`, timedOut: r.timedOut };

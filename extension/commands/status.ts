@@ -31,12 +31,13 @@ export async function statusLines(
   session: AskpassSession | undefined,
   audit?: AuditStats,
 ): Promise<string[]> {
-  const lines: string[] = [];
-  lines.push(`version ${PACKAGE_VERSION}, protocol ${PROTOCOL_VERSION}`);
+  const lines = [`version ${PACKAGE_VERSION}, protocol ${PROTOCOL_VERSION}`];
   if (session) {
-    lines.push(`session directory: ${session.dir}`);
-    lines.push(`askpass launcher: ${session.launcherPath}`);
-    lines.push(`queue: ${session.pendingCount()} request(s) pending`);
+    lines.push(
+      `session directory: ${session.dir}`,
+      `askpass launcher: ${session.launcherPath}`,
+      `queue: ${session.pendingCount()} request(s) pending`,
+    );
   } else {
     lines.push("session: not active (not interactive, or it failed to start)");
   }
@@ -53,11 +54,9 @@ export async function statusLines(
   const broker = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => undefined);
   if (broker === undefined) lines.push("broker: not installed (/sudo-prompt install-broker)");
   else {
-    const parsed = parseBrokerVersion(broker);
-    const v = parsed.version ?? "?";
-    const p = parsed.protocol ?? "?";
-    const match = parsed.protocol === PROTOCOL_VERSION ? "matches" : "DIFFERS: reinstall it";
-    lines.push(`broker: version ${v}, protocol ${p} (${match})`);
+    const { version = "?", protocol = "?" } = parseBrokerVersion(broker);
+    const match = protocol === PROTOCOL_VERSION ? "matches" : "DIFFERS: reinstall it";
+    lines.push(`broker: version ${version}, protocol ${protocol} (${match})`);
   }
   const allow = await checkAllowlistFile(ALLOWLIST_PATH);
   lines.push(

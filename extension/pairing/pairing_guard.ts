@@ -11,7 +11,6 @@
  *
  * @module
  */
-import process from "node:process";
 import { stillRunning, type VerifiedRequester } from "../../kernel/peer_verification.ts";
 import type { ProcessRef } from "../../kernel/peer_verification.ts";
 import { firstExecutable } from "../../shared/executables.ts";
@@ -39,7 +38,10 @@ export interface PairingLayers {
   readonly root?: "auto" | false;
 }
 
-/** Options of {@link PairingGuard}. */
+/**
+ * Options of {@link PairingGuard}: our uid and gid, and the helper the session
+ * pins (its deno and argv, to tell a neighbour's helper still starting up).
+ */
 export interface PairingGuardOptions {
   readonly uid: number;
   readonly gid: number;
@@ -48,7 +50,6 @@ export interface PairingGuardOptions {
   /** The real sudo, for the root check (default: the first of /usr/bin/sudo, /bin/sudo). */
   readonly sudoPath: string | undefined;
   readonly layers?: PairingLayers;
-  readonly graceMs?: number;
 }
 
 /** Result of {@link PairingGuard.admit} and {@link PairingGuard.confirm}. */
@@ -63,28 +64,6 @@ export type PairingResult =
 
 interface Known extends PairedHelper {
   readonly helper: ProcessRef;
-}
-
-/**
- * The guard of one session: our uid and gid, and the helper the session
- * pins (its deno and argv, to tell a neighbour's helper still starting up).
- */
-export function pairingGuardFor(
-  options: { readonly realSudo?: string; readonly pairing?: PairingLayers },
-  expected: {
-    readonly uid: number;
-    readonly exePath: string;
-    readonly argvPrefix: readonly string[];
-  },
-): PairingGuard {
-  return new PairingGuard({
-    uid: expected.uid,
-    gid: process.getgid?.() ?? -1,
-    exePath: expected.exePath,
-    argvPrefix: expected.argvPrefix,
-    sudoPath: options.realSudo,
-    layers: options.pairing,
-  });
 }
 
 /** Per-session pairing state; see the module doc. */
@@ -111,11 +90,10 @@ export class PairingGuard {
     requester: VerifiedRequester,
     arrivedAt = performance.now(),
   ): Promise<PairingResult> {
-    const inode = await stdoutPipeInode(requester.helper.pid);
     const entry: Known = {
       helperPid: requester.helper.pid,
       sudoPid: requester.sudo.pid,
-      pipeInode: inode,
+      pipeInode: await stdoutPipeInode(requester.helper.pid),
       helper: requester.helper,
     };
     this.#known.set(requestId, entry);
@@ -182,13 +160,8 @@ export class PairingGuard {
 
   async #userLevel(requestId: string, entry: Known, notBefore: number): Promise<PairingResult> {
     const o = this.#options;
-    const shape: HelperShape = {
-      uid: o.uid,
-      exePath: o.exePath,
-      argvPrefix: o.argvPrefix,
-      ownFrontEnds: this.#own,
-    };
-    const graceEnd = Date.now() + (o.graceMs ?? PAIRING_GRACE_MS);
+    const shape: HelperShape = { ...o, ownFrontEnds: this.#own };
+    const graceEnd = Date.now() + PAIRING_GRACE_MS;
     let pause = FIRST_RETRY_MS;
     for (;;) {
       const others = await this.#liveOthers(requestId);

@@ -108,12 +108,8 @@ export async function stdoutPipeInode(pid: number): Promise<number | undefined> 
 }
 
 /** A front end with its children, or undefined when it is gone. */
-async function readFrontEnd(
-  pid: number,
-  uid: IdQuad,
-): Promise<FrontEnd | undefined> {
-  const st = await readProcText(`/proc/${pid}/stat`);
-  const parsed = parseStat(st ?? "");
+async function readFrontEnd(pid: number, uid: IdQuad): Promise<FrontEnd | undefined> {
+  const parsed = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
   if (!parsed || parsed.pid !== pid) return undefined;
   const list = await readProcText(`/proc/${pid}/task/${pid}/children`) ?? "";
   const childPids = list.trim().split(/\s+/).filter((s) => /^[0-9]{1,10}$/.test(s)).map(Number)

@@ -14,7 +14,7 @@
 import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
 import { isProtectedPath } from "../../broker/allowlist_policy.ts";
 import { parseRootPairingVerdict, type RootPairingVerdict } from "./sudo_pairing.ts";
-import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "./root_check.ts";
+import { runRootCheck } from "./root_check.ts";
 
 /** The installed root-owned pairing check (`broker/pairing_check.sh`). */
 export const PAIRING_CHECK = `${BROKER_ROOT}/pairing-check`;
@@ -32,14 +32,13 @@ export async function rootPairingInstalled(): Promise<boolean> {
 export async function runRootPairing(
   sudoPath: string,
   args: { helperPid: number; sudoPid: number; pipeInode: number },
-  timeoutMs = ROOT_CHECK_TIMEOUT_MS,
 ): Promise<RootPairingVerdict> {
   const run = await runRootCheck(sudoPath, [
     "--verify-pairing",
     String(args.helperPid),
     String(args.sudoPid),
     String(args.pipeInode),
-  ], timeoutMs);
+  ]);
   if (run.failure) return parseRootPairingVerdict(null, `pi-pairing: ${run.failure}`);
   return parseRootPairingVerdict(run.code, run.stdout, run.stderr);
 }
