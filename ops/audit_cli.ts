@@ -1,10 +1,9 @@
 /**
  * `pi-sudo-prompt audit` (`deno task audit` in a checkout): checks and shows the audit log.
  *
- * - `audit verify [path]`: verifies each session's hash chain in the log
- *   (default {@link defaultAuditPath}) and its older file `path.1`. Exit 0
- *   when intact, or when there is no log yet (neither file exists: "no
- *   audit log yet"); 1 when broken or unreadable; 2 on a usage error.
+ * - `audit verify [path]`: verifies each session's hash chain in the log (default
+ *   {@link defaultAuditPath}) and its older file `path.1`. Exit 0 when intact or when there is
+ *   no log yet; 1 when broken or unreadable; 2 on a usage error.
  * - `audit tail [n] [path]`: the last `n` lines (default 20), one per line,
  *   as JSON with every control and bidi character escaped so argv cannot
  *   drive the terminal.

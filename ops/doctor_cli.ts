@@ -1,11 +1,7 @@
 /**
- * `pi-sudo-prompt doctor` (`deno task doctor` in a checkout): the checks of `/sudo-prompt doctor`, outside pi.
- *
- * Prints one screen of checks (see `ops/doctor/runner.ts`) and exits 0, or 1 when any
- * check failed. `--json` prints the checks as a JSON array instead.
- * `--explain REASON` prints what a refusal named in one of pi's notices means
- * and what to do (exit 0), or says the name is none (exit 2). A bad argument
- * prints the usage and exits 2.
+ * `pi-sudo-prompt doctor` (`deno task doctor` in a checkout): the checks of `/sudo-prompt doctor`,
+ * outside pi; exit 1 when any check failed. `--json` prints them as JSON; `--explain REASON`
+ * explains a refusal named in a notice (exit 2 for no such name, or a bad argument).
  *
  * Runs under Node ≥ 22.19 (through `bin/pi-sudo-prompt.mjs`), the
  * runtime pi itself uses, so the FFI check loads koffi exactly as pi would.
@@ -35,11 +31,8 @@ const { json, explain } = values;
 
 if (explain !== undefined) {
   const explained = explainRefusal(explain);
-  if (explained.ok) {
-    for (const line of explained.lines) console.log(line);
-  } else {
-    console.error(`doctor: ${explained.reason}`);
-  }
+  if (explained.ok) console.log(explained.lines.join("\n"));
+  else console.error(`doctor: ${explained.reason}`);
   process.exitCode = explained.ok ? 0 : 2;
 } else {
   const checks = await runDoctor();

@@ -1,22 +1,12 @@
 /**
- * `pi-sudo-prompt install` (`deno task install` in a checkout): makes this copy
- * usable by pi, and says what it did.
- * Idempotent: run it again after `git pull` or `npm ci`.
+ * `pi-sudo-prompt install` (`deno task install` in a checkout): makes this copy usable by pi,
+ * and says what it did. Idempotent: run it again after `git pull` or `npm ci`.
  *
- * 1. Finds the pinned deno binary the askpass launcher will exec.
- * 2. Checks that kernel peer credentials (koffi FFI) work here; without them
- *    every password request would be refused.
- * 3. Finds sudo.
- * 4. Registers the checkout with pi (`pi install <path>`) when a `pi` command
- *    is on PATH, or with the checkout's own pi (a dev dependency, started with
- *    `npx pi`); otherwise prints how to get pi and the command to run. A
- *    `node` on PATH older than pi needs is named, with its fix, in one line.
+ * It finds the pinned deno binary, checks that koffi's peer credentials work (without them every
+ * request is refused), finds sudo, and registers this copy with pi (`pi install <path>`, or the
+ * checkout's own `npx pi`), else prints how to. The per-session files are the extension's.
  *
- * Per-session files (socket, launcher, `sudo` wrapper) are created by the
- * extension when a pi session starts, not here.
- *
- * Runs under Node ≥ 22.19, the runtime pi itself needs, through
- * `bin/pi-sudo-prompt.mjs` (`pi-sudo-prompt install`, `deno task install`).
+ * Runs under Node ≥ 22.19, the runtime pi itself needs, through `bin/pi-sudo-prompt.mjs`.
  *
  * @module
  */

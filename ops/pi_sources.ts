@@ -21,10 +21,8 @@ export const PACKAGE_NAME = "pi-sudo-prompt";
 /** One `packages` entry of pi's settings that loads this copy. */
 export interface PiSource {
   /**
-   * What `pi remove` takes for the entry: the entry itself for `npm:` and
-   * `git:`, the absolute path for a local one (settings hold it relative to
-   * the settings file, but `pi remove` resolves a relative path from the
-   * current directory).
+   * What `pi remove` takes: the entry itself for `npm:` and `git:`, the absolute path for a
+   * local one (`pi remove` resolves a relative path from the current directory).
    */
   readonly source: string;
   /** `user`: `~/.pi/agent/settings.json`; `project`: `<cwd>/.pi/settings.json` (`pi remove -l`). */
@@ -151,14 +149,9 @@ export function piRemoveCommand(source: PiSource): string {
 }
 
 /**
- * The command that installs this package root-owned and points pi at that
- * copy, for the way this copy was installed:
- * - from the npm registry (`npm:pi-sudo-prompt`): the same version from the
- *   registry, so the root-owned copy is the published code, not this
- *   user-writable one;
- * - anything else (a checkout, a `git:` clone, a local path, a tarball):
- *   pack this copy and install that tarball. The copy is yours (and so the
- *   agent's) to write, so the fix says to check it first.
+ * The command that installs this package root-owned and points pi at that copy: from the
+ * registry when this copy came from it (the published code, not this user-writable copy), else
+ * a tarball of this copy, which the agent could have changed, so the fix says to check it first.
  */
 export function rootOwnedInstallFix(
   root: string,

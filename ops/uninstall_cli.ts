@@ -1,18 +1,9 @@
 /**
- * `pi-sudo-prompt uninstall` (`deno task uninstall` in a checkout): undoes
- * what `install` and `/sudo-prompt install-broker` did, and says what it did.
- *
- * 1. The root broker, when installed: `sudo sh <package>/broker/install.sh
- *    --uninstall` (sudo asks for your password as usual; inside pi, through
- *    the modal). As root, or without a terminal or askpass to ask with, it
- *    prints the command instead.
- * 2. Every pi settings entry (user and project scope) that loads this copy:
- *    `pi remove <source>`. For an `npm:` source pi also removes the npm
- *    package, this one included; that runs last.
- * 3. What is left to you: the audit log (kept, it is your record) and, for a
- *    copy installed with npm into a prefix, the `npm uninstall` line.
- *
- * Exit 0 when every step succeeded or had nothing to do, 1 otherwise.
+ * `pi-sudo-prompt uninstall` (`deno task uninstall` in a checkout): undoes what `install` and
+ * `/sudo-prompt install-broker` did, and says what it did: removes the root broker (through
+ * sudo, which asks as usual), runs `pi remove` for every settings entry that loads this copy (an
+ * `npm:` one last: pi then removes this package too), and names what is left to you (the audit
+ * log, your record; an `npm uninstall` line). Exit 1 when a step failed.
  *
  * @module
  */

@@ -21,7 +21,7 @@ import { readStat } from "../../kernel/peer_verification.ts";
 import { firstExecutable } from "../../shared/executables.ts";
 import type { Result } from "../../shared/result.ts";
 import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
-import { askTmuxControl, controlLine } from "./tmux_control.ts";
+import { askTmuxControl, controlLine, MAX_ANSWER_BYTES } from "./tmux_control.ts";
 
 /**
  * What the tmux check found. Refusals: `bound` printable keys;
@@ -55,8 +55,6 @@ export interface FocusFacts {
 }
 
 const MARKER = "pi-sudo-prompt-keys";
-/** Most bytes of one tmux run's answer (list-keys of a heavily customised tmux fits); more fails closed. */
-const TMUX_OUTPUT_CAP = 4 * 1024 * 1024;
 
 /**
  * Asks the tmux server of `TMUX` for the options and bindings that apply to
@@ -203,7 +201,7 @@ async function askTmux(
   const run = await spawnWithDeadline(tmux, args, {
     deadlineMs: timeoutMs,
     env: { ...process.env, TMUX: tmuxEnv },
-    outputCap: TMUX_OUTPUT_CAP,
+    outputCap: MAX_ANSWER_BYTES,
   });
   return run.code === 0 && !run.truncated ? run.stdout : undefined;
 }

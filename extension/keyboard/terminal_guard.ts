@@ -22,7 +22,7 @@ import { fstatSync, readlinkSync, writeSync } from "node:fs";
 import { isatty } from "node:tty";
 import process from "node:process";
 import { spawnGuardian } from "./guardian_process.ts";
-import { type GuardState, RELEASE_COMMAND, state, tellGuardian } from "./guard_state.ts";
+import { type GuardState, state, tellGuardian } from "./guard_state.ts";
 import {
   dumpable,
   flushTerminalInput,
@@ -33,8 +33,6 @@ import {
 
 /** The variable that keeps pi dumpable, for debugging with gdb or strace. */
 export const DUMPABLE_SWITCH = "PI_SUDO_PROMPT_DUMPABLE";
-
-export { RELEASE_COMMAND };
 
 /** What the guard achieved; shown by `/sudo-prompt status` and `doctor`. */
 export interface TerminalGuardStatus {

@@ -22,8 +22,11 @@ import crypto from "node:crypto";
 import process from "node:process";
 import type { Result } from "../../shared/result.ts";
 
-/** Largest answer to one question; a bigger one kills the client. */
-const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/**
+ * Largest answer to one question (list-keys of a heavily customised tmux fits); a bigger one
+ * kills the client, and a one-shot tmux run that prints more fails closed.
+ */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Questions waiting at once; more are answered `unavailable` (the caller runs tmux itself). */
 const MAX_PENDING = 16;
 /** After a client died, wait this long before starting another. */

@@ -46,24 +46,16 @@ export interface DoctorCheck {
 /** What a check function returns; the runner adds the id and title and cleans the text. */
 export type Finding = Omit<DoctorCheck, "id" | "title">;
 
-/** One check: its stable id, its title, and the function that reaches a verdict and a fix. */
-export interface CheckDefinition {
-  readonly id: string;
-  readonly title: string;
-  /** May throw or hang: the runner turns both into a `fail`. */
-  readonly run: (ctx: Context) => Promise<Finding>;
-}
-
 /**
- * One check, its id kept as a literal type (the runner derives `DoctorCheckId` from the list);
- * `run` may answer synchronously.
+ * One check: its id, kept as a literal type (the runner derives `DoctorCheckId` from the list),
+ * its title, and `run`, which may throw or hang (the runner turns both into a `fail`).
  */
 export function defineCheck<Id extends string>(
   id: Id,
   title: string,
   run: (ctx: Context) => Finding | Promise<Finding>,
-): CheckDefinition & { readonly id: Id } {
-  return { id, title, run: async (ctx) => await run(ctx) };
+): { readonly id: Id; readonly title: string; readonly run: typeof run } {
+  return { id, title, run };
 }
 
 /** What a command run by a check produced (the shared spawn's result). */
@@ -155,8 +147,6 @@ export async function resolveContext(o: DoctorOptions): Promise<Context> {
     const path = fileURLToPath(new URL(rel, import.meta.url));
     return await realpath(path).catch(() => path);
   };
-  const packageRoot = o.packageRoot ?? await here("../..");
-  const helperPath = o.helperPath ?? await here("../../askpass/helper.ts");
   const tmp = o.tmpBase ?? tmpdir();
   return {
     env: o.env ?? process.env,
@@ -167,12 +157,12 @@ export async function resolveContext(o: DoctorOptions): Promise<Context> {
     sudoCandidates: o.sudoCandidates ?? ["/usr/bin/sudo", "/bin/sudo"],
     doasCandidates: o.doasCandidates ?? ["/usr/bin/doas", "/bin/doas", "/usr/local/bin/doas"],
     denoPath: o.denoPath ?? await resolveDenoBinary(),
-    helperPath,
+    helperPath: o.helperPath ?? await here("../../askpass/helper.ts"),
     denoCacheDir: o.denoCacheDir,
     koffiDir: o.koffiDir ?? koffiDir(),
     rootHelperPath: o.rootHelperPath ?? `${ROOT_SOURCES}/askpass/helper.ts`,
     rootDenoPath: o.rootDenoPath ?? ROOT_DENO,
-    packageRoot,
+    packageRoot: o.packageRoot ?? await here("../.."),
     brokerVersionFile: o.brokerVersionFile ?? BROKER_VERSION_FILE,
     syslogPath: o.syslogPath ?? SYSLOG_PATH,
     brokerLauncher: o.brokerLauncher ?? BROKER_LAUNCHER,
@@ -183,11 +173,7 @@ export async function resolveContext(o: DoctorOptions): Promise<Context> {
   };
 }
 
-/**
- * The default {@link RunCommand}: the shared spawn-with-deadline, from `/`,
- * stdin `/dev/null`, output capped per stream, SIGKILL at the deadline.
- * Never rejects.
- */
+/** The default {@link RunCommand}: the shared spawn-with-deadline, from `/`; never rejects. */
 export function runCommand(
   file: string,
   args: readonly string[],

@@ -6,11 +6,10 @@
  * @module
  */
 import { refusalAdvice, refusalReasons } from "../../extension/channel/refusal_advice.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** The lines that explain `reason`, or a one-line error for a name that is no reason. */
-export function explainRefusal(
-  reason: string,
-): { ok: true; lines: readonly string[] } | { ok: false; reason: string } {
+export function explainRefusal(reason: string): Result<{ lines: readonly string[] }, string> {
   const advice = refusalAdvice(reason);
   if (!advice) {
     const shown = reason.replace(/[^a-z0-9_]/gi, "?").slice(0, 40);

@@ -1,16 +1,12 @@
 /**
- * `ops/doctor/`: the doctor behind `/sudo-prompt doctor` and
- * `pi-sudo-prompt doctor`, one screen of checks, each with a verdict and,
- * when something is wrong, a fix; one module per check in `checks/`.
+ * `ops/doctor/`: the doctor behind `/sudo-prompt doctor` and `pi-sudo-prompt doctor`, one screen
+ * of checks, each with a verdict and, when something is wrong, a fix; one module per check in
+ * `checks/`. This runner holds their order, runs each with a deadline (an error or an expired
+ * deadline becomes a `"fail"`, never a throw; the text is cleaned of control characters) and
+ * renders the screen.
  *
- * This runner holds the ordered list of checks and runs them: every check
- * has a deadline, and never throws (an unexpected error or an expired
- * deadline becomes a `"fail"` with a one-line detail); details and fixes are
- * cleaned of control characters. It also renders the screen.
- *
- * Runtime-neutral: `node:` built-ins only. It runs in pi's Node (the TUI
- * command), under `node_modules/.bin/node` (`pi-sudo-prompt doctor`) and
- * under `deno test`.
+ * Runtime-neutral (`node:` built-ins only): it runs in pi's Node, under `node_modules/.bin/node`
+ * (`pi-sudo-prompt doctor`) and under `deno test`.
  *
  * @module
  */
@@ -77,7 +73,7 @@ const DEFAULT_WIDTH = 100;
 /** Runs every check (concurrently) and returns them in {@link DOCTOR_CHECK_IDS} order. */
 export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorCheck[]> {
   const ctx = resolveContext(options);
-  return await Promise.all(CHECKS.map((check) => guarded(check.id, ctx, options)));
+  return await Promise.all(CHECKS.map((check) => guarded(check, ctx, options)));
 }
 
 /** Runs one check by id, with the same deadline and cleaning as {@link runDoctor}; never throws. */
@@ -85,15 +81,14 @@ export async function runCheck(
   id: DoctorCheckId,
   options: DoctorOptions = {},
 ): Promise<DoctorCheck> {
-  return await guarded(id, resolveContext(options), options);
+  return await guarded(CHECKS.find((c) => c.id === id)!, resolveContext(options), options);
 }
 
 async function guarded(
-  id: DoctorCheckId,
+  { id, title, run }: typeof CHECKS[number],
   context: Promise<Context>,
   options: DoctorOptions,
 ): Promise<DoctorCheck> {
-  const check = CHECKS.find((c) => c.id === id)!;
   const limit = options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -109,12 +104,12 @@ async function guarded(
         limit,
       );
     });
-    const finding = await Promise.race([check.run(ctx), expired]);
-    return { id, title: check.title, ...clean(finding) };
+    const finding = await Promise.race([run(ctx), expired]);
+    return { id, title, ...clean(finding) };
   } catch (e) {
     return {
       id,
-      title: check.title,
+      title,
       status: "fail",
       detail: `unexpected error: ${oneLine(errorText(e))}`,
       fix: "run the doctor again; report the error if it persists",
@@ -129,13 +124,6 @@ export function doctorExitCode(checks: readonly DoctorCheck[]): number {
   return checks.some((c) => c.status === "fail") ? 1 : 0;
 }
 
-/** One line: how many checks had each verdict. */
-export function summarizeDoctor(checks: readonly DoctorCheck[]): string {
-  const n = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
-  return `${checks.length} checks: ${n("ok")} ok, ${n("warn")} warnings, ${n("fail")} failed, ` +
-    `${n("info")} info`;
-}
-
 /** The marker in front of each verdict; the TUI colours a line by it. */
 export const STATUS_MARKERS: Readonly<Record<CheckStatus, string>> = {
   ok: "✓",
@@ -147,7 +135,7 @@ export const STATUS_MARKERS: Readonly<Record<CheckStatus, string>> = {
 /**
  * Plain-text lines (no ANSI; the TUI colours them by the leading marker):
  * per check `<marker> <title> <detail>`, wrapped at `width`, then
- * `fix: …` indented under the detail; last, {@link summarizeDoctor}. Only a
+ * `fix: …` indented under the detail; last, how many had each verdict. Only a
  * single word longer than a line (a long path) exceeds `width`.
  */
 export function renderDoctor(checks: readonly DoctorCheck[], width = DEFAULT_WIDTH): string[] {
@@ -158,7 +146,11 @@ export function renderDoctor(checks: readonly DoctorCheck[], width = DEFAULT_WID
     lines.push(...wrap(oneLine(c.detail), head, indent, width));
     if (c.fix) lines.push(...wrap(oneLine(c.fix), `${indent}fix: `, `${indent}     `, width));
   }
-  lines.push(summarizeDoctor(checks));
+  const n = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
+  lines.push(
+    `${checks.length} checks: ${n("ok")} ok, ${n("warn")} warnings, ${n("fail")} failed, ` +
+      `${n("info")} info`,
+  );
   return lines;
 }
 

@@ -23,8 +23,8 @@ const LAUNCHER_USAGE_EXIT = 125;
 
 /** Root broker installed, root-owned, with the same protocol version, reachable through sudo. */
 export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
-  const installHint = `/sudo-prompt install-broker in pi, or: sudo sh ` +
-    join(ctx.packageRoot, "broker", "install.sh");
+  const installer = join(ctx.packageRoot, "broker", "install.sh");
+  const installHint = `/sudo-prompt install-broker in pi, or: sudo sh ${installer}`;
   let text: string;
   try {
     text = await readFile(ctx.brokerVersionFile, "utf8");
@@ -77,7 +77,7 @@ export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
           "it can run anything as root through the broker's sudo rule",
         fix: "make every directory above it root-owned and not writable by group or others " +
           `(chown root:root DIR; chmod go-w DIR), then reinstall: ${installHint}; or remove ` +
-          `the broker now: sudo sh ${join(ctx.packageRoot, "broker", "install.sh")} --uninstall`,
+          `the broker now: sudo sh ${installer} --uninstall`,
       };
     }
   }

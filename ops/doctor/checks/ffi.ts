@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { EventEmitter } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
@@ -34,25 +35,13 @@ export const ffiCheck = defineCheck("ffi", "FFI peer creds", async (ctx) => {
   const server = createServer();
   const sockets: Socket[] = [];
   try {
-    await withDeadline(
-      new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(socketPath, () => resolve());
-      }),
-      ctx.commandTimeoutMs,
-      "listen",
-    );
+    const listening = settled(server, "listening");
+    server.listen(socketPath);
+    await withDeadline(listening, ctx.commandTimeoutMs, "listen");
     const accepted = new Promise<Socket>((resolve) => server.once("connection", resolve));
     const client = connect(socketPath);
     sockets.push(client);
-    await withDeadline(
-      new Promise<void>((resolve, reject) => {
-        client.once("connect", () => resolve());
-        client.once("error", reject);
-      }),
-      ctx.commandTimeoutMs,
-      "connect",
-    );
+    await withDeadline(settled(client, "connect"), ctx.commandTimeoutMs, "connect");
     const serverSide = await withDeadline(accepted, ctx.commandTimeoutMs, "accept");
     sockets.push(serverSide);
     return await roundTrip(serverSide, client);
@@ -116,6 +105,14 @@ async function roundTrip(serverSide: Socket, client: Socket): Promise<Finding> {
     detail: `koffi loads; SO_PEERCRED round trip gave our pid and uid; SOCK_DIAG named the ` +
       `peer socket; ${pidfdNote}`,
   };
+}
+
+/** `event` resolves, an `error` first rejects (the listener stays: a later error is swallowed). */
+function settled(emitter: EventEmitter, event: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    emitter.once(event, () => resolve());
+    emitter.once("error", reject);
+  });
 }
 
 function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -7,9 +7,9 @@
  *
  * @module
  */
+import { RELEASE_COMMAND } from "../../../extension/keyboard/guard_state.ts";
 import {
   DUMPABLE_SWITCH,
-  RELEASE_COMMAND,
   type TerminalGuardStatus,
   terminalGuardStatus,
 } from "../../../extension/keyboard/terminal_guard.ts";
