@@ -48,7 +48,13 @@ import {
 } from "./broker_permissions.ts";
 import { PROOF_DIR } from "./paths.ts";
 import { argvIsAllowlisted } from "./allowlist_policy.ts";
-import { parseStat, parseStatusGroups, parseStatusIds, type ProcStat } from "../kernel/proc.ts";
+import {
+  ancestors,
+  parseStat,
+  parseStatusGroups,
+  parseStatusIds,
+  type ProcStat,
+} from "../kernel/proc.ts";
 import { openDenoLibc } from "../kernel/deno_libc.ts";
 
 /** Everything before the request reaches pi (start, slot, checks, key, connect). */
@@ -277,7 +283,7 @@ async function resolveAsCaller(
  * the connected socket must have the caller's uid (`SO_PEERCRED`) and be an
  * ancestor of this broker (the pi that ran `pi-secret-run`).
  */
-function checkPeer(socket: Socket, uid: number, invoker: number): number {
+async function checkPeer(socket: Socket, uid: number, invoker: number): Promise<number> {
   const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd ?? -1;
   const cred = new Uint8Array(12);
   const len = new Uint8Array([12, 0, 0, 0]);
@@ -287,10 +293,7 @@ function checkPeer(socket: Socket, uid: number, invoker: number): number {
   const view = new DataView(cred.buffer);
   const [pid, peerUid] = [view.getInt32(0, true), view.getUint32(4, true)];
   if (peerUid !== uid) refuse(R.SOCKET_PEER);
-  for (let p = invoker, hops = 0; p > 1 && hops < 64; hops++) {
-    if (p === pid) return pid;
-    p = procStat(p)?.ppid ?? 0;
-  }
+  for await (const stat of ancestors(invoker, procStat)) if (stat.pid === pid) return pid;
   refuse(R.SOCKET_PEER);
 }
 
@@ -325,7 +328,7 @@ async function askSession(
     socket.once("connect", resolve);
     socket.on("error", () => refuse(socket.readyState === "opening" ? R.UNREACHABLE : R.CLOSED));
   });
-  const piPid = checkPeer(socket, who.uid, who.invoker);
+  const piPid = await checkPeer(socket, who.uid, who.invoker);
   const body = readFrame(chunksOf(socket)).then((read) => {
     if (read.ok) return read.body;
     return refuse(read.reason === "closed" ? R.CLOSED : `bad reply (${read.reason})`);

@@ -24,6 +24,7 @@
 import type { PasswordRequest } from "../askpass/protocol.ts";
 import type { PeerCredentials } from "./peer_credentials.ts";
 import {
+  ancestors,
   parseNulList,
   parseStat,
   parseStatusIds,
@@ -251,17 +252,13 @@ export async function walkToOwner(
   ownerPid: number,
 ): Promise<{ ok: true; toolCommand: string[] | null } | { ok: false }> {
   let child: number | undefined;
-  let pid = start;
-  for (let depth = 0; depth < MAX_ANCESTRY_DEPTH && pid > 1; depth++) {
+  for await (const { pid } of ancestors(start, readStat, MAX_ANCESTRY_DEPTH)) {
     if (pid === ownerPid) {
       if (child === undefined) return { ok: true, toolCommand: null };
       const argv = parseNulList(await readProcFile(`/proc/${child}/cmdline`) ?? new Uint8Array());
       return { ok: true, toolCommand: argv && argv.length > 0 ? argv : null };
     }
-    const stat = await readStat(pid);
-    if (!stat) return { ok: false };
     child = pid;
-    pid = stat.ppid;
   }
   return { ok: false };
 }

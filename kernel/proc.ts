@@ -24,6 +24,26 @@ export interface ProcStat {
 }
 
 /**
+ * The one walk up a process's parents: the `stat` of `start`, then of its
+ * parent, and so on, until init, an unreadable `stat` or `max` hops. The
+ * caller supplies the read (pi reads `/proc` asynchronously, the broker's
+ * Deno synchronously), so the walk itself does no I/O.
+ */
+export async function* ancestors(
+  start: number,
+  statOf: (pid: number) => ProcStat | undefined | Promise<ProcStat | undefined>,
+  max = 64,
+): AsyncGenerator<ProcStat> {
+  let pid = start;
+  for (let hop = 0; hop < max && pid > 1; hop++) {
+    const stat = await statOf(pid);
+    if (!stat) return;
+    yield stat;
+    pid = stat.ppid;
+  }
+}
+
+/**
  * Parses `/proc/<pid>/stat`. `comm` is found between the first `(` and the
  * *last* `)`, because a process may name itself `a) b (c`. Returns
  * `undefined` for anything that does not have the expected shape.

@@ -10,6 +10,7 @@
  */
 import process from "node:process";
 import { readStat } from "../../kernel/peer_verification.ts";
+import { ancestors } from "../../kernel/proc.ts";
 import { firstExecutable } from "../../shared/executables.ts";
 import { checkTmuxKeyTables, type KeyTableVerdict } from "./multiplexer_keys.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
@@ -155,13 +156,7 @@ async function excluded(): Promise<Set<number>> {
   if (guardian && (await readStat(guardian.pid))?.startTime === guardian.startTime) {
     out.add(guardian.pid);
   }
-  let pid = process.ppid;
-  for (let depth = 0; depth < 64 && pid > 1; depth++) {
-    out.add(pid);
-    const stat = await readStat(pid);
-    if (!stat) break;
-    pid = stat.ppid;
-  }
+  for await (const { pid } of ancestors(process.ppid, readStat)) out.add(pid);
   return out;
 }
 

@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import {
+  ancestors,
   parseNulList,
   parseStat,
   parseStatusGroups,
@@ -9,6 +10,7 @@ import {
   parseTracerPid,
   sameList,
 } from "../../../kernel/proc.ts";
+import { readStat } from "../../../kernel/peer_verification.ts";
 
 const tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21";
 
@@ -100,5 +102,33 @@ describe("/proc parsers", () => {
     assert.equal(parseTracerPid("TracerPid: 0\n"), undefined);
     // A process name cannot plant the line: the kernel escapes "\n" in Name:.
     assert.equal(parseTracerPid("Name:\tTracerPid:\t0\nTracerPid:\t7\n"), 7);
+  });
+});
+
+describe("ancestors: the one walk up a process's parents", () => {
+  const stat = (pid: number, ppid: number) =>
+    parseStat(`${pid} (p) ${tail.replace("S 1", `S ${ppid}`)}`);
+  const walk = async (start: number, statOf: Parameters<typeof ancestors>[1], max?: number) => {
+    const pids: number[] = [];
+    for await (const s of ancestors(start, statOf, max)) pids.push(s.pid);
+    return pids;
+  };
+
+  it("climbs from the process itself up to real init, through the real /proc", async () => {
+    const pids = await walk(process.pid, readStat);
+    assert.equal(pids[0], process.pid);
+    assert.equal(pids[1], process.ppid);
+    assert.ok(!pids.includes(1), "init is where it stops, not a step");
+  });
+
+  it("stops at an unreadable stat and after max hops, with a sync or an async reader", async () => {
+    const chain = new Map([[40, 30], [30, 20], [20, 10], [10, 1]]);
+    const sync = (pid: number) => chain.has(pid) ? stat(pid, chain.get(pid)!) : undefined;
+    assert.deepEqual(await walk(40, sync), [40, 30, 20, 10]);
+    assert.deepEqual(await walk(40, (pid) => Promise.resolve(sync(pid))), [40, 30, 20, 10]);
+    assert.deepEqual(await walk(40, (pid) => pid === 20 ? undefined : sync(pid)), [40, 30]);
+    assert.deepEqual(await walk(40, sync, 2), [40, 30]);
+    // A cycle (a forged or racing ppid) ends at the bound, not in a hang.
+    assert.equal((await walk(5, (pid) => stat(pid, pid === 5 ? 6 : 5))).length, 64);
   });
 });
