@@ -293,7 +293,7 @@ async function checkPeer(socket: Socket, uid: number, invoker: number): Promise<
   const view = new DataView(cred.buffer);
   const [pid, peerUid] = [view.getInt32(0, true), view.getUint32(4, true)];
   if (peerUid !== uid) refuse(R.SOCKET_PEER);
-  for await (const stat of ancestors(invoker, procStat)) if (stat.pid === pid) return pid;
+  for await (const p of ancestors(invoker, procStat)) if (p === pid) return pid;
   refuse(R.SOCKET_PEER);
 }
 

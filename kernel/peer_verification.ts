@@ -252,7 +252,7 @@ export async function walkToOwner(
   ownerPid: number,
 ): Promise<{ ok: true; toolCommand: string[] | null } | { ok: false }> {
   let child: number | undefined;
-  for await (const { pid } of ancestors(start, readStat, MAX_ANCESTRY_DEPTH)) {
+  for await (const pid of ancestors(start, readStat, MAX_ANCESTRY_DEPTH)) {
     if (pid === ownerPid) {
       if (child === undefined) return { ok: true, toolCommand: null };
       const argv = parseNulList(await readProcFile(`/proc/${child}/cmdline`) ?? new Uint8Array());

@@ -24,21 +24,22 @@ export interface ProcStat {
 }
 
 /**
- * The one walk up a process's parents: the `stat` of `start`, then of its
- * parent, and so on, until init, an unreadable `stat` or `max` hops. The
- * caller supplies the read (pi reads `/proc` asynchronously, the broker's
- * Deno synchronously), so the walk itself does no I/O.
+ * The one walk up a process's parents: `start`, its parent, and so on, until
+ * init, an unreadable `stat` or `max` pids. Each pid is yielded before its
+ * `stat` is read, so a caller that stops at the pid it looks for costs no
+ * read of it. The caller supplies the read (pi reads `/proc` asynchronously,
+ * the broker's Deno synchronously), so the walk itself does no I/O.
  */
 export async function* ancestors(
   start: number,
   statOf: (pid: number) => ProcStat | undefined | Promise<ProcStat | undefined>,
   max = 64,
-): AsyncGenerator<ProcStat> {
+): AsyncGenerator<number> {
   let pid = start;
   for (let hop = 0; hop < max && pid > 1; hop++) {
+    yield pid;
     const stat = await statOf(pid);
     if (!stat) return;
-    yield stat;
     pid = stat.ppid;
   }
 }

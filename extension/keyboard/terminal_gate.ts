@@ -156,7 +156,7 @@ async function excluded(): Promise<Set<number>> {
   if (guardian && (await readStat(guardian.pid))?.startTime === guardian.startTime) {
     out.add(guardian.pid);
   }
-  for await (const { pid } of ancestors(process.ppid, readStat)) out.add(pid);
+  for await (const pid of ancestors(process.ppid, readStat)) out.add(pid);
   return out;
 }
 

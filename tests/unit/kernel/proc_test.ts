@@ -110,7 +110,7 @@ describe("ancestors: the one walk up a process's parents", () => {
     parseStat(`${pid} (p) ${tail.replace("S 1", `S ${ppid}`)}`);
   const walk = async (start: number, statOf: Parameters<typeof ancestors>[1], max?: number) => {
     const pids: number[] = [];
-    for await (const s of ancestors(start, statOf, max)) pids.push(s.pid);
+    for await (const pid of ancestors(start, statOf, max)) pids.push(pid);
     return pids;
   };
 
@@ -126,7 +126,12 @@ describe("ancestors: the one walk up a process's parents", () => {
     const sync = (pid: number) => chain.has(pid) ? stat(pid, chain.get(pid)!) : undefined;
     assert.deepEqual(await walk(40, sync), [40, 30, 20, 10]);
     assert.deepEqual(await walk(40, (pid) => Promise.resolve(sync(pid))), [40, 30, 20, 10]);
-    assert.deepEqual(await walk(40, (pid) => pid === 20 ? undefined : sync(pid)), [40, 30]);
+    // An unreadable stat ends the walk after its pid, which was yielded before the read.
+    assert.deepEqual(await walk(40, (pid) => pid === 20 ? undefined : sync(pid)), [40, 30, 20]);
+    // A caller that stops at the pid it looks for never reads that pid's stat.
+    const read: number[] = [];
+    for await (const pid of ancestors(40, (p) => (read.push(p), sync(p)))) if (pid === 20) break;
+    assert.deepEqual(read, [40, 30]);
     assert.deepEqual(await walk(40, sync, 2), [40, 30]);
     // A cycle (a forged or racing ppid) ends at the bound, not in a hang.
     assert.equal((await walk(5, (pid) => stat(pid, pid === 5 ? 6 : 5))).length, 64);
