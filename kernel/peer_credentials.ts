@@ -11,7 +11,7 @@
  * @module
  */
 import { libc } from "./libc.ts";
-import { type ReasonOf, reasons } from "../shared/result.ts";
+import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
 /** Named reasons a credential lookup fails. */
 export const PEER_CREDENTIAL_ERRORS = reasons(
@@ -45,7 +45,7 @@ export function peerCredentialsAvailable(): boolean {
 /** `SO_PEERCRED` of a connected Unix socket file descriptor. */
 export function getPeerCredentials(
   fd: number,
-): { ok: true; creds: PeerCredentials } | { ok: false; reason: PeerCredentialError } {
+): Result<{ creds: PeerCredentials }, PeerCredentialError> {
   const c = libc();
   if (!c) return { ok: false, reason: PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE };
   if (!Number.isInteger(fd) || fd < 0) {

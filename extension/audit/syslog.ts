@@ -7,6 +7,7 @@
 import { statSync } from "node:fs";
 import process from "node:process";
 import { libc } from "../../kernel/libc.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** The system's syslog socket. */
 export const SYSLOG_PATH = "/dev/log";
@@ -39,7 +40,7 @@ const encoder = new TextEncoder();
 /** Connects to the syslog socket at `path` (a `stat`, a `connect()`: no wait); never throws. */
 export function openSyslog(
   path: string = SYSLOG_PATH,
-): { ok: true; sink: SyslogSink } | { ok: false; reason: SyslogError } {
+): Result<{ sink: SyslogSink }, SyslogError> {
   try {
     if (!statSync(path).isSocket()) return { ok: false, reason: SYSLOG_ERRORS.NOT_A_SOCKET };
   } catch {

@@ -83,7 +83,7 @@ export async function verifyAuditChain(path: string): Promise<AuditVerifyResult>
 export async function readAuditTail(
   path: string,
   n: number,
-): Promise<{ ok: true; lines: string[] } | { ok: false; reason: AuditVerifyError }> {
+): Promise<Result<{ lines: string[] }, AuditVerifyError>> {
   const lines = (await readText(path))?.split("\n").filter((l) => l !== "");
   if (!lines) return { ok: false, reason: AUDIT_VERIFY_ERRORS.UNREADABLE };
   return { ok: true, lines: lines.slice(-Math.max(1, Math.min(1000, Math.floor(n)))) };

@@ -15,6 +15,7 @@ import process from "node:process";
 import { AUDIT_FORMAT, type AuditEntry, defaultAuditPath, GENESIS_PREV } from "./entry.ts";
 import { normalizeAuditEntry, serializeRecord, sha256Hex } from "./entry.ts";
 import { openSyslog, SYSLOG_SEVERITY, type SyslogError, type SyslogSink } from "./syslog.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** Named reasons {@link AuditLog.open} fails: the directory or the file is unsafe, or I/O failed. */
 export const AUDIT_OPEN_ERRORS = {
@@ -87,7 +88,7 @@ export class AuditLog {
   static async open(
     path: string = defaultAuditPath(),
     options: AuditLogOptions = {},
-  ): Promise<{ ok: true; log: AuditLog } | { ok: false; reason: AuditOpenError }> {
+  ): Promise<Result<{ log: AuditLog }, AuditOpenError>> {
     const { DIR_UNSAFE, FILE_UNSAFE, OPEN_FAILED } = AUDIT_OPEN_ERRORS;
     const uid = process.getuid?.() ?? -1;
     try {

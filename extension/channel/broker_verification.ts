@@ -25,6 +25,7 @@ import {
 } from "../../kernel/peer_verification.ts";
 import { parseNulList, parseStatusIds, sameList } from "../../kernel/proc.ts";
 import { readProcFile, readProcText } from "../../kernel/proc_reader.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** What this session expects of a broker. */
 export interface ExpectedBroker {
@@ -47,7 +48,7 @@ export async function verifyBroker(
   expected: ExpectedBroker,
   creds: PeerCredentials,
   request: SecretRequest,
-): Promise<{ ok: true; verified: VerifiedBroker } | { ok: false; reason: VerifyRefusal }> {
+): Promise<Result<{ verified: VerifiedBroker }, VerifyRefusal>> {
   const refuse = (reason: VerifyRefusal) => ({ ok: false as const, reason });
   const pid = creds.pid;
   if (creds.uid !== 0) return refuse(VERIFY_REFUSALS.BROKER_NOT_ROOT);

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { parseStat } from "../../kernel/proc.ts";
 import { readProcText } from "../../kernel/proc_reader.ts";
 import { ownUid } from "../../shared/own_uid.ts";
+import type { Result } from "../../shared/result.ts";
 
 /** Prefix of every session directory name. */
 export const SESSION_DIR_PREFIX = "pi-sudo-prompt-";
@@ -39,7 +40,7 @@ export async function chooseRuntimeBase(
 /** Creates and checks a fresh private session directory under `base`. */
 export async function createSessionDir(
   base: string,
-): Promise<{ ok: true; dir: string } | { ok: false; reason: SessionDirError }> {
+): Promise<Result<{ dir: string }, SessionDirError>> {
   let dir: string;
   try {
     dir = await mkdtemp(join(base, SESSION_DIR_PREFIX));

@@ -68,6 +68,7 @@ import {
   type SessionStartError,
   type SessionTuning,
 } from "./session_types.ts";
+import type { Result } from "../../shared/result.ts";
 
 export {
   type AskpassSession,
@@ -81,7 +82,7 @@ export {
 export async function startSession(
   given: SessionOptions,
   tuning: SessionTuning = {},
-): Promise<{ ok: true; session: AskpassSession } | { ok: false; reason: SessionStartError }> {
+): Promise<Result<{ session: AskpassSession }, SessionStartError>> {
   const options = sessionSettings(given, tuning);
   // Hardened mode: a root-owned helper, deno and cache installed by the
   // broker installer, which the agent cannot rewrite (docs/design.md §8.2).
