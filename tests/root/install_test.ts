@@ -305,6 +305,22 @@ describe("the broker called directly (hostile review, root-arranged parts)", () 
     };
     const fine = await doctor();
     assert.equal(fine.status, "ok", fine.detail);
+    // An installed copy that is not this package's (an update since the install) is named.
+    const copy = join(BROKER_ROOT, "src", "kernel", "tty_ioctls.ts");
+    const original = await readFile(copy);
+    await writeFile(copy, new Uint8Array([...original, ...new TextEncoder().encode("// older\n")]));
+    try {
+      const stale = await doctor();
+      assert.equal(stale.status, "warn", JSON.stringify(stale));
+      assert.match(
+        stale.detail,
+        /root-owned copy of kernel\/tty_ioctls\.ts differs from this package/,
+      );
+      assert.match(stale.fix, /reinstall the broker/);
+    } finally {
+      await writeFile(copy, original);
+    }
+    assert.equal((await doctor()).status, "ok");
     await writeFile(override, `${USER} ALL=(ALL:ALL) ALL\n`, { mode: 0o440 });
     try {
       assert.equal((await run("/usr/sbin/visudo", ["-c"])).code, 0);

@@ -6,10 +6,11 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { PROTOCOL_VERSION } from "../../../askpass/protocol.ts";
 import { PACKAGE_VERSION } from "../../../askpass/version.ts";
 import { SUDOERS_FILE } from "../../../broker/paths.ts";
+import { ROOT_SOURCE_FILES } from "../../../broker/root_files.ts";
 import { errnoCode } from "../../../shared/errno.ts";
 import { type Context, defineCheck, type Finding } from "../context.ts";
 import { exists, firstExisting, oneLine, SUDO_ENV } from "../helpers.ts";
@@ -82,9 +83,36 @@ export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
     }
   }
   const extensionVersion = version === PACKAGE_VERSION ? "" : ` (extension ${PACKAGE_VERSION})`;
-  return await sudoRuleFinding(ctx, shown) ??
-    { status: "ok", detail: `${shown}${extensionVersion}: installed, protocol matches` };
+  const rule = await sudoRuleFinding(ctx, shown);
+  if (rule) return rule;
+  const stale = await staleCopy(ctx);
+  if (stale) {
+    // The broker and hardened mode run the installed copies: after an update
+    // they are the old code, and a file new to the package makes hardened
+    // mode fall back to the package's own (user-owned) guardian.
+    return {
+      status: "warn",
+      detail: `${shown}, but its root-owned copy of ${stale} differs from this package's ` +
+        "(updated since the broker was installed): the broker and hardened mode run the old code",
+      fix: `reinstall the broker: ${installHint}`,
+    };
+  }
+  return { status: "ok", detail: `${shown}${extensionVersion}: installed, protocol matches` };
 });
+
+/** The first source the installer copies whose installed copy is missing or not this package's. */
+async function staleCopy(ctx: Context): Promise<string | undefined> {
+  const installed = join(dirname(ctx.brokerLauncher), "src");
+  for (const file of ROOT_SOURCE_FILES) {
+    const [theirs, ours] = await Promise.all(
+      [join(installed, file), join(ctx.packageRoot, file)].map((p) =>
+        readFile(p).catch(() => undefined)
+      ),
+    );
+    if (!theirs || !ours || !theirs.equals(ours)) return file;
+  }
+  return undefined;
+}
 
 /**
  * sudo applies the LAST matching rule: a later sudoers file granting this

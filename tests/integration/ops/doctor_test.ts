@@ -19,6 +19,7 @@ import { spawn } from "node:child_process";
 import {
   chmod,
   chown,
+  copyFile,
   mkdir,
   mkdtemp,
   readFile,
@@ -28,7 +29,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { NODE_BINARY } from "../../helpers/test_env.ts";
 import { after, before, describe, it } from "node:test";
@@ -46,6 +47,7 @@ import {
   SUDO_RS_ASKPASS_SINCE,
 } from "../../../ops/doctor/checks/sudo.ts";
 import { PROTOCOL_VERSION } from "../../../askpass/protocol.ts";
+import { ROOT_SOURCE_FILES } from "../../../broker/root_files.ts";
 import { DEFAULT_OUTPUT_CAP, spawnWithDeadline } from "../../../shared/spawn_deadline.ts";
 
 const REPO = new URL("../../../", import.meta.url).pathname.replace(/\/$/, "");
@@ -502,7 +504,14 @@ describe("doctor: checks that fail or warn on purpose", () => {
     const versionFile = join(dir, "VERSION");
     const launcherPath = join(dir, "pi-secret-broker");
     if (versionText !== undefined) await writeFile(versionFile, versionText, { mode: 0o644 });
-    if (launcher) await script(launcherPath, "exit 0");
+    if (launcher) {
+      await script(launcherPath, "exit 0");
+      // The installer's copies of the package's sources, as they are right after an install.
+      for (const f of ROOT_SOURCE_FILES) {
+        await mkdir(dirname(join(dir, "src", f)), { recursive: true, mode: 0o755 });
+        await copyFile(join(REPO, f), join(dir, "src", f));
+      }
+    }
     return { brokerVersionFile: versionFile, brokerLauncher: launcherPath };
   }
 
