@@ -127,7 +127,6 @@ function threadTimes(
   return out;
 }
 
-/** Milliseconds this thread has spent runnable but waiting for a CPU. */
 /**
  * How long this thread has waited on a run queue, in ms (`schedstat` field
  * 2): subtract it from a measured span to judge our code, not the machine's

@@ -195,8 +195,10 @@ describe("audit log", () => {
         Array.from({ length: producers }, async (_, p) => {
           for (let i = 0; i < each; i++) {
             const t0 = performance.now();
+            const w0 = runQueueWaitMs();
             assert.ok(log.append(entry(p * each + i, { event: i % 2 ? "prompted" : "queued" })));
-            slowest = Math.max(slowest, performance.now() - t0);
+            // Time spent waiting for a CPU on a loaded machine is not the append's.
+            slowest = Math.max(slowest, performance.now() - t0 - (runQueueWaitMs() - w0));
             if (i % 25 === 0) await new Promise((r) => setImmediate(r));
           }
         }),
