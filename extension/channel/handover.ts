@@ -22,6 +22,13 @@ export interface HandOverQueue {
   refuse(entry: Pending, reason: RefusalReason, notice?: string): Promise<void>;
 }
 
+/** The notice of a request refused because its helper is traced (by `tracer`, when known). */
+export function tracedNotice(tracer: number | undefined): string {
+  const who = tracer === undefined ? "" : ` by process ${tracer}`;
+  return `the password was not sent: sudo's askpass helper is traced${who}; ` +
+    "run the command again without a tracer";
+}
+
 /** Hands `password` (the caller zeroes it) to the sudo of `entry`. */
 export async function handOver(
   entry: Pending,
@@ -30,15 +37,7 @@ export async function handOver(
 ): Promise<void> {
   const helper = entry.watched[0];
   const tracer = await tracerOf(helper.pid);
-  if (tracer !== 0) {
-    const who = tracer === undefined ? "" : ` by process ${tracer}`;
-    return queue.refuse(
-      entry,
-      VERIFY_REFUSALS.HELPER_TRACED,
-      `the password was not sent: sudo's askpass helper is traced${who}; ` +
-        "run the command again without a tracer",
-    );
-  }
+  if (tracer !== 0) return queue.refuse(entry, VERIFY_REFUSALS.HELPER_TRACED, tracedNotice(tracer));
   // Signed before the write, so that nothing awaits between the write and
   // the end of the request (a liveness check must not deny it meanwhile).
   const done = await encodeDelivered(queue.key, entry.id);

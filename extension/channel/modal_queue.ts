@@ -14,7 +14,13 @@ import {
   encodeDenied,
   MAX_PASSWORD_BYTES,
 } from "../../askpass/protocol.ts";
-import { pidfdRefersTo, type ProcessRef, stillRunning } from "../../kernel/peer_verification.ts";
+import {
+  pidfdRefersTo,
+  type ProcessRef,
+  stillRunning,
+  tracerOf,
+  VERIFY_REFUSALS,
+} from "../../kernel/peer_verification.ts";
 import type { PeerConnection } from "./peer_connection.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
@@ -28,7 +34,7 @@ import {
   type SessionSettings,
 } from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
-import { handOver, type HandOverQueue, replyWithPassword } from "./handover.ts";
+import { handOver, type HandOverQueue, replyWithPassword, tracedNotice } from "./handover.ts";
 
 /** One verified request in the queue: a sudo password or a broker secret. */
 export interface Pending {
@@ -245,7 +251,8 @@ export class ModalQueue {
     // answered only by the first end.
     const first = entry.connection.end();
     clearTimeout(entry.timer);
-    entry.abort.abort();
+    // The reason tells the modal why it closes (a closing session is no withdrawal).
+    entry.abort.abort(reason);
     const i = this.#queue.indexOf(entry);
     if (i >= 0) this.#queue.splice(i, 1);
     if (this.#active === entry) this.#active = undefined;
@@ -309,7 +316,12 @@ export class ModalQueue {
 
   async #checkLiveness(): Promise<void> {
     for (const entry of [...this.#queue]) {
-      if (!await this.#alive(entry)) await this.finish(entry, DENY_REASONS.PROCESS_GONE);
+      if (await this.#alive(entry)) continue;
+      // A traced helper sits in tracing stop ("t") whenever its tracer is slow to
+      // let it go: named as traced (as at the handover), not as gone.
+      const tracer = entry.kind === "sudo" ? await tracerOf(entry.watched[0].pid) : 0;
+      if (!tracer || entry.connection.ended) await this.finish(entry, DENY_REASONS.PROCESS_GONE);
+      else await this.#refuse(entry, VERIFY_REFUSALS.HELPER_TRACED, tracedNotice(tracer));
     }
   }
 
@@ -341,7 +353,7 @@ export class ModalQueue {
     for (const entry of [...this.#queue]) {
       if (!entry.connection.end()) continue;
       clearTimeout(entry.timer);
-      entry.abort.abort();
+      entry.abort.abort(reason);
       this.#keepalives.remove(entry.connection.socket);
       entry.connection.socket.destroy();
       this.emit({ kind: "denied", requestId: entry.id, reason });

@@ -11,7 +11,7 @@
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import type { Component, Focusable, OverlayOptions } from "@earendil-works/pi-tui";
 import { decodeKittyPrintable, Key, matchesKey } from "@earendil-works/pi-tui";
-import { MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
+import { DENY_REASONS, MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
 import type { PromptOutcome } from "../../askpass/prompter.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 
@@ -53,7 +53,21 @@ export type ModalRenderer<R> = (
 ) => string[];
 
 /** The part of pi's `ctx.ui` that showing a modal uses. */
-export type ModalUI = Pick<ExtensionUIContext, "custom">;
+export type ModalUI =
+  & Pick<ExtensionUIContext, "custom">
+  & Partial<Pick<ExtensionUIContext, "onTerminalInput" | "notify">>;
+
+/**
+ * After a modal closed without the human (withdrawn, timed out), the keys
+ * they were typing into it are dropped until they stop typing for this long
+ * or press Enter: the rest of a password must not land in pi's editor, in
+ * clear, one Enter away from the model.
+ */
+export const DROP_KEYS_IDLE_MS = 1500;
+/** The longest the keys are dropped, however fast they keep coming. */
+export const DROP_KEYS_MAX_MS = 30_000;
+/** Ends the current drop of keys, if any (a new modal takes the keys). */
+let stopDroppingKeys: (() => void) | undefined;
 
 /** UTF-8 length of one code point. */
 function utf8Length(cp: number): number {
@@ -88,6 +102,8 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   /** Lines scrolled in the command section: keys that are not text, so never the secret's. */
   #scroll = 0;
   #resolved = false;
+  /** Set when something other than the human closes it while open: a withdrawal or the deadline. */
+  #withdrawn = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: ModalOptions<R>) {
@@ -98,6 +114,14 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   /** Whether `done` has been called. */
   get resolved(): boolean {
     return this.#resolved;
+  }
+
+  /**
+   * Whether it closed under the human's fingers: withdrawn (its request
+   * aborted) or timed out, rather than by Enter, Escape or pi's teardown.
+   */
+  get withdrawn(): boolean {
+    return this.#withdrawn;
   }
 
   render(width: number): string[] {
@@ -150,6 +174,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 
   /** Cancels the prompt (the request's AbortSignal fired). */
   abort(): void {
+    this.#withdrawn ||= !this.#resolved;
     this.#resolve(CANCEL);
   }
 
@@ -172,8 +197,10 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   }
 
   #tick(): void {
-    if (this.#secondsLeft() <= 0) this.#resolve(CANCEL);
-    else this.#options.requestRender();
+    if (this.#secondsLeft() <= 0) {
+      this.#withdrawn ||= !this.#resolved;
+      this.#resolve(CANCEL);
+    } else this.#options.requestRender();
   }
 
   /**
@@ -238,6 +265,8 @@ export async function showModal<R extends QueuedRequest>(
   blockedMessage: string,
 ): Promise<PromptOutcome> {
   if (signal.aborted) return CANCEL;
+  // Keys typed from now on are this modal's.
+  stopDroppingKeys?.();
   let modal: MaskedPromptModal<R> | undefined;
   const onAbort = () => modal?.abort();
   signal.addEventListener("abort", onAbort, { once: true });
@@ -260,5 +289,41 @@ export async function showModal<R extends QueuedRequest>(
     signal.removeEventListener("abort", onAbort);
     // pi skips dispose() when done() ran before the factory returned.
     modal?.dispose();
+    // Not when pi's session closes (quit, reload): what is typed next is meant for pi.
+    if (modal?.withdrawn && signal.reason !== DENY_REASONS.SESSION_CLOSED) dropKeysAfterModal(ui);
   }
+}
+
+/**
+ * Consumes terminal input until {@link DROP_KEYS_IDLE_MS} pass without a
+ * key, an Enter (dropped too) ends it, or {@link DROP_KEYS_MAX_MS} pass; says
+ * once that keys were dropped. Without a terminal (RPC mode) nothing to do.
+ */
+function dropKeysAfterModal(ui: ModalUI): void {
+  if (!ui.onTerminalInput) return;
+  const end = performance.now() + DROP_KEYS_MAX_MS;
+  let dropped = false;
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    if (stopDroppingKeys !== stop) return;
+    stopDroppingKeys = undefined;
+    clearTimeout(idle);
+    unsubscribe();
+    if (dropped) ui.notify?.("keys typed after the password prompt closed were dropped", "info");
+  };
+  stopDroppingKeys?.();
+  stopDroppingKeys = stop;
+  const unsubscribe = ui.onTerminalInput((data) => {
+    if (stopDroppingKeys !== stop) return undefined;
+    if (performance.now() > end) {
+      stop();
+      return undefined;
+    }
+    dropped = true;
+    clearTimeout(idle);
+    if (/[\r\n]/.test(data)) stop();
+    else idle = setTimeout(stop, DROP_KEYS_IDLE_MS);
+    return { consume: true };
+  });
+  idle = setTimeout(stop, DROP_KEYS_IDLE_MS);
 }

@@ -163,6 +163,37 @@ describe("fault injection (real pi, real sudo)", () => {
     });
   }
 
+  it("the modal withdrawn while the human types: the rest of the password and its Enter are dropped, never in pi's editor", async () => {
+    await withPi(
+      [{ bash: "sudo -k id -u; echo rc=$?" }, { text: "FLOW-DONE" }],
+      async (pi) => {
+        await openModal(pi);
+        const p = await pendingRequest(pi);
+        const [typed, rest] = [PASSWORD.slice(0, 3), PASSWORD.slice(3)];
+        await pi.tmux.sendText(typed);
+        await pi.tmux.waitFor("•".repeat(typed.length), 10_000);
+        const killedAt = Date.now();
+        kill9(p.helper);
+        await modalGoneAfter(pi, killedAt);
+        // The human, not yet aware, finishes typing and presses Enter.
+        await pi.tmux.sendText(rest);
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.waitFor("keys typed after the password prompt closed were dropped", 10_000);
+        await pi.tmux.waitFor("FLOW-DONE", 20_000);
+        const screen = await pi.tmux.capture({ history: true });
+        assert.ok(
+          !screen.includes(rest),
+          `the rest of the password reached pi:\n${screen.replaceAll(rest, "<rest>")}`,
+        );
+        assert.ok(!(await pi.readSessions()).includes(rest), "the rest of the password was sent");
+        // The drop ended with the Enter: the next keys are pi's again.
+        await pi.tmux.sendText("keys-are-back");
+        await pi.tmux.waitFor("keys-are-back", 10_000);
+        await assertNoLeak(pi, PASSWORD);
+      },
+    );
+  });
+
   it("pi SIGKILLed while a helper waits: the helper exits by itself, sudo reports no password; the next pi removes the stale session directory", async () => {
     await withScratch(async (work) => {
       const command = `sudo -k id -u >'${work}/out' 2>&1; echo "rc=$?" >'${work}/rc'`;

@@ -28,7 +28,6 @@ import {
   EXTENSION,
   TITLE,
   toolResults,
-  typeMasked,
   waitFor,
 } from "./attack_scripts/pi_checks.ts";
 
@@ -103,7 +102,16 @@ async function traceAttack(
         () => stat(join(work, "attached")).then(() => true, () => undefined),
         30_000,
       );
-      await typeMasked(pi, PASSWORD);
+      // Typed into the modal. On a loaded machine pi may already have withdrawn
+      // it, for the tracer (the helper seen in tracing stop): the keys are then
+      // dropped, and the outcome below is the same.
+      await pi.tmux.sendText(PASSWORD);
+      await pi.tmux.waitUntil(
+        (t) => t.includes("•".repeat([...PASSWORD].length)) || !t.includes(TITLE),
+        "the password masked, or the modal withdrawn",
+        { timeoutMs: 10_000 },
+      );
+      assert.ok(!(await pi.tmux.capture()).includes(PASSWORD), "typed text shown in clear");
       await pi.tmux.sendKeys("Enter");
       const result = await waitFor("the tool result", async () => {
         const r = toolResults(await pi.readSessions());

@@ -23,6 +23,8 @@ import {
   type SudoModalUI,
 } from "../../../extension/ui/modal.ts";
 import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts";
+import { DROP_KEYS_IDLE_MS } from "../../../extension/ui/masked_prompt.ts";
+import { DENY_REASONS } from "../../../askpass/protocol.ts";
 
 const theme: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 const NOW = 1_700_000_000_000;
@@ -656,6 +658,89 @@ describe("showSudoModal", () => {
       { kind: "cancel" },
     );
     assert.equal(seen.factoryCalls, 0);
+  });
+
+  /** The fake UI with pi-tui's input listeners: `type` says whether a listener consumed the key. */
+  function keyedUI() {
+    const { ui, seen } = fakeUI();
+    const listeners = new Set<(data: string) => { consume?: boolean } | undefined>();
+    const notices: string[] = [];
+    const keyed = Object.assign(ui, {
+      onTerminalInput: (l: (data: string) => { consume?: boolean } | undefined) => {
+        listeners.add(l);
+        return () => void listeners.delete(l);
+      },
+      notify: (message: string) => void notices.push(message),
+    }) as SudoModalUI;
+    const type = (data: string) => [...listeners].some((l) => l(data)?.consume === true);
+    return { ui: keyed, seen, type, notices, listening: () => listeners.size };
+  }
+
+  describe("keys typed after a modal closed without the human", () => {
+    beforeEach(() => {
+      mock.timers.reset();
+      mock.timers.enable({ apis: ["setInterval", "setTimeout"] });
+    });
+
+    test("a withdrawn modal: the rest of the password is dropped until Enter, then keys reach pi", async () => {
+      const { ui, seen, type, notices, listening } = keyedUI();
+      const controller = new AbortController();
+      const pending = showSudoModal(ui, makeRequest(), controller.signal);
+      seen.modal?.handleInput("hun");
+      controller.abort();
+      await pending;
+      assert.equal(type("ter"), true, "the rest of the password is dropped");
+      assert.equal(type("2"), true);
+      assert.equal(type("\r"), true, "the Enter is dropped too");
+      assert.equal(listening(), 0);
+      assert.equal(type("hello"), false, "after the Enter, keys reach pi again");
+      assert.deepEqual(notices, ["keys typed after the password prompt closed were dropped"]);
+    });
+
+    test("the drop ends when the typing pauses, or when the next modal opens", async () => {
+      const { ui, seen, type } = keyedUI();
+      const first = new AbortController();
+      const pending = showSudoModal(ui, makeRequest(), first.signal);
+      first.abort();
+      await pending;
+      assert.equal(type("a"), true);
+      mock.timers.tick(DROP_KEYS_IDLE_MS - 1);
+      assert.equal(type("b"), true, "each key extends the pause");
+      mock.timers.tick(DROP_KEYS_IDLE_MS);
+      assert.equal(type("c"), false, "a pause ends the drop");
+      const second = new AbortController();
+      const again = showSudoModal(ui, makeRequest(), second.signal);
+      second.abort();
+      await again;
+      const third = showSudoModal(ui, makeRequest(), new AbortController().signal);
+      assert.equal(type("x"), false, "a new modal takes the keys at once");
+      seen.modal?.handleInput("\x1b");
+      await third;
+    });
+
+    test("a modal closed because pi's session closes (quit, reload) drops nothing", async () => {
+      const { ui, type, listening } = keyedUI();
+      const controller = new AbortController();
+      const pending = showSudoModal(ui, makeRequest(), controller.signal);
+      controller.abort(DENY_REASONS.SESSION_CLOSED);
+      await pending;
+      assert.equal(listening(), 0);
+      assert.equal(type("/reload"), false);
+    });
+
+    test("a modal the human closed (Enter or Escape) drops nothing", async () => {
+      const { ui, seen, type, listening } = keyedUI();
+      const pending = showSudoModal(ui, makeRequest(), new AbortController().signal);
+      seen.modal?.handleInput("pw");
+      seen.modal?.handleInput("\r");
+      await pending;
+      assert.equal(listening(), 0);
+      assert.equal(type("next"), false);
+      const escaped = showSudoModal(ui, makeRequest(), new AbortController().signal);
+      seen.modal?.handleInput("\x1b");
+      await escaped;
+      assert.equal(listening(), 0);
+    });
   });
 
   test("RPC mode (factory never called) resolves cancel", async () => {
