@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -341,10 +341,12 @@ describe("attacks", () => {
           const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0");
           const prompt = argv.at(-2)!;
           const id = newRequestId();
+          // Whole or not at all: the attacker sends the file as soon as it exists.
           await writeFile(
-            join(f.scratch, "frame"),
+            join(f.scratch, "frame.tmp"),
             await encodeRequest(f.key, { id, prompt, pid }),
           );
+          await rename(join(f.scratch, "frame.tmp"), join(f.scratch, "frame"));
           const reply = await waitFor(
             "the attacker's reply",
             () => readFile(join(f.scratch, "reply")).catch(() => undefined),
