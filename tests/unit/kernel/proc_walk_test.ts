@@ -83,7 +83,10 @@ describe("the one walk of /proc (a worker thread)", () => {
   it("while a walk is in flight, later checks wait for one more walk, not one each", async () => {
     const first = ask(now());
     await new Promise((r) => setImmediate(r));
-    const later = await Promise.all([ask(now()), ask(now()), ask(now())]);
+    // Three checks that arrive together (one moment: had the first walk just
+    // ended, a walk started by the first of them must serve the other two).
+    const arrived = now();
+    const later = await Promise.all([ask(arrived), ask(arrived), ask(arrived)]);
     const f = await first;
     assert.ok(f.ok && later.every((r) => r.ok));
     const walks = new Set(later.map((r) => r.ok ? r.walk : undefined));
