@@ -58,15 +58,15 @@ export type ModalUI =
   & Partial<Pick<ExtensionUIContext, "onTerminalInput" | "notify">>;
 
 /**
- * After a modal closed without the human (withdrawn, timed out), the keys
- * they were typing into it are dropped until they stop typing for this long
+ * After a modal closed without the human (withdrawn, timed out), the text
+ * they were typing into it is dropped until they stop typing for this long
  * or press Enter: the rest of a password must not land in pi's editor, in
- * clear, one Enter away from the model.
+ * clear, one Enter away from the model, nor in the next modal in line.
  */
 export const DROP_KEYS_IDLE_MS = 1500;
 /** The longest the keys are dropped, however fast they keep coming. */
 export const DROP_KEYS_MAX_MS = 30_000;
-/** Ends the current drop of keys, if any (a new modal takes the keys). */
+/** Ends the current drop of keys, if any (a new drop replaces it). */
 let stopDroppingKeys: (() => void) | undefined;
 
 /** UTF-8 length of one code point. */
@@ -102,8 +102,9 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   /** Lines scrolled in the command section: keys that are not text, so never the secret's. */
   #scroll = 0;
   #resolved = false;
-  /** Set when something other than the human closes it while open: a withdrawal or the deadline. */
+  /** Set when something other than the human closes it once drawn: a withdrawal or the deadline. */
   #withdrawn = false;
+  #drawn = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: ModalOptions<R>) {
@@ -125,6 +126,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   }
 
   render(width: number): string[] {
+    this.#drawn = true;
     const { request, theme } = this.#options;
     return this.draw(
       {
@@ -174,7 +176,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 
   /** Cancels the prompt (the request's AbortSignal fired). */
   abort(): void {
-    this.#withdrawn ||= !this.#resolved;
+    this.#withdrawn ||= this.#drawn && !this.#resolved;
     this.#resolve(CANCEL);
   }
 
@@ -198,7 +200,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 
   #tick(): void {
     if (this.#secondsLeft() <= 0) {
-      this.#withdrawn ||= !this.#resolved;
+      this.#withdrawn ||= this.#drawn && !this.#resolved;
       this.#resolve(CANCEL);
     } else this.#options.requestRender();
   }
@@ -265,8 +267,6 @@ export async function showModal<R extends QueuedRequest>(
   blockedMessage: string,
 ): Promise<PromptOutcome> {
   if (signal.aborted) return CANCEL;
-  // Keys typed from now on are this modal's.
-  stopDroppingKeys?.();
   let modal: MaskedPromptModal<R> | undefined;
   const onAbort = () => modal?.abort();
   signal.addEventListener("abort", onAbort, { once: true });
@@ -289,14 +289,18 @@ export async function showModal<R extends QueuedRequest>(
     signal.removeEventListener("abort", onAbort);
     // pi skips dispose() when done() ran before the factory returned.
     modal?.dispose();
-    // Not when pi's session closes (quit, reload): what is typed next is meant for pi.
-    if (modal?.withdrawn && signal.reason !== DENY_REASONS.SESSION_CLOSED) dropKeysAfterModal(ui);
+    // Not when pi's session closes (quit, reload) or pi was stopped (the keys
+    // went to the shell meanwhile): what is typed next is meant for pi.
+    const forPi = signal.reason === DENY_REASONS.SESSION_CLOSED ||
+      signal.reason === DENY_REASONS.PI_STOPPED;
+    if (modal?.withdrawn && !forPi) dropKeysAfterModal(ui);
   }
 }
 
 /**
- * Consumes terminal input until {@link DROP_KEYS_IDLE_MS} pass without a
- * key, an Enter (dropped too) ends it, or {@link DROP_KEYS_MAX_MS} pass; says
+ * Drops typed text, Backspace and Enter (which ends the drop) until
+ * {@link DROP_KEYS_IDLE_MS} pass without one or {@link DROP_KEYS_MAX_MS}
+ * pass; any other key (Escape, Ctrl+C…) ends the drop and reaches pi. Says
  * once that keys were dropped. Without a terminal (RPC mode) nothing to do.
  */
 function dropKeysAfterModal(ui: ModalUI): void {
@@ -315,15 +319,23 @@ function dropKeysAfterModal(ui: ModalUI): void {
   stopDroppingKeys = stop;
   const unsubscribe = ui.onTerminalInput((data) => {
     if (stopDroppingKeys !== stop) return undefined;
-    if (performance.now() > end) {
+    const enter = matchesKey(data, Key.enter);
+    if (performance.now() > end || (!enter && !isTypedText(data))) {
       stop();
       return undefined;
     }
     dropped = true;
     clearTimeout(idle);
-    if (/[\r\n]/.test(data)) stop();
+    if (enter) stop();
     else idle = setTimeout(stop, DROP_KEYS_IDLE_MS);
     return { consume: true };
   });
   idle = setTimeout(stop, DROP_KEYS_IDLE_MS);
+}
+
+/** What the modal would have taken as part of the secret: text, a paste, Backspace. */
+function isTypedText(data: string): boolean {
+  if (data.includes(PASTE_START) || matchesKey(data, Key.backspace)) return true;
+  const text = decodeKittyPrintable(data) ?? data;
+  return text.length > 0 && ![...text].some((ch) => isRejectedInput(ch.codePointAt(0) ?? 0));
 }

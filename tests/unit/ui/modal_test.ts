@@ -686,6 +686,7 @@ describe("showSudoModal", () => {
       const { ui, seen, type, notices, listening } = keyedUI();
       const controller = new AbortController();
       const pending = showSudoModal(ui, makeRequest(), controller.signal);
+      seen.modal?.render(80);
       seen.modal?.handleInput("hun");
       controller.abort();
       await pending;
@@ -697,10 +698,11 @@ describe("showSudoModal", () => {
       assert.deepEqual(notices, ["keys typed after the password prompt closed were dropped"]);
     });
 
-    test("the drop ends when the typing pauses, or when the next modal opens", async () => {
+    test("the drop ends when the typing pauses or at a key that is not text; the next modal gets none of the rest", async () => {
       const { ui, seen, type } = keyedUI();
       const first = new AbortController();
       const pending = showSudoModal(ui, makeRequest(), first.signal);
+      seen.modal?.render(80);
       first.abort();
       await pending;
       assert.equal(type("a"), true);
@@ -710,18 +712,39 @@ describe("showSudoModal", () => {
       assert.equal(type("c"), false, "a pause ends the drop");
       const second = new AbortController();
       const again = showSudoModal(ui, makeRequest(), second.signal);
+      seen.modal?.render(80);
       second.abort();
       await again;
+      // The next request's modal (a secret the agent queued, say) opens at once.
       const third = showSudoModal(ui, makeRequest(), new AbortController().signal);
-      assert.equal(type("x"), false, "a new modal takes the keys at once");
+      assert.equal(type("x"), true, "the rest of the password reaches no modal");
+      assert.equal(type("\x1b"), false, "Escape ends the drop and reaches pi");
+      assert.equal(type("y"), false);
       seen.modal?.handleInput("\x1b");
       await third;
     });
 
+    test("a modal aborted before it was drawn, or because pi was stopped, drops nothing", async () => {
+      const { ui, seen, type, listening } = keyedUI();
+      const unseen = new AbortController();
+      const pending = showSudoModal(ui, makeRequest(), unseen.signal);
+      unseen.abort();
+      await pending;
+      assert.equal(listening(), 0);
+      const stopped = new AbortController();
+      const again = showSudoModal(ui, makeRequest(), stopped.signal);
+      seen.modal?.render(80);
+      stopped.abort(DENY_REASONS.PI_STOPPED);
+      await again;
+      assert.equal(listening(), 0);
+      assert.equal(type("fg"), false);
+    });
+
     test("a modal closed because pi's session closes (quit, reload) drops nothing", async () => {
-      const { ui, type, listening } = keyedUI();
+      const { ui, seen, type, listening } = keyedUI();
       const controller = new AbortController();
       const pending = showSudoModal(ui, makeRequest(), controller.signal);
+      seen.modal?.render(80);
       controller.abort(DENY_REASONS.SESSION_CLOSED);
       await pending;
       assert.equal(listening(), 0);
