@@ -17,6 +17,7 @@ import {
 import {
   pidfdRefersTo,
   type ProcessRef,
+  readStat,
   stillRunning,
   tracerOf,
   VERIFY_REFUSALS,
@@ -319,7 +320,12 @@ export class ModalQueue {
       if (await this.#alive(entry)) continue;
       // A traced helper sits in tracing stop ("t") whenever its tracer is slow to
       // let it go: named as traced (as at the handover), not as gone.
-      const tracer = entry.kind === "sudo" ? await tracerOf(entry.watched[0].pid) : 0;
+      const helper = entry.watched[0];
+      const stat = entry.kind === "sudo" ? await readStat(helper.pid) : undefined;
+      // The same helper (start time), stopped for its tracer: else it is gone.
+      const tracer = stat?.startTime === helper.startTime && stat.state === "t"
+        ? await tracerOf(helper.pid)
+        : 0;
       if (!tracer || entry.connection.ended) await this.finish(entry, DENY_REASONS.PROCESS_GONE);
       else await this.#refuse(entry, VERIFY_REFUSALS.HELPER_TRACED, tracedNotice(tracer));
     }
