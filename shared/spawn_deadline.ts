@@ -94,11 +94,14 @@ export function spawnWithDeadline(
     let done = false;
     const timers: { kill?: ReturnType<typeof setTimeout>; grace?: ReturnType<typeof setTimeout> } =
       {};
+    let stop: (() => void) | undefined;
     const finish = (code: number | null, signal: string | null, spawnError?: string) => {
       if (done) return;
       done = true;
       clearTimeout(timers.kill);
       clearTimeout(timers.grace);
+      // A long-lived signal must not keep every child it ever watched.
+      if (stop) options.signal?.removeEventListener("abort", stop);
       resolve({
         code,
         signal,
@@ -124,7 +127,7 @@ export function spawnWithDeadline(
       return;
     }
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
-    const stop = () => {
+    stop = () => {
       if (timers.grace || done) return;
       kill(child, options.detached === true);
       timers.grace = setTimeout(() => {
