@@ -439,20 +439,21 @@ const GROUP_OTHER_WRITE = 0o022n;
 /** Decodes UTF-8 strictly; on failure, the 1-based line holding the first bad byte. */
 function decodeUtf8(bytes: Uint8Array): { ok: true; text: string } | { ok: false; line: number } {
   const strict = new TextDecoder("utf-8", { fatal: true });
-  // A newline byte is never inside a multi-byte sequence, so each line decodes on its own.
-  for (let start = 0, line = 1; start <= bytes.length; line++) {
-    const newline = bytes.indexOf(0x0a, start);
-    const end = newline < 0 ? bytes.length : newline;
-    try {
-      strict.decode(bytes.subarray(start, end));
-    } catch {
-      return { ok: false, line };
-    }
-    start = end + 1;
-  }
   try {
     return { ok: true, text: strict.decode(bytes) };
-  } catch { // cannot happen when every line decodes; fail closed all the same
+  } catch {
+    // Only to name the line: a newline byte is never inside a multi-byte
+    // sequence, so each line decodes on its own.
+    for (let start = 0, line = 1; start <= bytes.length; line++) {
+      const newline = bytes.indexOf(0x0a, start);
+      const end = newline < 0 ? bytes.length : newline;
+      try {
+        strict.decode(bytes.subarray(start, end));
+      } catch {
+        return { ok: false, line };
+      }
+      start = end + 1;
+    }
     return { ok: false, line: 1 };
   }
 }

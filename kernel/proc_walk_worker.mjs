@@ -137,10 +137,12 @@ function walk(uid, gid) {
         entry.tasks = [];
       }
     } else if (entry.uid === 0 && uid !== 0 && kernelThreads.get(pid) === identity) {
-      entry.exeHidden = false; // a kernel thread, read before: no exe, nobody's
+      // A kernel thread, read before: nobody's, so not read again (its first
+      // read may have said exeHidden, as EACCES; neither counts a uid-0 process).
+      entry.exeHidden = false;
       seen.add(pid);
     } else if (entry.uid === 0 && uid !== 0) {
-      // A kernel thread has no exe (ENOENT); anything else root owns hides it (EACCES).
+      // Root's process hides its exe from us (EACCES; so does a kernel thread's, on this kernel).
       let exeHidden = true;
       try {
         readlinkSync(`/proc/${name}/exe`);
