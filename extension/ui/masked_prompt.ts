@@ -61,12 +61,12 @@ export type ModalUI =
  * After a modal closed without the human (withdrawn, timed out), the text
  * they were typing into it is dropped until they stop typing for this long
  * or press Enter: the rest of a password must not land in pi's editor, in
- * clear, one Enter away from the model, nor in the next modal in line.
+ * clear, one Enter away from the model.
  */
 export const DROP_KEYS_IDLE_MS = 1500;
 /** The longest the keys are dropped, however fast they keep coming. */
 export const DROP_KEYS_MAX_MS = 30_000;
-/** Ends the current drop of keys, if any (a new drop replaces it). */
+/** Ends the current drop of keys, if any (a new modal takes the keys). */
 let stopDroppingKeys: (() => void) | undefined;
 
 /** UTF-8 length of one code point. */
@@ -267,6 +267,8 @@ export async function showModal<R extends QueuedRequest>(
   blockedMessage: string,
 ): Promise<PromptOutcome> {
   if (signal.aborted) return CANCEL;
+  // Keys typed from now on are this modal's.
+  stopDroppingKeys?.();
   let modal: MaskedPromptModal<R> | undefined;
   const onAbort = () => modal?.abort();
   signal.addEventListener("abort", onAbort, { once: true });
