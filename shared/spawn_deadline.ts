@@ -94,14 +94,14 @@ export function spawnWithDeadline(
     let done = false;
     const timers: { kill?: ReturnType<typeof setTimeout>; grace?: ReturnType<typeof setTimeout> } =
       {};
-    let stop: (() => void) | undefined;
+    const abortListener: { stop?: () => void } = {};
     const finish = (code: number | null, signal: string | null, spawnError?: string) => {
       if (done) return;
       done = true;
       clearTimeout(timers.kill);
       clearTimeout(timers.grace);
       // A long-lived signal must not keep every child it ever watched.
-      if (stop) options.signal?.removeEventListener("abort", stop);
+      if (abortListener.stop) options.signal?.removeEventListener("abort", abortListener.stop);
       resolve({
         code,
         signal,
@@ -127,7 +127,7 @@ export function spawnWithDeadline(
       return;
     }
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
-    stop = () => {
+    const stop = () => {
       if (timers.grace || done) return;
       kill(child, options.detached === true);
       timers.grace = setTimeout(() => {
@@ -141,6 +141,7 @@ export function spawnWithDeadline(
       stop();
     }, options.deadlineMs);
     if (options.signal?.aborted) stop();
+    abortListener.stop = stop;
     options.signal?.addEventListener("abort", stop, { once: true });
     child.stdout?.on("data", out.push);
     child.stderr?.on("data", err.push);
