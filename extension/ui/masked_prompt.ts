@@ -66,8 +66,12 @@ export type ModalUI =
 export const DROP_KEYS_IDLE_MS = 1500;
 /** The longest the keys are dropped, however fast they keep coming. */
 export const DROP_KEYS_MAX_MS = 30_000;
-/** Ends the current drop of keys, if any (a new modal takes the keys). */
-let stopDroppingKeys: (() => void) | undefined;
+/**
+ * The current drop of keys, if any. `throughNewModal` when the human was
+ * typing into the withdrawn modal: the rest of that password is dropped even
+ * if another modal opens meanwhile (the agent can queue one behind it).
+ */
+let keyDrop: { readonly stop: () => void; readonly throughNewModal: boolean } | undefined;
 
 /** UTF-8 length of one code point. */
 function utf8Length(cp: number): number {
@@ -104,6 +108,10 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   #resolved = false;
   /** Set when something other than the human closes it once drawn: a withdrawal or the deadline. */
   #withdrawn = false;
+  /** Set with `#withdrawn` when the human was typing into it then. */
+  #withdrawnWhileTyping = false;
+  /** `performance.now()` of the last text or Backspace typed. */
+  #lastTypedAt = -Infinity;
   #drawn = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -125,6 +133,14 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     return this.#withdrawn;
   }
 
+  /**
+   * Whether it was withdrawn with text typed into it, or a key typed less
+   * than {@link DROP_KEYS_IDLE_MS} before: the human was typing the secret.
+   */
+  get withdrawnWhileTyping(): boolean {
+    return this.#withdrawnWhileTyping;
+  }
+
   render(width: number): string[] {
     this.#drawn = true;
     const { request, theme } = this.#options;
@@ -135,6 +151,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
         waiting: request.waiting(),
         focused: this.focused,
         scroll: this.#scroll,
+        droppingKeys: keyDrop !== undefined,
         request,
       },
       width,
@@ -163,6 +180,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
       return;
     }
     if (matchesKey(data, Key.backspace)) {
+      this.#lastTypedAt = performance.now();
       const removed = this.#secret.pop();
       if (removed !== undefined) {
         this.#secretBytes -= utf8Length(removed.codePointAt(0) ?? 0);
@@ -176,8 +194,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 
   /** Cancels the prompt (the request's AbortSignal fired). */
   abort(): void {
-    this.#withdrawn ||= this.#drawn && !this.#resolved;
-    this.#resolve(CANCEL);
+    this.#withdraw();
   }
 
   invalidate(): void {
@@ -199,10 +216,18 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   }
 
   #tick(): void {
-    if (this.#secondsLeft() <= 0) {
-      this.#withdrawn ||= this.#drawn && !this.#resolved;
-      this.#resolve(CANCEL);
-    } else this.#options.requestRender();
+    if (this.#secondsLeft() <= 0) this.#withdraw();
+    else this.#options.requestRender();
+  }
+
+  /** Closes it with cancel without the human; notes whether they were typing. */
+  #withdraw(): void {
+    if (this.#drawn && !this.#resolved) {
+      this.#withdrawn = true;
+      this.#withdrawnWhileTyping = this.#secret.length > 0 ||
+        performance.now() - this.#lastTypedAt < DROP_KEYS_IDLE_MS;
+    }
+    this.#resolve(CANCEL);
   }
 
   /**
@@ -216,6 +241,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     const chars = [...text];
     const rejected = (ch: string) => isRejectedInput(ch.codePointAt(0) ?? 0);
     if (mode === "reject-chunk" && chars.some(rejected)) return;
+    this.#lastTypedAt = performance.now();
     let changed = false;
     for (const ch of chars) {
       if (rejected(ch)) continue;
@@ -267,8 +293,9 @@ export async function showModal<R extends QueuedRequest>(
   blockedMessage: string,
 ): Promise<PromptOutcome> {
   if (signal.aborted) return CANCEL;
-  // Keys typed from now on are this modal's.
-  stopDroppingKeys?.();
+  // Keys typed from now on are this modal's, unless they are the rest of a
+  // password that was being typed into a withdrawn one.
+  if (!keyDrop?.throughNewModal) keyDrop?.stop();
   let modal: MaskedPromptModal<R> | undefined;
   const onAbort = () => modal?.abort();
   signal.addEventListener("abort", onAbort, { once: true });
@@ -295,32 +322,34 @@ export async function showModal<R extends QueuedRequest>(
     // went to the shell meanwhile): what is typed next is meant for pi.
     const forPi = signal.reason === DENY_REASONS.SESSION_CLOSED ||
       signal.reason === DENY_REASONS.PI_STOPPED;
-    if (modal?.withdrawn && !forPi) dropKeysAfterModal(ui);
+    if (modal?.withdrawn && !forPi) dropKeysAfterModal(ui, modal.withdrawnWhileTyping);
   }
 }
 
 /**
  * Drops typed text, Backspace and Enter (which ends the drop) until
  * {@link DROP_KEYS_IDLE_MS} pass without one or {@link DROP_KEYS_MAX_MS}
- * pass; any other key (Escape, Ctrl+C…) ends the drop and reaches pi. Says
+ * pass; any other key (Escape, Ctrl+C…) ends the drop and reaches pi (or the
+ * modal open then). A new modal ends it too, unless `throughNewModal`. Says
  * once that keys were dropped. Without a terminal (RPC mode) nothing to do.
  */
-function dropKeysAfterModal(ui: ModalUI): void {
+function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
   if (!ui.onTerminalInput) return;
   const end = performance.now() + DROP_KEYS_MAX_MS;
   let dropped = false;
   let idle: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
-    if (stopDroppingKeys !== stop) return;
-    stopDroppingKeys = undefined;
+    if (keyDrop !== drop) return;
+    keyDrop = undefined;
     clearTimeout(idle);
     unsubscribe();
     if (dropped) ui.notify?.("keys typed after the password prompt closed were dropped", "info");
   };
-  stopDroppingKeys?.();
-  stopDroppingKeys = stop;
+  const drop = { stop, throughNewModal };
+  keyDrop?.stop();
+  keyDrop = drop;
   const unsubscribe = ui.onTerminalInput((data) => {
-    if (stopDroppingKeys !== stop) return undefined;
+    if (keyDrop !== drop) return undefined;
     const enter = matchesKey(data, Key.enter);
     if (performance.now() > end || (!enter && !isTypedText(data))) {
       stop();

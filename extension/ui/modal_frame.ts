@@ -47,6 +47,8 @@ export interface MaskedInputView {
   readonly focused: boolean;
   /** Lines scrolled down in the command section (↑/↓, PgUp/PgDn); 0 when absent. */
   readonly scroll?: number;
+  /** Keys typed for a modal withdrawn under the human's fingers are still being dropped. */
+  readonly droppingKeys?: boolean;
 }
 
 /** Lines of the command section shown at once; more scroll (nothing is cut). */
@@ -114,6 +116,10 @@ export function boxLines(lines: readonly string[], width: number, theme: ModalTh
   ];
 }
 
+/** Shown while keys typed for the previous, withdrawn modal are dropped. */
+export const KEYS_DROPPED =
+  "Keys typed for the prompt that closed are dropped until Enter or a pause.";
+
 /**
  * A modal's renderer: its title, its own `body` lines, then the masked input,
  * the countdown, the modal's reassurance `note` and `N more waiting`. Every
@@ -134,6 +140,7 @@ export function modalRenderer<S extends MaskedInputView>(
       "",
       ...body(state, width, theme),
       inputLine(input.label, state.typedLength, state.focused, width),
+      ...(state.droppingKeys ? wrapped(KEYS_DROPPED, width, (s) => theme.fg("warning", s)) : []),
       "",
       ...wrapped(keys, width, dim),
       ...wrapped(input.note, width, dim),

@@ -84,6 +84,12 @@ async function withScratch(run: (dir: string) => Promise<void>): Promise<void> {
 
 const exists = (path: string) => access(path).then(() => true, () => false);
 
+/** A process's start time (clock ticks since boot) from `/proc/<pid>/stat`. */
+async function startTime(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+}
+
 /** The pending request's processes, once its modal is on screen. */
 interface Pending {
   piPid: number;
@@ -192,6 +198,64 @@ describe("fault injection (real pi, real sudo)", () => {
         await assertNoLeak(pi, PASSWORD);
       },
     );
+  });
+
+  it("the modal withdrawn while the human types, a second request queued behind it: the rest of the password and its Enter do not reach the second modal", async () => {
+    await withScratch(async (work) => {
+      // The agent queues a second sudo behind the first (it could as well be a
+      // pi-secret-run request), then kills the first helper mid-typing.
+      const run = (name: string) =>
+        `sudo -k id -u >'${work}/${name}' 2>&1; echo "rc=$?" >>'${work}/${name}'`;
+      const command = `(${run("first")}) & sleep 1; ${run("second")}; wait`;
+      await withPi([{ bash: command }, { text: "FLOW-DONE" }], async (pi) => {
+        await openModal(pi);
+        await pi.tmux.waitFor("1 more waiting", 20_000);
+        const piPid = await piProcessPid(pi);
+        const socket = join(await sessionDirOf(piPid), "askpass.sock");
+        const helpers = await helperPids(socket);
+        assert.equal(helpers.length, 2, "two helpers wait");
+        const [first] = await Promise.all(helpers.map(async (pid) => [await startTime(pid), pid]))
+          .then((pairs) => pairs.sort((x, y) => x[0] - y[0]).map(([, pid]) => pid));
+        const [typed, rest] = [PASSWORD.slice(0, 3), PASSWORD.slice(3)];
+        await typeMasked(pi, typed);
+        kill9(first);
+        const dropping = (screen: string) => screen.includes("are dropped until Enter or a pause");
+        await waitFor("the second modal, empty, saying keys are dropped", async () => {
+          const screen = await pi.tmux.capture();
+          return screen.includes(TITLE) && !screen.includes("more waiting") &&
+              !screen.includes("•") && dropping(screen)
+            ? true
+            : undefined;
+        }, 10_000);
+        // The human, not yet aware, finishes typing and presses Enter.
+        await pi.tmux.sendText(rest);
+        await pi.tmux.sendKeys("Enter");
+        const screen = await waitFor("the drop to end", async () => {
+          const screen = await pi.tmux.capture();
+          return dropping(screen) ? undefined : screen;
+        }, 10_000);
+        assert.ok(
+          screen.includes(TITLE),
+          `the second modal closed:\n${screen.replaceAll(rest, "<rest>")}`,
+        );
+        assert.ok(!screen.includes("•"), "the rest of the password reached the second modal");
+        assert.equal(
+          await exists(join(work, "second")) && await readFile(join(work, "second"), "utf8"),
+          "",
+          "the second sudo got an answer",
+        );
+        // The human types into the second modal on purpose: it is theirs.
+        await typeMasked(pi, PASSWORD);
+        await pi.tmux.sendKeys("Enter");
+        await pi.tmux.waitFor("FLOW-DONE", 30_000);
+        assert.match(await readFile(join(work, "second"), "utf8"), /rc=0/);
+        assert.match(await readFile(join(work, "first"), "utf8"), /rc=1/);
+        const history = await pi.tmux.capture({ history: true });
+        assert.ok(!history.includes(rest), "the rest of the password reached pi's screen");
+        assert.ok(!(await pi.readSessions()).includes(rest), "the rest of the password was sent");
+        await assertNoLeak(pi, PASSWORD);
+      });
+    });
   });
 
   it("pi SIGKILLed while a helper waits: the helper exits by itself, sudo reports no password; the next pi removes the stale session directory", async () => {

@@ -24,6 +24,7 @@ import {
 } from "../../../extension/ui/modal.ts";
 import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts";
 import { DROP_KEYS_IDLE_MS } from "../../../extension/ui/masked_prompt.ts";
+import { KEYS_DROPPED } from "../../../extension/ui/modal_frame.ts";
 import { DENY_REASONS } from "../../../askpass/protocol.ts";
 
 const theme: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
@@ -725,6 +726,56 @@ describe("showSudoModal", () => {
       await dropping;
       const next = showSudoModal(ui, makeRequest(), new AbortController().signal);
       assert.equal(type("z"), false, "a new modal takes the keys at once");
+      seen.modal?.handleInput("\x1b");
+      await next;
+    });
+
+    test("the rest of a password typed into a withdrawn modal is dropped even when another modal opens", async () => {
+      const { ui, seen, type, notices } = keyedUI();
+      const first = new AbortController();
+      const pending = showSudoModal(ui, makeRequest(), first.signal);
+      seen.modal?.render(80);
+      seen.modal?.handleInput("hun");
+      first.abort();
+      await pending;
+      // The agent had queued a second request: its modal opens at once.
+      let answer: unknown;
+      const next = showSudoModal(ui, makeRequest(), new AbortController().signal)
+        .then((outcome) => answer = outcome);
+      const second = seen.modal;
+      second?.render(80);
+      /** pi's routing: a key no listener consumed goes to the focused modal. */
+      const press = (data: string) => type(data) || second?.handleInput(data);
+      const says = () => second?.render(80).join("\n").includes(KEYS_DROPPED);
+      assert.equal(says(), true, "the second modal says keys are being dropped");
+      for (const key of ["ter", "2", "\r"]) press(key);
+      assert.equal(says(), false, "and stops saying it once the drop ended");
+      await Promise.resolve();
+      assert.equal(answer, undefined, "the rest and its Enter did not reach the second modal");
+      assert.equal(second?.resolved, false);
+      assert.deepEqual(notices, ["keys typed after the password prompt closed were dropped"]);
+      press("pw");
+      press("\r");
+      const outcome = await next as { kind: string; password?: Uint8Array };
+      assert.equal(outcome.kind, "submit");
+      assert.equal(
+        new TextDecoder().decode(outcome.password),
+        "pw",
+        "keys after the Enter are its own",
+      );
+    });
+
+    test("a modal withdrawn with nothing typed: a pause in typing counts too", async () => {
+      const { ui, seen, type } = keyedUI();
+      const first = new AbortController();
+      const pending = showSudoModal(ui, makeRequest(), first.signal);
+      seen.modal?.render(80);
+      seen.modal?.handleInput("a");
+      seen.modal?.handleInput("\x7f"); // Backspace: typed, then erased, just now
+      first.abort();
+      await pending;
+      const next = showSudoModal(ui, makeRequest(), new AbortController().signal);
+      assert.equal(type("b"), true, "the human was typing: the drop holds through the new modal");
       seen.modal?.handleInput("\x1b");
       await next;
     });
