@@ -20,6 +20,7 @@
  * @module
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { readDescriptorTableSync } from "./descriptor_table.mjs";
 import { parentPort } from "node:worker_threads";
 
 /** More processes than this fail the walk (the callers refuse). */
@@ -59,37 +60,29 @@ function errno(e) {
   return typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
 }
 
+/** Links that can be a file (`/…`) or a pipe (`pipe:[N]`): the only ones the callers look at. */
+const fileOrPipe = (/** @type {string} */ link) => link.startsWith("/") || link.startsWith("pipe:");
+
 /**
- * One descriptor table: its kept links, or `unreadable` (EACCES: the process
- * hides its tables). `undefined` when gone; `"too_many"` past a bound.
+ * One descriptor table, read by the one reader (`descriptor_table.mjs`): its
+ * kept links, or `unreadable` (EACCES: the process hides its tables).
+ * `undefined` when gone; `"too_many"` past a bound.
  * @param {string} dir
  * @param {{ left: number }} budget links still allowed in this request (from {@link MAX_LINKS})
  * @returns {Table | "too_many" | undefined}
  */
 function readTable(dir, budget) {
-  /** @type {string[]} */
-  let fds;
-  try {
-    fds = readdirSync(dir);
-  } catch (e) {
-    return errno(e) === "EACCES" ? { dir, links: [], unreadable: true } : undefined;
+  const table = readDescriptorTableSync(dir, Math.min(MAX_FDS_PER_TABLE, budget.left), fileOrPipe);
+  if (!table.ok) {
+    if (table.reason === "too_many") return "too_many";
+    return table.reason === "hidden" ? { dir, links: [], unreadable: true } : undefined;
   }
-  if (fds.length > MAX_FDS_PER_TABLE) return "too_many";
-  budget.left -= fds.length;
-  if (budget.left < 0) return "too_many";
-  /** @type {string[]} */
-  const links = [];
-  for (const fd of fds) {
-    const path = `${dir}/${fd}`;
-    let link;
-    try {
-      link = readlinkSync(path);
-    } catch {
-      continue; // closed since the listing
-    }
-    if (link.startsWith("/") || link.startsWith("pipe:")) links.push(path, link);
-  }
-  return { dir, links, unreadable: false };
+  budget.left -= table.fds;
+  return {
+    dir,
+    links: table.kept.flatMap(([fd, link]) => [`${dir}/${fd}`, link]),
+    unreadable: false,
+  };
 }
 
 /**

@@ -27,11 +27,10 @@
  *
  * @module
  */
-import { opendir } from "node:fs/promises";
 import { libc } from "./libc.ts";
 import { readProcLink, readProcText } from "./proc_reader.ts";
 import { fdStat } from "./socket_fd.ts";
-import { errnoCode } from "../shared/errno.ts";
+import { readDescriptorTable } from "./descriptor_table.mjs";
 import { encodeUnixDiagRequest, parseUnixDiagReply } from "./sock_diag.ts";
 import { type ReasonOf, reasons } from "../shared/result.ts";
 
@@ -111,7 +110,6 @@ const SOCKADDR_NL_LEN = 12; // struct sockaddr_nl
 const RECV_BUFFER_BYTES = 8192;
 const MAX_RECV_CALLS = 4;
 const O_CLOEXEC = 0o2000000;
-const READLINK_BATCH = 64;
 
 /** True when the netlink query of this module can run in this process. */
 export function socketDiagAvailable(): boolean {
@@ -189,49 +187,32 @@ const SOCKET_LINK = /^socket:\[(\d+)\]$/;
 
 /**
  * The socket descriptors in the fd table of process `pid`, from the
- * `socket:[N]` links of `/proc/<pid>/fd`, in fd order. Reads at most `cap`
- * entries (refused beyond that); an fd closed while the table is being read
- * is skipped. Needs the same access as reading the process's `environ`.
+ * `socket:[N]` links of `/proc/<pid>/fd`, in fd order, read by the one
+ * descriptor-table reader (`descriptor_table.mjs`). More than `cap` entries
+ * are refused; an fd closed while the table is being read is skipped; a link
+ * that cannot be read fails it. Needs the same access as reading the
+ * process's `environ`.
  */
 export async function socketInodesOf(
   pid: number,
   cap: number = MAX_PEER_FDS,
 ): Promise<{ ok: true; sockets: SocketFd[] } | SocketPeerFailure> {
   if (!isPositiveInt(pid)) return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
-  const dir = `/proc/${pid}/fd`;
-  const fds: number[] = [];
-  try {
-    const handle = await opendir(dir, { bufferSize: 128 });
-    try {
-      for await (const entry of handle) {
-        if (!/^\d+$/.test(entry.name)) continue;
-        if (fds.length >= cap) return fail(SOCKET_PEER_ERRORS.PEER_FD_TABLE_TOO_LARGE);
-        fds.push(Number(entry.name));
-      }
-    } finally {
-      // The async iterator closes the directory when it runs to the end;
-      // an early return leaves it open, and closing twice throws.
-      await handle.close().catch(() => {});
-    }
-  } catch (e) {
+  const table = await readDescriptorTable(`/proc/${pid}/fd`, cap, (l) => SOCKET_LINK.test(l));
+  if (!table.ok) {
     return fail(
-      errnoCode(e) === "ENOENT"
+      table.reason === "gone"
         ? SOCKET_PEER_ERRORS.PEER_GONE
+        : table.reason === "too_many"
+        ? SOCKET_PEER_ERRORS.PEER_FD_TABLE_TOO_LARGE
         : SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE,
     );
   }
-  fds.sort((a, b) => a - b);
-  const sockets: SocketFd[] = [];
-  for (let i = 0; i < fds.length; i += READLINK_BATCH) {
-    const batch = fds.slice(i, i + READLINK_BATCH);
-    const links = await Promise.all(batch.map((fd) => readProcLink(`${dir}/${fd}`, "closed")));
-    for (let j = 0; j < batch.length; j++) {
-      const link = links[j];
-      if (link === undefined) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
-      const m = SOCKET_LINK.exec(link); // "closed": since the listing, skipped
-      if (m) sockets.push({ fd: batch[j], inode: Number(m[1]) });
-    }
-  }
+  if (table.unreadableLink) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
+  const sockets = table.kept.map(([fd, link]) => ({
+    fd,
+    inode: Number(SOCKET_LINK.exec(link)?.[1]),
+  }));
   return { ok: true, sockets };
 }
 
