@@ -42,22 +42,14 @@ function fail(reason: string): never {
   Deno.exit(1);
 }
 
-/**
- * The requester checks that need neither `/proc` nor a `node:` module.
- * Returns the prompt.
- */
-function selfCheck(): string {
+async function main(): Promise<void> {
+  // The requester checks that need neither `/proc` nor a `node:` module.
   if (Deno.args.length !== 1) fail("expected exactly one argument (sudo's prompt)");
   const prompt = Deno.args[0];
   if (encoder.encode(prompt).length > MAX_PROMPT_BYTES) fail("prompt longer than 1 KiB");
   for (const name of HELPER_FORBIDDEN_ENV) {
     if (Deno.env.get(name) !== undefined) fail(`refusing to run with ${name} set`);
   }
-  return prompt;
-}
-
-async function main(): Promise<void> {
-  const prompt = selfCheck();
   const socketPath = Deno.env.get(HELPER_ENV.SOCKET) ?? fail("no session socket configured");
   const keyHex = Deno.env.get(HELPER_ENV.SECRET) ?? fail("no session key configured");
   const deadlineMs = Number(Deno.env.get(HELPER_ENV.DEADLINE_MS));

@@ -166,6 +166,7 @@ export type Decoded<T> =
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
+const HMAC_SHA256 = { name: "HMAC", hash: "SHA-256" };
 
 /**
  * Imports a hex session key for HMAC-SHA256. Returns a failure for anything
@@ -178,13 +179,7 @@ export async function importSessionKey(
     return { ok: false, reason: PROTOCOL_ERRORS.BAD_SESSION_KEY };
   }
   const raw = hexToBytes(hex);
-  const key = await crypto.subtle.importKey(
-    "raw",
-    raw,
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign", "verify"],
-  );
+  const key = await crypto.subtle.importKey("raw", raw, HMAC_SHA256, false, ["sign", "verify"]);
   raw.fill(0);
   return { ok: true, key };
 }

@@ -110,12 +110,11 @@ async function checkBroker(): Promise<void> {
       `the broker is not installed: run /sudo-prompt install-broker in pi, or: sudo sh ${INSTALLER}`,
     );
   }
-  const protocol = parseBrokerVersion(version).protocol;
+  const protocol = parseBrokerVersion(version).protocol ?? "?";
   if (protocol !== PROTOCOL_VERSION) {
     refuse(
-      `the installed broker speaks protocol ${
-        protocol ?? "?"
-      }, this package ${PROTOCOL_VERSION}: reinstall it (/sudo-prompt install-broker, or sudo sh ${INSTALLER})`,
+      `the installed broker speaks protocol ${protocol}, this package ${PROTOCOL_VERSION}: ` +
+        `reinstall it (/sudo-prompt install-broker, or sudo sh ${INSTALLER})`,
     );
   }
 }

@@ -124,10 +124,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
         record: audit ? sessionAuditSink(audit, "sudo") : undefined,
       }),
     });
-    if (!started.ok) {
-      ctx.ui.notify(startFailureNotice(started.reason, packageInstall()), "warning");
-      return;
-    }
+    if (!started.ok) return warn(startFailureNotice(started.reason, packageInstall()));
     session = started.session;
     unhookStop?.();
     unhookStop = onStopOrResume(() => session?.denyAllNow());

@@ -1,14 +1,12 @@
 // @ts-check
 /**
  * The one reader of a process's descriptor table (`/proc/<pid>/fd`), written
- * once for two runtimes' I/O. It is a generator: it yields the reads it needs
- * (the listing, then the links) and decides on the answers, so the `/proc`
- * walk's worker drives it with synchronous reads ({@link readDescriptorTableSync})
- * and the connection check on pi's thread with asynchronous ones
- * (`socket_peer.ts`).
- *
- * Plain JavaScript: the walk's worker imports it, and Node strips no types
- * below `node_modules`.
+ * once for two runtimes' I/O: {@link descriptorTable} yields the reads it
+ * needs (the listing, then the links) and decides on the answers; the walk's
+ * worker runs it with synchronous reads ({@link readDescriptorTableSync}),
+ * the socket-holder check on pi's thread with asynchronous ones
+ * ({@link readDescriptorTable}). Plain JavaScript: the worker imports it, and
+ * Node strips no types below `node_modules`.
  *
  * @module
  */
@@ -19,66 +17,56 @@ import { opendir, readlink } from "node:fs/promises";
 const LINK_BATCH = 64;
 
 /**
- * A read the walk asks for: list the directory (at most `cap + 1` names are
- * needed), or read these links.
- * @typedef {{ list: string, cap: number } | { links: string[] }} DescriptorRead
- */
-
-/**
- * The answer to a read. To a listing: the names, or the error's code. To the
- * links: per path, its text, `null` when it no longer exists (closed since the
- * listing), `undefined` when it could not be read.
- * @typedef {string[] | { errno: unknown } | (string | null | undefined)[]} DescriptorAnswer
- */
-
-/**
- * A read table: the kept descriptors in fd order, and whether a link could not
- * be read (the caller decides whether that fails it). Or why there is none:
- * `gone` (no such process), `hidden` (EACCES: the process hides its tables),
- * `unreadable` (another error), `too_many` (more than `cap` descriptors).
+ * The kept descriptors in fd order, the count listed, and whether a link could
+ * not be read (the caller decides whether that fails it); or why there is no
+ * table: `gone`, `hidden` (EACCES), `unreadable` (another error), `too_many`
+ * (more than `cap` descriptors: refused, not read).
  * @typedef {{ ok: true, fds: number, kept: [number, string][], unreadableLink: boolean }
  *   | { ok: false, reason: "gone" | "hidden" | "unreadable" | "too_many" }} DescriptorTable
  */
 
 /**
- * Reads the descriptor table in `dir`, keeping the descriptors whose link
- * `keep` accepts. More than `cap` descriptors fail it rather than be read.
+ * Reads the table in `dir`, keeping the descriptors whose link `keep` accepts.
+ * Answers: to `list`, the names (at least `cap + 1` when there are more) or
+ * `{ errno }`; to `links`, per path its text, `null` when closed since the
+ * listing, `undefined` when unreadable.
  * @param {string} dir
  * @param {number} cap
  * @param {(link: string) => boolean} keep
- * @returns {Generator<DescriptorRead, DescriptorTable, DescriptorAnswer>}
+ * @returns {Generator<{ list: string, cap: number } | { links: string[] }, DescriptorTable, any>}
  */
 export function* descriptorTable(dir, cap, keep) {
+  /** @type {string[] | { errno: unknown }} */
   const listed = yield { list: dir, cap };
   if (!Array.isArray(listed)) {
-    const code = "errno" in listed ? listed.errno : undefined;
-    const reason = code === "ENOENT" ? "gone" : code === "EACCES" ? "hidden" : "unreadable";
-    return { ok: false, reason };
+    const { errno } = listed;
+    return {
+      ok: false,
+      reason: errno === "ENOENT" ? "gone" : errno === "EACCES" ? "hidden" : "unreadable",
+    };
   }
-  const fds = listed.filter((n) => typeof n === "string" && /^\d+$/.test(n)).map(Number);
+  const fds = listed.filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
   if (fds.length > cap) return { ok: false, reason: "too_many" };
-  fds.sort((a, b) => a - b);
+  /** @type {(string | null | undefined)[]} */
   const links = yield { links: fds.map((fd) => `${dir}/${fd}`) };
   /** @type {[number, string][]} */
   const kept = [];
   let unreadableLink = false;
-  for (let i = 0; i < fds.length; i++) {
-    const link = Array.isArray(links) ? links[i] : undefined;
-    if (link === null) continue;
-    if (typeof link !== "string") unreadableLink = true;
-    else if (keep(link)) kept.push([fds[i], link]);
-  }
+  fds.forEach((fd, i) => {
+    const link = links[i];
+    if (link === undefined) unreadableLink = true;
+    else if (link !== null && keep(link)) kept.push([fd, link]);
+  });
   return { ok: true, fds: fds.length, kept, unreadableLink };
 }
 
 /** @param {unknown} e */
-function errnoOf(e) {
-  return typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
-}
+const errnoOf = (e) => typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
+/** @param {unknown} e */
+const closedOrUnreadable = (e) => errnoOf(e) === "ENOENT" ? null : undefined;
 
 /**
- * {@link descriptorTable} with synchronous reads, for the walk's worker
- * thread (never pi's).
+ * {@link descriptorTable} with synchronous reads: for the walk's worker thread, never pi's.
  * @param {string} dir
  * @param {number} cap
  * @param {(link: string) => boolean} keep
@@ -86,10 +74,9 @@ function errnoOf(e) {
  */
 export function readDescriptorTableSync(dir, cap, keep) {
   const walk = descriptorTable(dir, cap, keep);
-  let step = walk.next();
-  while (!step.done) {
+  for (let step = walk.next();;) {
+    if (step.done) return step.value;
     const read = step.value;
-    /** @type {DescriptorAnswer} */
     let answer;
     if ("list" in read) {
       try {
@@ -102,18 +89,17 @@ export function readDescriptorTableSync(dir, cap, keep) {
         try {
           return readlinkSync(path);
         } catch (e) {
-          return errnoOf(e) === "ENOENT" ? null : undefined;
+          return closedOrUnreadable(e);
         }
       });
     }
     step = walk.next(answer);
   }
-  return step.value;
 }
 
 /**
  * {@link descriptorTable} with asynchronous reads, for pi's thread: the
- * listing is streamed and stops at `cap + 1` names, the links are read
+ * listing is streamed and stops past `cap`, the links are read
  * {@link LINK_BATCH} at a time.
  * @param {string} dir
  * @param {number} cap
@@ -122,57 +108,32 @@ export function readDescriptorTableSync(dir, cap, keep) {
  */
 export async function readDescriptorTable(dir, cap, keep) {
   const walk = descriptorTable(dir, cap, keep);
-  let step = walk.next();
-  while (!step.done) {
+  for (let step = walk.next();;) {
+    if (step.done) return step.value;
     const read = step.value;
-    step = walk.next(
-      "list" in read ? await listNames(read.list, read.cap) : await readLinks(read.links),
-    );
-  }
-  return step.value;
-}
-
-/**
- * @param {string} dir
- * @param {number} cap
- * @returns {Promise<string[] | { errno: unknown }>}
- */
-async function listNames(dir, cap) {
-  /** @type {string[]} */
-  const names = [];
-  try {
-    const handle = await opendir(dir, { bufferSize: 128 });
-    try {
-      for await (const entry of handle) {
-        names.push(entry.name);
-        if (names.length > cap) break;
+    /** @type {unknown[] | { errno: unknown }} */
+    const answer = [];
+    if ("list" in read) {
+      try {
+        const listing = await opendir(read.list, { bufferSize: 128 });
+        try {
+          for await (const entry of listing) if (answer.push(entry.name) > read.cap) break;
+        } finally {
+          // Node's iterator closes it at a break, and closing twice throws. (Deno 2
+          // keeps the descriptor of a listing closed before its end: only a table
+          // past the cap, refused, stops early.)
+          await listing.close().catch(() => {});
+        }
+      } catch (e) {
+        step = walk.next({ errno: errnoOf(e) });
+        continue;
       }
-    } finally {
-      // The iterator closes the directory when it runs to the end or breaks;
-      // closing twice throws.
-      await handle.close().catch(() => {});
+    } else {
+      for (let i = 0; i < read.links.length; i += LINK_BATCH) {
+        const batch = read.links.slice(i, i + LINK_BATCH);
+        answer.push(...await Promise.all(batch.map((p) => readlink(p).catch(closedOrUnreadable))));
+      }
     }
-  } catch (e) {
-    return { errno: errnoOf(e) };
+    step = walk.next(answer);
   }
-  return names;
-}
-
-/**
- * @param {string[]} paths
- * @returns {Promise<(string | null | undefined)[]>}
- */
-async function readLinks(paths) {
-  /** @type {(string | null | undefined)[]} */
-  const links = [];
-  for (let i = 0; i < paths.length; i += LINK_BATCH) {
-    links.push(
-      ...await Promise.all(
-        paths.slice(i, i + LINK_BATCH).map((path) =>
-          readlink(path).catch((e) => errnoOf(e) === "ENOENT" ? null : undefined)
-        ),
-      ),
-    );
-  }
-  return links;
 }

@@ -19,19 +19,11 @@ import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
 import { findPi, finish, onPath, packageRoot as repo, problem, say } from "./cli_report.ts";
 
 /** Output kept of each stream of a step (what `execFile`'s default buffer held). */
-const RUN_OUTPUT_CAP = 1024 * 1024;
+const OUTPUT_CAP = 1024 * 1024;
 
 /** Runs `cmd args` in the checkout; exit code 1 when it was killed at the deadline or never ran. */
-async function run(
-  cmd: string,
-  args: string[],
-  timeoutMs: number,
-): Promise<{ code: number; out: string }> {
-  const r = await spawnWithDeadline(cmd, args, {
-    cwd: repo,
-    deadlineMs: timeoutMs,
-    outputCap: RUN_OUTPUT_CAP,
-  });
+async function run(cmd: string, args: string[], deadlineMs: number) {
+  const r = await spawnWithDeadline(cmd, args, { cwd: repo, deadlineMs, outputCap: OUTPUT_CAP });
   return { code: r.code ?? 1, out: `${r.stdout}${r.stderr}`.trim() };
 }
 

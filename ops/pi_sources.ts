@@ -108,10 +108,8 @@ function entrySources(packages: unknown): string[] {
 /** `settings.packages` of the JSON file at `path`, or `undefined` when absent or unreadable. */
 async function settingsPackages(path: string): Promise<unknown> {
   try {
-    const parsed: unknown = JSON.parse(await readFile(path, "utf8"));
-    return parsed && typeof parsed === "object"
-      ? (parsed as { packages?: unknown }).packages
-      : undefined;
+    // `null`, a primitive or an array has no `packages`: `undefined`.
+    return (JSON.parse(await readFile(path, "utf8")) as { packages?: unknown } | null)?.packages;
   } catch {
     return undefined;
   }

@@ -38,9 +38,7 @@ const [MSG_DONTWAIT, MSG_NOSIGNAL, ENOTCONN, ECONNREFUSED] = [0x40, 0x4000, 107,
 const LOG_AUTHPRIV = 10 << 3; // the facility sudo logs to
 const encoder = new TextEncoder();
 /** Connects to the syslog socket at `path` (a `stat`, a `connect()`: no wait); never throws. */
-export function openSyslog(
-  path: string = SYSLOG_PATH,
-): Result<{ sink: SyslogSink }, SyslogError> {
+export function openSyslog(path: string = SYSLOG_PATH): Result<{ sink: SyslogSink }, SyslogError> {
   try {
     if (!statSync(path).isSocket()) return { ok: false, reason: SYSLOG_ERRORS.NOT_A_SOCKET };
   } catch {

@@ -21,15 +21,14 @@ export function auditEntryFromSessionEvent(
   now: Date,
 ): AuditEntry {
   const time = now.toISOString();
+  const head = { time, kind, event: event.kind };
   const reason = "reason" in event && typeof event.reason === "string"
     ? { reason: event.reason }
     : {};
   switch (event.kind) {
     case "refused":
       return {
-        time,
-        kind,
-        event: "refused",
+        ...head,
         ...(typeof event.requestId === "string" ? { requestId: event.requestId } : {}),
         ...(typeof event.peerPid === "number" ? { peerPid: event.peerPid } : {}),
         decision: "refused",
@@ -46,12 +45,10 @@ export function auditEntryFromSessionEvent(
         timings: typeof event.verifyMs === "number" ? { verifyMs: event.verifyMs } : {},
       };
     case "prompted":
-      return { time, kind, event: "prompted", requestId: event.requestId, attempt: event.attempt };
+      return { ...head, requestId: event.requestId, attempt: event.attempt };
     case "answered":
       return {
-        time,
-        kind,
-        event: "answered",
+        ...head,
         requestId: event.requestId,
         decision: "answered",
         attempt: event.attempt,
@@ -59,14 +56,7 @@ export function auditEntryFromSessionEvent(
         ...(event.writer === "helper" ? { reason: `helper_wrote_pipe:${event.fallback}` } : {}),
       };
     case "denied":
-      return {
-        time,
-        kind,
-        event: "denied",
-        requestId: event.requestId,
-        decision: "denied",
-        ...reason,
-      };
+      return { ...head, requestId: event.requestId, decision: "denied", ...reason };
     default:
       // An event kind this module does not know: record that it happened, nothing of it.
       return { time, kind, event: "unknown" };
@@ -115,8 +105,6 @@ export function sessionAuditSink(
       }
       if (timings) entry = { ...entry, timings: { ...entry.timings, ...timings } };
       log.append(entry);
-    } catch {
-      // the audit sink must never break the server
-    }
+    } catch { /* the audit sink must never break the server */ }
   };
 }

@@ -74,9 +74,7 @@ export class ConnectionIntake {
   readonly #sockets = new Set<Socket>();
 
   constructor(parts: IntakeParts) {
-    this.#parts = parts;
-    this.#options = parts.settings;
-    this.#queue = parts.queue;
+    [this.#parts, this.#options, this.#queue] = [parts, parts.settings, parts.queue];
   }
 
   /** Closes every connection still open (after the queue has denied what it held). */

@@ -82,9 +82,7 @@ export class ModalQueue {
   #closing = false;
 
   constructor(options: SessionSettings, key: CryptoKey, pairing: PairingGuard) {
-    this.#options = options;
-    this.#key = key;
-    this.#pairing = pairing;
+    [this.#options, this.#key, this.#pairing] = [options, key, pairing];
   }
 
   /** True once {@link shutdown} has begun: nothing new is accepted. */
@@ -259,10 +257,7 @@ export class ModalQueue {
     if (this.#active === entry) this.#active = undefined;
     if (this.#queue.length === 0) this.#stopLiveness();
     queueMicrotask(() => this.#pump());
-    if (!first) {
-      frame?.fill(0);
-      return;
-    }
+    if (!first) return void frame?.fill(0);
     if (reason !== undefined) {
       this.emit({ kind: "denied", requestId: entry.id, reason });
       await this.#track(this.#deny(entry.connection.socket, entry.id, reason));
@@ -345,9 +340,7 @@ export class ModalQueue {
   emit(event: SessionEvent): void {
     try {
       this.#options.onEvent?.(event);
-    } catch {
-      // an audit sink must not break the server
-    }
+    } catch { /* an audit sink must not break the server */ }
   }
 
   /**

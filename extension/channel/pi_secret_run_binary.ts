@@ -62,22 +62,15 @@ export type CompiledBinaryResult = Result<
 export async function compiledPiSecretRun(packageRoot: string): Promise<CompiledBinaryResult> {
   const path = join(packageRoot, COMPILED_PI_SECRET_RUN);
   const { ABSENT, NOT_REGULAR_FILE, NOT_EXECUTABLE, STALE } = COMPILED_BINARY_REFUSALS;
-  let mtimeMs: number;
-  try {
-    const st = await lstat(path);
-    if (!st.isFile()) return { ok: false, reason: NOT_REGULAR_FILE };
-    mtimeMs = st.mtimeMs;
-  } catch {
-    return { ok: false, reason: ABSENT };
-  }
-  try {
-    await access(path, constants.X_OK);
-  } catch {
+  const binary = await lstat(path).catch(() => undefined);
+  if (!binary) return { ok: false, reason: ABSENT };
+  if (!binary.isFile()) return { ok: false, reason: NOT_REGULAR_FILE };
+  if (!await access(path, constants.X_OK).then(() => true, () => false)) {
     return { ok: false, reason: NOT_EXECUTABLE };
   }
   for (const source of PI_SECRET_RUN_SOURCES) {
     const st = await lstat(join(packageRoot, source)).catch(() => undefined);
-    if (st && st.mtimeMs > mtimeMs) return { ok: false, reason: STALE };
+    if (st && st.mtimeMs > binary.mtimeMs) return { ok: false, reason: STALE };
   }
   return { ok: true, path };
 }

@@ -46,9 +46,7 @@ export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<stri
     return warnings;
   }
   const problem = await withDeadline(writableBy(program), CHECK_DEADLINE_MS);
-  if (problem !== null) {
-    warnings.push(`${program}: ${problem ?? "could not be checked in time"}`);
-  }
+  if (problem !== null) warnings.push(`${program}: ${problem ?? "could not be checked in time"}`);
   return warnings;
 }
 
@@ -60,12 +58,8 @@ export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<stri
  * is not.
  */
 async function writableBy(program: string): Promise<string | null> {
-  let real: string;
-  try {
-    real = await realpath(program);
-  } catch {
-    return "does not exist or cannot be read";
-  }
+  const real = await realpath(program).catch(() => undefined);
+  if (real === undefined) return "does not exist or cannot be read";
   return await chainProblem(normalize(program), program) ?? await chainProblem(real, program);
 }
 

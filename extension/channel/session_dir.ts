@@ -33,7 +33,7 @@ export async function chooseRuntimeBase(
   env: Record<string, string | undefined> = process.env,
 ): Promise<string> {
   const xdg = env.XDG_RUNTIME_DIR;
-  if (xdg && xdg.startsWith("/") && await isPrivateDir(xdg, 0o077)) return xdg;
+  if (xdg && xdg.startsWith("/") && await isPrivateDir(xdg)) return xdg;
   return "/tmp";
 }
 
@@ -41,16 +41,10 @@ export async function chooseRuntimeBase(
 export async function createSessionDir(
   base: string,
 ): Promise<Result<{ dir: string }, SessionDirError>> {
-  let dir: string;
-  try {
-    dir = await mkdtemp(join(base, SESSION_DIR_PREFIX));
-  } catch {
-    return { ok: false, reason: SESSION_DIR_ERRORS.CREATE_FAILED };
-  }
+  const dir = await mkdtemp(join(base, SESSION_DIR_PREFIX)).catch(() => undefined);
+  if (dir === undefined) return { ok: false, reason: SESSION_DIR_ERRORS.CREATE_FAILED };
   // mkdtemp creates 0700, but check what is really there, without following links.
-  if (!await isPrivateDir(dir, 0o077)) {
-    return { ok: false, reason: SESSION_DIR_ERRORS.UNSAFE };
-  }
+  if (!await isPrivateDir(dir)) return { ok: false, reason: SESSION_DIR_ERRORS.UNSAFE };
   const start = parseStat(await readProcText(`/proc/${process.pid}/stat`) ?? "")?.startTime;
   try {
     await writeFile(join(dir, OWNER_FILE), `${process.pid} ${start ?? "?"}\n`, {
@@ -71,22 +65,13 @@ export async function createSessionDir(
  * directories with our prefix are touched. Returns the removed paths.
  */
 export async function removeStaleSessionDirs(base: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(base);
-  } catch {
-    return [];
-  }
+  const names = await readdir(base).catch((): string[] => []);
   const removed: string[] = [];
   for (const name of names.filter((n) => n.startsWith(SESSION_DIR_PREFIX)).slice(0, 256)) {
     const dir = join(base, name);
-    if (!await isPrivateDir(dir, 0o077)) continue;
-    let owner: string;
-    try {
-      owner = await readFile(join(dir, OWNER_FILE), "utf8");
-    } catch {
-      continue; // being created right now, or not ours to judge
-    }
+    if (!await isPrivateDir(dir)) continue;
+    const owner = await readFile(join(dir, OWNER_FILE), "utf8").catch(() => undefined);
+    if (owner === undefined) continue; // being created right now, or not ours to judge
     const [pidText, startText] = owner.trim().split(" ");
     const pid = Number(pidText);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
@@ -103,10 +88,10 @@ export async function removeSessionDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-async function isPrivateDir(path: string, forbiddenMode: number): Promise<boolean> {
+async function isPrivateDir(path: string): Promise<boolean> {
   try {
     const st = await lstat(path);
-    return st.isDirectory() && st.uid === ownUid() && (st.mode & forbiddenMode) === 0;
+    return st.isDirectory() && st.uid === ownUid() && (st.mode & 0o077) === 0;
   } catch {
     return false;
   }

@@ -91,13 +91,10 @@ export async function startSession(
     : await rootOwnedHelper();
   const denoPath = root?.denoPath ?? options.denoPath ?? await resolveDenoBinary();
   if (!denoPath) return { ok: false, reason: SESSION_START_ERRORS.DENO_NOT_FOUND };
-  let helperPath: string;
-  try {
-    helperPath = root?.helperPath ?? options.helperPath ??
-      await realpath(fileURLToPath(new URL("../../askpass/helper.ts", import.meta.url)));
-  } catch {
-    return { ok: false, reason: SESSION_START_ERRORS.HELPER_NOT_FOUND };
-  }
+  const helperPath = root?.helperPath ?? options.helperPath ??
+    await realpath(fileURLToPath(new URL("../../askpass/helper.ts", import.meta.url)))
+      .catch(() => undefined);
+  if (helperPath === undefined) return { ok: false, reason: SESSION_START_ERRORS.HELPER_NOT_FOUND };
   const envPath = await firstExecutable(["/usr/bin/env", "/bin/env"]);
   const realSudo = options.realSudo ?? await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
   const base = options.runtimeBase ?? await chooseRuntimeBase();

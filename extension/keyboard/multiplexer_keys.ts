@@ -156,16 +156,10 @@ async function popupJob(server: number, paneTtys: readonly string[]): Promise<st
     if (st) paneDevs.add(st.rdev);
   }
   // Read whole, not through a capped reader: a cut list could leave a popup's job out.
-  let children: string;
-  try {
-    children = (await Promise.all(
-      (await readdir(`/proc/${server}/task`)).map((t) =>
-        readFile(`/proc/${server}/task/${t}/children`, "utf8").catch(() => "")
-      ),
-    )).join(" ");
-  } catch {
-    return undefined;
-  }
+  const tasks = await readdir(`/proc/${server}/task`).catch(() => []);
+  const children = (await Promise.all(
+    tasks.map((t) => readFile(`/proc/${server}/task/${t}/children`, "utf8").catch(() => "")),
+  )).join(" ");
   for (const pid of children.split(/\s+/).filter((p) => /^[0-9]+$/.test(p))) {
     const job = await readStat(Number(pid));
     if (!job) continue;
@@ -241,12 +235,9 @@ export function parseBinding(line: string): { table: string; key: string } | und
   if (words[0] !== "bind-key") return undefined;
   let i = 1;
   let table: string | undefined;
-  while (i < words.length && words[i].startsWith("-")) {
-    if (words[i] === "-T") {
-      table = words[i + 1];
-      i += 2;
-    } else if (words[i] === "-N") i += 2;
-    else i += 1;
+  for (; i < words.length && words[i].startsWith("-"); i++) {
+    if (words[i] === "-T") table = words[i + 1];
+    if (words[i] === "-T" || words[i] === "-N") i++; // the flag's value
   }
   const key = words[i];
   if (table === undefined || key === undefined) return undefined;

@@ -13,7 +13,7 @@
  */
 import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
 import { isProtectedPath } from "../../broker/allowlist_policy.ts";
-import { sudoWantsPassword } from "../../kernel/sudo_answer.ts";
+import { sudoWantsPassword } from "../../shared/sudo_answer.ts";
 import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "../pairing/root_check.ts";
 
 /** The installed root-owned terminal check (`broker/terminal_check.sh`). */

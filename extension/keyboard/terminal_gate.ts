@@ -87,11 +87,11 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
     intervalMs: GATE_INTERVAL_MS,
     async check(phase) {
       const asked = performance.now();
-      const guard = options.terminal?.() ?? terminalGuardStatus();
+      const { ttyPath, rdev } = options.terminal?.() ?? terminalGuardStatus();
       piStart ??= (await readStat(process.pid))?.startTime;
       const exclude = await excluded();
       for (const pid of options.exclude ?? []) exclude.add(pid);
-      const n = guard.ttyPath ? ptsNumber(guard.ttyPath) : undefined;
+      const n = ttyPath ? ptsNumber(ttyPath) : undefined;
       realSudo ??= options.realSudo ?? await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
       // Root looks before the modal opens, before the answer leaves, and
       // every ROOT_RECHECK_MS while the modal is open: a hidden process may
@@ -101,14 +101,8 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
         await rootTerminalCheckInstalled();
       if (askRoot) lastRoot = performance.now();
       const [scan, keys, root] = await Promise.all([
-        guard.ttyPath !== undefined && guard.rdev !== undefined
-          ? scanTerminalHolders({
-            ttyPath: guard.ttyPath,
-            rdev: guard.rdev,
-            uid,
-            exclude,
-            notBefore: asked,
-          })
+        ttyPath !== undefined && rdev !== undefined
+          ? scanTerminalHolders({ ttyPath, rdev, uid, exclude, notBefore: asked })
           : Promise.resolve({ holders: [], hidden: [] }),
         checkTmuxKeyTables(env),
         askRoot ? runRootTerminalCheck(realSudo!, n!) : Promise.resolve(undefined),

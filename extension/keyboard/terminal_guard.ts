@@ -206,13 +206,10 @@ async function start(s: GuardState): Promise<void> {
     s.problems.push("not Linux: no exclusive terminal, pi stays dumpable");
     return;
   }
-  if (process.env[DUMPABLE_SWITCH] === "1") {
-    s.dumpableByChoice = true;
-  } else {
-    const r = setDumpable(false);
-    if (!r.ok || r.on) {
-      s.problems.push(`pi could not be made non-dumpable (${r.ok ? "still dumpable" : r.reason})`);
-    }
+  s.dumpableByChoice = process.env[DUMPABLE_SWITCH] === "1";
+  const r = s.dumpableByChoice ? undefined : setDumpable(false);
+  if (r && (!r.ok || r.on)) {
+    s.problems.push(`pi could not be made non-dumpable (${r.ok ? "still dumpable" : r.reason})`);
   }
   const tty = terminalOf(0);
   if (!tty) {
@@ -278,8 +275,8 @@ async function start(s: GuardState): Promise<void> {
   if (!now.ok || !now.on) {
     // Without a guardian pi still takes the terminal: a SIGKILL then leaves
     // it exclusive, which the notice explains how to undo.
-    const r = setTerminalExclusive(0, true);
-    if (!r.ok) s.problems.push(`the terminal could not be made exclusive (${r.reason})`);
+    const set = setTerminalExclusive(0, true);
+    if (!set.ok) s.problems.push(`the terminal could not be made exclusive (${set.reason})`);
   }
 }
 

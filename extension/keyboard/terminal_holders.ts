@@ -192,13 +192,7 @@ export async function summarizeProcess(pid: number): Promise<ProcessSummary | un
 }
 
 async function hasLiveThread(pid: number): Promise<boolean> {
-  let tasks: string[];
-  try {
-    tasks = await readdir(`/proc/${pid}/task`);
-  } catch {
-    return false;
-  }
-  for (const tid of tasks) {
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
     if (tid === String(pid)) continue;
     const text = await readProcText(`/proc/${pid}/task/${tid}/stat`);
     const state = parseStat(text ?? "")?.state;

@@ -121,9 +121,8 @@ export class PairingGuard {
   /** Checks again right before the password of `requestId` is sent. */
   async confirm(requestId: string): Promise<PairingResult> {
     const entry = this.#known.get(requestId);
-    if (!entry) return { ok: false, reason: PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN };
-    const now = await stdoutPipeInode(entry.helperPid);
-    if (now === undefined || now !== entry.pipeInode) {
+    const now = entry && await stdoutPipeInode(entry.helperPid);
+    if (!entry || now === undefined || now !== entry.pipeInode) {
       return { ok: false, reason: PAIRING_REFUSALS.STDOUT_PIPE_UNKNOWN };
     }
     return await this.#evaluate(requestId, entry, performance.now());
@@ -144,10 +143,7 @@ export class PairingGuard {
       if (entry.pipeInode === undefined || !sudoPath) {
         return { ok: false, reason: PAIRING_REFUSALS.ROOT_PAIRING_UNAVAILABLE };
       }
-      const verdict = await runRootPairing(
-        sudoPath,
-        { helperPid: entry.helperPid, sudoPid: entry.sudoPid, pipeInode: entry.pipeInode },
-      );
+      const verdict = await runRootPairing(sudoPath, { ...entry, pipeInode: entry.pipeInode });
       if (verdict.ok) return { ok: true, rootChecked: true };
       // The broker's rule names another user: root cannot be asked for us.
       if (verdict.reason !== ROOT_PAIRING_NOT_PERMITTED) {
@@ -165,11 +161,10 @@ export class PairingGuard {
     let pause = FIRST_RETRY_MS;
     for (;;) {
       const others = await this.#liveOthers(requestId);
-      const inodes = entry.pipeInode === undefined ? [] : [entry.pipeInode];
       const gathered = await gatherPairingSnapshot({
         uid: o.uid,
         gid: o.gid,
-        inodes,
+        inodes: entry.pipeInode === undefined ? [] : [entry.pipeInode],
         notBefore,
         deadline: performance.now() + SNAPSHOT_DEADLINE_MS,
       });

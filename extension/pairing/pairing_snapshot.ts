@@ -57,13 +57,8 @@ export async function gatherPairingSnapshot(request: SnapshotRequest): Promise<S
   const { candidates, pipeHolders } = pairingFacts(walked.walk, request);
   const frontEnds = await Promise.all(candidates.map((c) => readFrontEnd(c.pid, c.uid)));
   if (performance.now() > request.deadline) return { ok: false, reason: WALK_FAILURES.DEADLINE };
-  return {
-    ok: true,
-    snapshot: {
-      frontEnds: frontEnds.filter((f): f is FrontEnd => f !== undefined),
-      pipeHolders,
-    },
-  };
+  const snapshot = { frontEnds: frontEnds.filter((f) => f !== undefined), pipeHolders };
+  return { ok: true, snapshot };
 }
 
 /**

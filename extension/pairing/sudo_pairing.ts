@@ -18,7 +18,7 @@
  * @module
  */
 import type { IdQuad } from "../../kernel/proc.ts";
-import { sudoWantsPassword } from "../../kernel/sudo_answer.ts";
+import { sudoWantsPassword } from "../../shared/sudo_answer.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /**
@@ -211,11 +211,7 @@ export function pipeInodeOf(link: string | undefined): number | undefined {
 }
 
 /** Exit statuses of `broker/pairing_check.sh` (documented there too). */
-export const ROOT_PAIRING_EXIT = {
-  PAIRED: 0,
-  NOT_PAIRED: 1,
-  USAGE: 125,
-} as const;
+export const ROOT_PAIRING_EXIT = { PAIRED: 0, NOT_PAIRED: 1, USAGE: 125 } as const;
 
 /** What root said about one helper, parsed from the check's exit status and stdout. */
 export type RootPairingVerdict =

@@ -174,18 +174,8 @@ export async function resolveContext(o: DoctorOptions): Promise<Context> {
 }
 
 /** The default {@link RunCommand}: the shared spawn-with-deadline, from `/`; never rejects. */
-export function runCommand(
-  file: string,
-  args: readonly string[],
-  options: RunOptions,
-): Promise<CommandResult> {
-  return spawnWithDeadline(file, args, {
-    env: options.env,
-    cwd: "/",
-    deadlineMs: options.timeoutMs,
-    stdoutFd: options.stdoutFd,
-  });
-}
+export const runCommand: RunCommand = (file, args, { env, timeoutMs, stdoutFd }) =>
+  spawnWithDeadline(file, args, { env, cwd: "/", deadlineMs: timeoutMs, stdoutFd });
 
 function koffiDir(): string | undefined {
   try {

@@ -70,17 +70,13 @@ export async function treeProblems(root: string, uid: number): Promise<string[]>
       const p = join(dir, name);
       const st = await lstat(p).catch(() => undefined);
       if (!st) continue;
-      if (st.isSymbolicLink()) {
-        const target = await stat(p).catch(() => undefined);
-        if (st.uid !== 0) {
-          problems.push(`${p} is a symlink owned by uid ${st.uid}${you(st.uid, uid)}`);
-        } else if (target) {
-          const problem = ownershipProblem(p, target, false, uid);
-          if (problem) problems.push(problem);
-        }
+      if (st.isSymbolicLink() && st.uid !== 0) {
+        problems.push(`${p} is a symlink owned by uid ${st.uid}${you(st.uid, uid)}`);
         continue;
       }
-      const problem = ownershipProblem(p, st, false, uid);
+      // A root's symlink counts by its target (a dangling one by nothing).
+      const target = st.isSymbolicLink() ? await stat(p).catch(() => undefined) : st;
+      const problem = target && ownershipProblem(p, target, false, uid);
       if (problem) problems.push(problem);
       if (st.isDirectory()) queue.push(p);
     }
@@ -94,12 +90,9 @@ function ownershipProblem(
   allowSticky: boolean,
   uid: number,
 ): string | undefined {
-  const sticky = st.isDirectory() && (st.mode & STICKY) !== 0;
-  if ((st.mode & GROUP_OTHER_WRITE) !== 0 && !(allowSticky && sticky && st.uid === 0)) {
-    return changeableProblem(path, st.uid, st.mode, uid);
-  }
-  if (st.uid !== 0) return changeableProblem(path, st.uid, st.mode, uid);
-  return undefined;
+  const stickyOk = allowSticky && st.isDirectory() && (st.mode & STICKY) !== 0;
+  if (st.uid === 0 && ((st.mode & GROUP_OTHER_WRITE) === 0 || stickyOk)) return undefined;
+  return changeableProblem(path, st.uid, st.mode, uid);
 }
 
 /** The words for an entry others than root can change: its write bits first, then its owner. */

@@ -94,15 +94,11 @@ async function guarded(
   try {
     const ctx = await context;
     const expired = new Promise<Finding>((resolve) => {
-      timer = setTimeout(
-        () =>
-          resolve({
-            status: "fail",
-            detail: `did not finish within ${limit} ms`,
-            fix: "run the doctor again; if it persists, the step named above hangs on this machine",
-          }),
-        limit,
-      );
+      timer = setTimeout(resolve, limit, {
+        status: "fail",
+        detail: `did not finish within ${limit} ms`,
+        fix: "run the doctor again; if it persists, the step named above hangs on this machine",
+      });
     });
     const finding = await Promise.race([run(ctx), expired]);
     return { id, title, ...clean(finding) };

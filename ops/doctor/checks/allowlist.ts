@@ -34,19 +34,16 @@ export const allowlistCheck = defineCheck("allowlist", "allowlist", async (ctx) 
       fix: "the broker installer creates it (root-owned, commented examples)",
     };
   }
-  const { why, fix } = await refusal(ctx, path, r);
+  const { why, fix } = await refusal(ctx, r);
   return { status: "warn", detail: `unsafe: ${why}; the allowlist counts as empty`, fix };
 });
 
 type Refused = Extract<AllowlistFileResult, { ok: false }>;
 
 /** Why the file was refused, and the command that fixes it. */
-async function refusal(
-  ctx: Context,
-  path: string,
-  r: Refused,
-): Promise<{ why: string; fix: string }> {
+async function refusal(ctx: Context, r: Refused): Promise<{ why: string; fix: string }> {
   const R = ALLOWLIST_FILE_REFUSALS;
+  const path = ctx.allowlistPath;
   const st = await lstat(path).catch(() => undefined);
   const chown = `sudo chown root:root ${path} && sudo chmod 0644 ${path}`;
   switch (r.reason) {
@@ -87,9 +84,8 @@ async function refusal(
     }
     case R.MALFORMED:
       return {
-        why: `line ${r.line ?? "?"} is malformed (${
-          r.syntax ?? "syntax"
-        }); one bad line voids the file`,
+        why: `line ${r.line ?? "?"} is malformed (${r.syntax ?? "syntax"}); ` +
+          "one bad line voids the file",
         fix: `fix line ${r.line ?? "?"} of ${path} (sudoedit ${path})`,
       };
     default:

@@ -75,10 +75,7 @@ export const hardenedCheck = defineCheck("hardened", "hardened mode", async (ctx
   };
 });
 
-interface Exposed {
-  readonly label: string;
-  readonly problems: readonly string[];
-}
+type Exposed = { readonly label: string; readonly problems: readonly string[] };
 
 /** What the agent could modify, each part with its problems (deduplicated), in a fixed order. */
 async function exposed(ctx: Context): Promise<Exposed[]> {

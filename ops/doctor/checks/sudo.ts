@@ -55,9 +55,8 @@ export const sudoCheck = defineCheck("sudo", "sudo", async (ctx) => {
     });
   }
   const merged = mergeFindings(findings);
-  const where = ` (${sudo})`;
   const doasNote = doas ? `; doas at ${doas} is not used (OpenDoas has no askpass)` : "";
-  return { ...merged, detail: merged.detail + where + doasNote };
+  return { ...merged, detail: `${merged.detail} (${sudo})${doasNote}` };
 });
 
 /** What `sudo -V` printed, classified. */
@@ -83,8 +82,7 @@ export function parseSudoVersion(output: string): SudoVersion {
 /** Numeric comparison of dotted versions (`1.9.13p3` compares as 1.9.13): -1, 0 or 1. */
 export function compareVersions(a: string, b: string): number {
   const parts = (v: string) => v.split(".").map((p) => parseInt(p, 10) || 0);
-  const x = parts(a);
-  const y = parts(b);
+  const [x, y] = [parts(a), parts(b)];
   for (let i = 0; i < Math.max(x.length, y.length); i++) {
     const d = (x[i] ?? 0) - (y[i] ?? 0);
     if (d !== 0) return d < 0 ? -1 : 1;
