@@ -20,14 +20,10 @@ export const MIN_NODE = [22, 19, 0];
 export function nodeVersionProblem(version) {
   const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version);
   if (m) {
-    const [major, minor, patch] = m.slice(1).map(Number);
-    const [wantMajor, wantMinor, wantPatch] = MIN_NODE;
-    const recent = major !== wantMajor
-      ? major > wantMajor
-      : minor !== wantMinor
-      ? minor > wantMinor
-      : patch >= wantPatch;
-    if (recent) return undefined;
+    // The first part that differs from MIN_NODE decides; all equal is recent enough.
+    const have = m.slice(1).map(Number);
+    const i = have.findIndex((n, j) => n !== MIN_NODE[j]);
+    if (i === -1 || have[i] > MIN_NODE[i]) return undefined;
   }
   return `pi-sudo-prompt needs Node >= ${MIN_NODE.join(".")} (the version pi needs), ` +
     `this is ${version}: install it with \`npm install -g node@22\`, then run the command again`;

@@ -70,7 +70,6 @@ async function main() {
   // The tools read their own arguments from process.argv.slice(2).
   process.argv.splice(2, 1);
   await import(new URL(entry, import.meta.url).href);
-  return undefined;
 }
 
 // Run only as the program (npm links it as `pi-sudo-prompt`), not when a test

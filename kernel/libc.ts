@@ -63,7 +63,6 @@ export function libc(): LibcCalls | null {
   try {
     const koffi = createRequire(import.meta.url)("koffi");
     const lib: KoffiLibrary = koffi.load("libc.so.6");
-    // Each call gives its C result as a plain number.
     const f = (prototype: string) => {
       const fn = lib.func(prototype);
       return (...args: unknown[]) => Number(fn(...args));
@@ -93,8 +92,6 @@ export function libc(): LibcCalls | null {
       recv: f("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)"),
       errno: () => koffi.errno(),
     };
-  } catch {
-    calls = null;
-  }
+  } catch { /* koffi or libc missing: calls stays null */ }
   return calls;
 }

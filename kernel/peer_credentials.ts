@@ -76,9 +76,7 @@ export function getPeerPidfd(fd: number): number | undefined {
   if (!c) return undefined;
   const out = new Uint8Array(4);
   const len = [4];
-  if (c.getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, out, len) !== 0 || len[0] !== 4) {
-    return undefined;
-  }
+  if (c.getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, out, len) !== 0 || len[0] !== 4) return undefined;
   const pidfd = new DataView(out.buffer).getInt32(0, true);
   return pidfd >= 0 ? pidfd : undefined;
 }

@@ -167,16 +167,15 @@ export async function verifyRequester(
     peerOwnsConnection(acceptedInode, pid),
   ]);
   if (!parent.ok) return refuse(parent.reason);
-  const sudoStat = parent.stat;
   const sudoArgv = parseNulList(sudoArgvBytes ?? new Uint8Array());
   if (!sudoArgv || sudoArgv.length === 0) return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
 
-  const ancestry = await walkToOwner(sudoStat.ppid, expected.ownerPid);
+  const ancestry = await walkToOwner(parent.stat.ppid, expected.ownerPid);
   if (!ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
   if (!owned.ok) return refuse(ownershipRefusal(owned.reason));
 
   const helper = { pid, startTime: stat.startTime };
-  const sudo = { pid: sudoStat.pid, startTime: sudoStat.startTime };
+  const sudo = { pid: parent.stat.pid, startTime: parent.stat.startTime };
   // Everything above was read by pid; make sure that pid still is the
   // process that connected, and that sudo is still the same process.
   const [same, running] = await Promise.all([

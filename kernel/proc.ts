@@ -145,8 +145,7 @@ function idLine(text: string, name: string): IdQuad | undefined {
   const match = line === undefined ? null : pattern.exec(line);
   if (!match) return undefined;
   const ids = match.slice(1, 5).map(Number);
-  if (ids.some((n) => !Number.isSafeInteger(n))) return undefined;
-  return [ids[0], ids[1], ids[2], ids[3]];
+  return ids.every(Number.isSafeInteger) ? [ids[0], ids[1], ids[2], ids[3]] : undefined;
 }
 
 function parseDecimal(s: string): number | undefined {

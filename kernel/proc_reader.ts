@@ -17,12 +17,8 @@ export async function readProcFile(
   path: string,
   cap = PROC_READ_CAP,
 ): Promise<Uint8Array | undefined> {
-  let handle;
-  try {
-    handle = await open(path, "r");
-  } catch {
-    return undefined;
-  }
+  const handle = await open(path, "r").catch(() => undefined);
+  if (!handle) return undefined;
   try {
     const buf = new Uint8Array(cap + 1);
     let total = 0;
@@ -31,8 +27,7 @@ export async function readProcFile(
       if (bytesRead === 0) break;
       total += bytesRead;
     }
-    if (total > cap) return undefined;
-    return buf.slice(0, total);
+    return total > cap ? undefined : buf.slice(0, total);
   } catch {
     return undefined;
   } finally {
@@ -55,18 +50,10 @@ export async function readProcLink<G = undefined>(
   path: string,
   gone?: G,
 ): Promise<string | G | undefined> {
-  try {
-    return await readlink(path);
-  } catch (e) {
-    return errnoCode(e) === "ENOENT" ? gone : undefined;
-  }
+  return await readlink(path).catch((e) => errnoCode(e) === "ENOENT" ? gone : undefined);
 }
 
 /** `stat` (following the magic link) that returns `undefined` instead of throwing. */
 export async function statProcPath(path: string): Promise<Stats | undefined> {
-  try {
-    return await stat(path);
-  } catch {
-    return undefined;
-  }
+  return await stat(path).catch(() => undefined);
 }

@@ -60,8 +60,7 @@ async function clockTimeOf(ticks: bigint): Promise<string> {
   });
   const boot = await bootSeconds;
   if (boot === undefined) return "";
-  const ms = boot * 1000 + Number(ticks) * (1000 / USER_HZ);
-  const d = new Date(ms);
+  const d = new Date(boot * 1000 + Number(ticks) * (1000 / USER_HZ));
   const two = (n: number) => String(n).padStart(2, "0");
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }

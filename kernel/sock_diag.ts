@@ -54,12 +54,9 @@ export function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
   v.setUint32(0, msg.length, true); // nlmsg_len
   v.setUint16(4, SOCK_DIAG_BY_FAMILY, true); // nlmsg_type
   v.setUint16(6, NLM_F_REQUEST, true); // nlmsg_flags: no NLM_F_DUMP, an exact lookup
-  v.setUint32(8, seq, true); // nlmsg_seq
-  v.setUint32(12, 0, true); // nlmsg_pid
+  v.setUint32(8, seq, true); // nlmsg_seq; nlmsg_pid (12) stays 0
   const r = NLMSG_HDRLEN;
-  v.setUint8(r + 0, AF_UNIX); // sdiag_family
-  v.setUint8(r + 1, 0); // sdiag_protocol
-  v.setUint16(r + 2, 0, true); // pad
+  v.setUint8(r + 0, AF_UNIX); // sdiag_family; sdiag_protocol (r + 1) and the pad (r + 2) stay 0
   v.setUint32(r + 4, 0xffff_ffff, true); // udiag_states: any
   v.setUint32(r + 8, inode, true); // udiag_ino
   v.setUint32(r + 12, UDIAG_SHOW_PEER, true); // udiag_show
@@ -94,12 +91,7 @@ export function parseUnixDiagReply(data: Uint8Array, inode: number, seq: number)
 }
 
 /** The `UNIX_DIAG_PEER` attribute of one `unix_diag_msg`, checked to be about `inode`. */
-function peerFromDiagMessage(
-  v: DataView,
-  off: number,
-  len: number,
-  inode: number,
-): number | undefined {
+function peerFromDiagMessage(v: DataView, off: number, len: number, inode: number) {
   const body = off + NLMSG_HDRLEN;
   const end = off + len;
   if (body + UNIX_DIAG_MSG_LEN > end) return undefined;

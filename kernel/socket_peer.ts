@@ -98,8 +98,7 @@ export const MAX_PEER_FDS = 4096;
 
 // Linux generic values (x86_64, arm64, riscv64). SOCK_* flags differ on
 // sparc/mips/alpha, which are refused rather than guessed; all three
-// supported architectures are little-endian. The netlink message layouts
-// and their constants are in ./sock_diag.ts.
+// supported architectures are little-endian.
 const AF_NETLINK = 16;
 const SOCK_DGRAM = 2;
 const SOCK_NONBLOCK = 0o4000;
@@ -175,9 +174,7 @@ export async function unixPeerInode(
 ): Promise<{ ok: true } & UnixPeerInodes | SocketPeerFailure> {
   const valid = Number.isSafeInteger(acceptedFd) && acceptedFd >= 0;
   const st = valid ? await fdStat(acceptedFd) : undefined;
-  if (!st || !st.isSocket() || !isPositiveInt(st.ino)) {
-    return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
-  }
+  if (!st || !st.isSocket() || !isPositiveInt(st.ino)) return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
   const peer = unixPeerInodeByInode(st.ino);
   if (!peer.ok) return peer;
   return { ok: true, inode: st.ino, peerInode: peer.peerInode };
@@ -200,20 +197,14 @@ export async function socketInodesOf(
   if (!isPositiveInt(pid)) return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
   const table = await readDescriptorTable(`/proc/${pid}/fd`, cap, (l) => SOCKET_LINK.test(l));
   if (!table.ok) {
-    return fail(
-      table.reason === "gone"
-        ? SOCKET_PEER_ERRORS.PEER_GONE
-        : table.reason === "too_many"
-        ? SOCKET_PEER_ERRORS.PEER_FD_TABLE_TOO_LARGE
-        : SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE,
-    );
+    if (table.reason === "gone") return fail(SOCKET_PEER_ERRORS.PEER_GONE);
+    if (table.reason === "too_many") return fail(SOCKET_PEER_ERRORS.PEER_FD_TABLE_TOO_LARGE);
   }
-  if (table.unreadableLink) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
-  const sockets = table.kept.map(([fd, link]) => ({
-    fd,
-    inode: Number(SOCKET_LINK.exec(link)?.[1]),
-  }));
-  return { ok: true, sockets };
+  if (!table.ok || table.unreadableLink) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
+  return {
+    ok: true,
+    sockets: table.kept.map(([fd, link]) => ({ fd, inode: Number(SOCKET_LINK.exec(link)?.[1]) })),
+  };
 }
 
 /**
@@ -278,12 +269,8 @@ async function fdFlags(
   const flags = /^flags:\s+([0-7]+)$/m.exec(info);
   if (!flags) return undefined;
   const ino = /^ino:\s+(\d+)$/m.exec(info);
-  if (ino) {
-    if (Number(ino[1]) !== inode) return "gone";
-  } else {
-    const link = await readProcLink(`/proc/${pid}/fd/${fd}`, "closed");
-    if (link === undefined) return undefined;
-    if (link !== `socket:[${inode}]`) return "gone";
-  }
-  return parseInt(flags[1], 8);
+  if (ino) return Number(ino[1]) === inode ? parseInt(flags[1], 8) : "gone";
+  const link = await readProcLink(`/proc/${pid}/fd/${fd}`, "closed");
+  if (link === undefined) return undefined;
+  return link === `socket:[${inode}]` ? parseInt(flags[1], 8) : "gone";
 }

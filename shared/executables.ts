@@ -31,12 +31,7 @@ export async function resolveDenoBinary(): Promise<string | undefined> {
 /** The first executable among absolute `paths`, or `undefined`. */
 export async function firstExecutable(paths: readonly string[]): Promise<string | undefined> {
   for (const p of paths) {
-    try {
-      await access(p, constants.X_OK);
-      return p;
-    } catch {
-      // keep looking
-    }
+    if (await access(p, constants.X_OK).then(() => true, () => false)) return p;
   }
   return undefined;
 }

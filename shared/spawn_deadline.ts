@@ -94,14 +94,13 @@ export function spawnWithDeadline(
     let done = false;
     const timers: { kill?: ReturnType<typeof setTimeout>; grace?: ReturnType<typeof setTimeout> } =
       {};
-    const abortListener: { stop?: () => void } = {};
     const finish = (code: number | null, signal: string | null, spawnError?: string) => {
       if (done) return;
       done = true;
       clearTimeout(timers.kill);
       clearTimeout(timers.grace);
-      // A long-lived signal must not keep every child it ever watched.
-      if (abortListener.stop) options.signal?.removeEventListener("abort", abortListener.stop);
+      // A long-lived signal must not keep every child it ever watched (a no-op before it was added).
+      options.signal?.removeEventListener("abort", stop);
       resolve({
         code,
         signal,
@@ -127,7 +126,8 @@ export function spawnWithDeadline(
       return;
     }
     if (child.pid !== undefined) options.onSpawn?.(child.pid);
-    const stop = () => {
+    // A declaration, hoisted, so that `finish` can name it.
+    function stop(): void {
       if (timers.grace || done) return;
       kill(child, options.detached === true);
       timers.grace = setTimeout(() => {
@@ -135,13 +135,12 @@ export function spawnWithDeadline(
         child.stderr?.destroy();
         finish(null, "SIGKILL");
       }, KILL_GRACE_MS);
-    };
+    }
     timers.kill = setTimeout(() => {
       timedOut = true;
       stop();
     }, options.deadlineMs);
     if (options.signal?.aborted) stop();
-    abortListener.stop = stop;
     options.signal?.addEventListener("abort", stop, { once: true });
     child.stdout?.on("data", out.push);
     child.stderr?.on("data", err.push);
@@ -151,9 +150,7 @@ export function spawnWithDeadline(
 }
 
 /** A byte buffer that keeps the first `cap` bytes pushed into it. */
-function boundedSink(
-  cap: number,
-): { push: (b: Buffer) => void; text: () => string; overflowed: () => boolean } {
+function boundedSink(cap: number) {
   const chunks: Buffer[] = [];
   let bytes = 0;
   return {

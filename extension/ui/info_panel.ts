@@ -20,11 +20,8 @@ export async function showInfoPanel(
       render: (width) => {
         if (width < 8) return [truncateToWidth(title, Math.max(0, width), "")];
         const close = theme.fg("dim", "Enter or Escape to close");
-        return boxLines(
-          [theme.bold(theme.fg("accent", title)), "", ...lines, "", close],
-          width,
-          theme,
-        );
+        const body = [theme.bold(theme.fg("accent", title)), "", ...lines, "", close];
+        return boxLines(body, width, theme);
       },
       handleInput: (data) => {
         if (matchesKey(data, Key.enter) || matchesKey(data, Key.escape)) done();

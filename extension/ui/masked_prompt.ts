@@ -113,7 +113,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   /** `performance.now()` of the last text or Backspace typed. */
   #lastTypedAt = -Infinity;
   #drawn = false;
-  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #timer: ReturnType<typeof setInterval>;
 
   constructor(options: ModalOptions<R>) {
     this.#options = options;
@@ -144,19 +144,16 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   render(width: number): string[] {
     this.#drawn = true;
     const { request, theme } = this.#options;
-    return this.draw(
-      {
-        typedLength: this.#secret.length,
-        secondsLeft: this.#secondsLeft(),
-        waiting: request.waiting(),
-        focused: this.focused,
-        scroll: this.#scroll,
-        droppingKeys: keyDrop !== undefined,
-        request,
-      },
-      width,
-      theme,
-    );
+    const state = {
+      typedLength: this.#secret.length,
+      secondsLeft: this.#secondsLeft(),
+      waiting: request.waiting(),
+      focused: this.focused,
+      scroll: this.#scroll,
+      droppingKeys: keyDrop !== undefined,
+      request,
+    };
+    return this.draw(state, width, theme);
   }
 
   handleInput(data: string): void {
@@ -165,8 +162,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     // Its Enter/Escape bytes are text, never keys, so it is handled first.
     if (data.includes(PASTE_START) || data.includes(PASTE_END)) {
       const text = data.replaceAll(PASTE_START, "").replaceAll(PASTE_END, "");
-      this.#append(text, "drop-controls");
-      return;
+      return this.#append(text, "drop-controls");
     }
     if (matchesKey(data, Key.enter)) return this.#submit();
     if (matchesKey(data, Key.escape) || matchesKey(data, Key.ctrl("c"))) {
@@ -267,10 +263,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   }
 
   #resolve(outcome: PromptOutcome): void {
-    if (this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
+    clearInterval(this.#timer);
     this.#secret.length = 0;
     this.#secretBytes = 0;
     if (this.#resolved) return;
@@ -343,7 +336,7 @@ function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
     keyDrop = undefined;
     clearTimeout(idle);
     unsubscribe();
-    if (dropped) ui.notify?.("keys typed after the password prompt closed were dropped", "info");
+    if (dropped) ui.notify?.("keys typed after the prompt closed were dropped", "info");
   };
   const drop = { stop, throughNewModal };
   keyDrop?.stop();

@@ -39,11 +39,7 @@
 export { formatCountdown, sanitizePromptText, shellCommandText, shellQuote } from "./modal_text.ts";
 export type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
 export { MaskedPromptModal } from "./masked_prompt.ts";
-export type {
-  ModalOptions,
-  ModalUI as SecretModalUI,
-  ModalUI as SudoModalUI,
-} from "./masked_prompt.ts";
+export type { ModalUI as SecretModalUI, ModalUI as SudoModalUI } from "./masked_prompt.ts";
 export { renderSudoModal, showSudoModal, SUDO_MODAL_TITLE, SudoModal } from "./sudo_modal.ts";
 export type { SudoModalState } from "./sudo_modal.ts";
 export {

@@ -17,8 +17,10 @@ export function sanitizePromptText(s: string): string {
   return sanitizeUntrusted(s, MAX_PROMPT_DISPLAY_CHARS);
 }
 
-/** `\n`-style or `\xHH` / `\uHHHH` spelling of an unsafe character. */
-function escapeCodePoint(cp: number): string {
+/** One character as is, or spelt `\n`-style or `\xHH` / `\uHHHH` when unsafe. */
+function escapeChar(ch: string): string {
+  const cp = ch.codePointAt(0) ?? 0;
+  if (!isUnsafeCodePoint(cp)) return ch;
   if (cp === 0x0a) return "\\n";
   if (cp === 0x09) return "\\t";
   if (cp === 0x0d) return "\\r";
@@ -32,12 +34,7 @@ function escapeCodePoint(cp: number): string {
  * modal show a different command from the one that runs.
  */
 export function escapeUnsafe(s: string): string {
-  let out = "";
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    out += isUnsafeCodePoint(cp) ? escapeCodePoint(cp) : ch;
-  }
-  return out;
+  return Array.from(s, escapeChar).join("");
 }
 
 const SHELL_SAFE_WORD = /^[\p{L}\p{N}_@%+=:,./-]+$/u;
@@ -66,9 +63,7 @@ export function shellCommandText(argv: readonly string[]): string {
   for (let i = 1; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--" || !arg.startsWith("-")) break;
-    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg) && i + 1 < argv.length) {
-      return argv[i + 1];
-    }
+    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg) && i + 1 < argv.length) return argv[i + 1];
   }
   return argv.map(shellQuote).join(" ");
 }
@@ -104,16 +99,13 @@ export function labelled(
   const hanging = width - indent >= 8;
   const wrapWidth = hanging ? width - indent : width;
   const wrapped = wrapTextWithAnsi(hanging ? text : label + text, wrapWidth);
-  const cut = wrapped.length > maxLines;
   const kept = wrapped.slice(0, maxLines);
-  if (cut) {
+  if (wrapped.length > maxLines) {
     const last = kept.length - 1;
     kept[last] = truncateToWidth(kept[last], wrapWidth - 1, "") + "…";
   }
   const margin = hanging ? " ".repeat(indent) : "";
-  const lines = hanging
-    ? kept.map((line, i) => (i === 0 ? label : margin) + style(line))
-    : kept.map(style);
+  const lines = kept.map((line, i) => (hanging && i === 0 ? label : margin) + style(line));
   if (suffix !== undefined) {
     const last = lines.length - 1;
     if (visibleWidth(kept[last]) + 1 + visibleWidth(suffix.text) <= wrapWidth) {

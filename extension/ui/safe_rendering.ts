@@ -87,11 +87,8 @@ class InertLines implements Component {
 const wrappers = new WeakMap<Component, InertLines>();
 
 function inert(component: Component): Component {
-  let wrapper = wrappers.get(component);
-  if (!wrapper) {
-    wrapper = new InertLines(component);
-    wrappers.set(component, wrapper);
-  }
+  const wrapper = wrappers.get(component) ?? new InertLines(component);
+  wrappers.set(component, wrapper);
   return wrapper;
 }
 

@@ -82,19 +82,14 @@ export function approvalText(covers: "call" | "sudo" | undefined): string {
 }
 
 /** Lines for the shell command, whole: every line, wrapped, never cut. */
-function shellCommandLines(
-  argv: readonly string[],
-  width: number,
-  theme: ModalTheme,
-): string[] {
+function shellCommandLines(argv: readonly string[], width: number, theme: ModalTheme): string[] {
   const source = shellCommandText(argv).replace(/\n+$/, "");
   const lines = source.split("\n").flatMap((line) =>
     wrapped(
       escapeUnsafe(line.replace(/\r$/, "").replaceAll("\t", "  ")),
       Math.max(1, width - 2),
-      (s) => s,
+      (piece) => "  " + piece,
     )
-      .map((piece) => "  " + piece)
   );
   return [theme.fg("muted", "Shell command:"), ...lines];
 }
@@ -115,12 +110,8 @@ function sudoBodyLines(state: SudoModalState, width: number, theme: ModalTheme):
     "",
     ...uncheckedLines(state.unchecked ?? [], width, theme),
   ];
-  if (request.attempt >= 2) {
-    lines.push(theme.fg(
-      "error",
-      `Incorrect password, try again (${request.attempt}/${request.maxAttempts})`,
-    ));
-  }
+  const retry = `Incorrect password, try again (${request.attempt}/${request.maxAttempts})`;
+  if (request.attempt >= 2) lines.push(theme.fg("error", retry));
   return lines;
 }
 

@@ -184,7 +184,7 @@ describe("fault injection (real pi, real sudo)", () => {
         // The human, not yet aware, finishes typing and presses Enter.
         await pi.tmux.sendText(rest);
         await pi.tmux.sendKeys("Enter");
-        await pi.tmux.waitFor("keys typed after the password prompt closed were dropped", 10_000);
+        await pi.tmux.waitFor("keys typed after the prompt closed were dropped", 10_000);
         await pi.tmux.waitFor("FLOW-DONE", 20_000);
         const screen = await pi.tmux.capture({ history: true });
         assert.ok(

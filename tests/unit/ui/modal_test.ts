@@ -696,7 +696,7 @@ describe("showSudoModal", () => {
       assert.equal(type("\r"), true, "the Enter is dropped too");
       assert.equal(listening(), 0);
       assert.equal(type("hello"), false, "after the Enter, keys reach pi again");
-      assert.deepEqual(notices, ["keys typed after the password prompt closed were dropped"]);
+      assert.deepEqual(notices, ["keys typed after the prompt closed were dropped"]);
     });
 
     test("the drop ends when the typing pauses, at a key that is not text, or when a new modal opens", async () => {
@@ -753,7 +753,7 @@ describe("showSudoModal", () => {
       await Promise.resolve();
       assert.equal(answer, undefined, "the rest and its Enter did not reach the second modal");
       assert.equal(second?.resolved, false);
-      assert.deepEqual(notices, ["keys typed after the password prompt closed were dropped"]);
+      assert.deepEqual(notices, ["keys typed after the prompt closed were dropped"]);
       press("pw");
       press("\r");
       const outcome = await next as { kind: string; password?: Uint8Array };
