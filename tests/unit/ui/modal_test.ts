@@ -677,6 +677,19 @@ describe("showSudoModal", () => {
     return { ui: keyed, seen, type, notices, listening: () => listeners.size };
   }
 
+  /** Opens a modal, draws it, types `typed` into it (when given), then withdraws it. */
+  async function withdraw(
+    { ui, seen }: ReturnType<typeof keyedUI>,
+    typed?: string,
+  ): Promise<void> {
+    const controller = new AbortController();
+    const pending = showSudoModal(ui, makeRequest(), controller.signal);
+    seen.modal?.render(80);
+    if (typed !== undefined) seen.modal?.handleInput(typed);
+    controller.abort();
+    await pending;
+  }
+
   describe("keys typed after a modal closed without the human", () => {
     beforeEach(() => {
       mock.timers.reset();
@@ -684,13 +697,9 @@ describe("showSudoModal", () => {
     });
 
     test("a withdrawn modal: the rest of the password is dropped until Enter, then keys reach pi", async () => {
-      const { ui, seen, type, notices, listening } = keyedUI();
-      const controller = new AbortController();
-      const pending = showSudoModal(ui, makeRequest(), controller.signal);
-      seen.modal?.render(80);
-      seen.modal?.handleInput("hun");
-      controller.abort();
-      await pending;
+      const keyed = keyedUI();
+      const { type, notices, listening } = keyed;
+      await withdraw(keyed, "hun");
       assert.equal(type("ter"), true, "the rest of the password is dropped");
       assert.equal(type("2"), true);
       assert.equal(type("\r"), true, "the Enter is dropped too");
@@ -700,30 +709,19 @@ describe("showSudoModal", () => {
     });
 
     test("the drop ends when the typing pauses, at a key that is not text, or when a new modal opens", async () => {
-      const { ui, seen, type } = keyedUI();
-      const first = new AbortController();
-      const pending = showSudoModal(ui, makeRequest(), first.signal);
-      seen.modal?.render(80);
-      first.abort();
-      await pending;
+      const keyed = keyedUI();
+      const { ui, seen, type } = keyed;
+      await withdraw(keyed);
       assert.equal(type("a"), true);
       mock.timers.tick(DROP_KEYS_IDLE_MS - 1);
       assert.equal(type("b"), true, "each key extends the pause");
       mock.timers.tick(DROP_KEYS_IDLE_MS);
       assert.equal(type("c"), false, "a pause ends the drop");
-      const second = new AbortController();
-      const again = showSudoModal(ui, makeRequest(), second.signal);
-      seen.modal?.render(80);
-      second.abort();
-      await again;
+      await withdraw(keyed);
       assert.equal(type("x"), true);
       assert.equal(type("\x1b"), false, "Escape ends the drop and reaches pi");
       assert.equal(type("y"), false);
-      const fourth = new AbortController();
-      const dropping = showSudoModal(ui, makeRequest(), fourth.signal);
-      seen.modal?.render(80);
-      fourth.abort();
-      await dropping;
+      await withdraw(keyed);
       const next = showSudoModal(ui, makeRequest(), new AbortController().signal);
       assert.equal(type("z"), false, "a new modal takes the keys at once");
       seen.modal?.handleInput("\x1b");
@@ -731,13 +729,9 @@ describe("showSudoModal", () => {
     });
 
     test("the rest of a password typed into a withdrawn modal is dropped even when another modal opens", async () => {
-      const { ui, seen, type, notices } = keyedUI();
-      const first = new AbortController();
-      const pending = showSudoModal(ui, makeRequest(), first.signal);
-      seen.modal?.render(80);
-      seen.modal?.handleInput("hun");
-      first.abort();
-      await pending;
+      const keyed = keyedUI();
+      const { ui, seen, type, notices } = keyed;
+      await withdraw(keyed, "hun");
       // The agent had queued a second request: its modal opens at once.
       let answer: unknown;
       const next = showSudoModal(ui, makeRequest(), new AbortController().signal)
