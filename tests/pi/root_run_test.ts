@@ -52,7 +52,9 @@ function waitForResults(pi: PiSession, n: number): Promise<string[]> {
  * overlay is the chat), rows joined with single spaces.
  */
 async function modalText(pi: PiSession): Promise<{ flat: string; ansi: string }> {
-  const screen = await pi.tmux.waitFor(TITLE, 30_000);
+  await pi.tmux.waitFor(TITLE, 30_000);
+  // The whole modal: a capture can land while pi is still writing the frame.
+  const screen = await pi.tmux.waitFor("Press Enter to submit", 10_000);
   const rows = screen.split("\n").flatMap((line) => {
     const first = line.indexOf("│");
     const last = line.lastIndexOf("│");
