@@ -38,7 +38,9 @@ test_user_setup "$repo" || exit 1
 as_tester=as_user
 
 # The second run: the whole suite, as CI runs it (it takes the suite's lock).
-sh "$repo/tests/run.sh" >"$full_log" 2>&1 &
+# Its logs are kept, so that a failure under this load can be read afterwards.
+full_logs=${PI_TEST_KEEP_LOGS:-$(mktemp -d /tmp/pi-sudo-prompt-beside-logs.XXXXXX)}
+PI_TEST_KEEP_LOGS=$full_logs sh "$repo/tests/run.sh" >"$full_log" 2>&1 &
 full_pid=$!
 # Past its set-up, into the phases that load both cores.
 sleep 45
@@ -64,6 +66,11 @@ full_pid=
 echo "the full run beside: $(tail -n 1 "$full_log")"
 # Its failures, if any (a load the full run did not expect, or a defect).
 grep -E '^(FAIL|not ok)|^\s*✖|=> |^error: ' "$full_log" | head -n 40 || true
+if tail -n 1 "$full_log" | grep -q ', 0 failed$'; then
+  [ -n "${PI_TEST_KEEP_LOGS:-}" ] || rm -rf "$full_logs"
+else
+  echo "the full run's logs: $full_logs"
+fi
 [ "$skipped" = 0 ] || echo "$skipped skipped (the cases that need this user's broker)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
