@@ -30,6 +30,8 @@ const LINK_BATCH = 64;
  * Answers: to `list`, the names (at least `cap + 1` when there are more) or
  * `{ errno }`; to `links`, per path its text, `null` when closed since the
  * listing, `undefined` when unreadable.
+ * (The answer's type is `any` below because it depends on the read, which a
+ * generator's one answer type cannot say; each `yield` states its own.)
  * @param {string} dir
  * @param {number} cap
  * @param {(link: string) => boolean} keep
