@@ -182,7 +182,9 @@ export async function preparePi(options: PiLaunchOptions = {}): Promise<PiLaunch
     scriptPath,
     argv,
     env,
-    cleanup: () => rm(tmpDir, { recursive: true, force: true }),
+    // A pi that ends with its pane may still write its session while this runs
+    // (ENOTEMPTY): rm retries.
+    cleanup: () => rm(tmpDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }),
   };
 }
 
