@@ -677,16 +677,17 @@ describe("showSudoModal", () => {
     return { ui: keyed, seen, type, notices, listening: () => listeners.size };
   }
 
-  /** Opens a modal, draws it, types `typed` into it (when given), then withdraws it. */
+  /** Opens a modal, draws it, types `typed` into it (when given), then withdraws it for `reason`. */
   async function withdraw(
     { ui, seen }: ReturnType<typeof keyedUI>,
     typed?: string,
+    reason?: string,
   ): Promise<void> {
     const controller = new AbortController();
     const pending = showSudoModal(ui, makeRequest(), controller.signal);
     seen.modal?.render(80);
     if (typed !== undefined) seen.modal?.handleInput(typed);
-    controller.abort();
+    controller.abort(reason);
     await pending;
   }
 
@@ -775,28 +776,22 @@ describe("showSudoModal", () => {
     });
 
     test("a modal aborted before it was drawn, or because pi was stopped, drops nothing", async () => {
-      const { ui, seen, type, listening } = keyedUI();
+      const keyed = keyedUI();
+      const { ui, type, listening } = keyed;
       const unseen = new AbortController();
       const pending = showSudoModal(ui, makeRequest(), unseen.signal);
       unseen.abort();
       await pending;
       assert.equal(listening(), 0);
-      const stopped = new AbortController();
-      const again = showSudoModal(ui, makeRequest(), stopped.signal);
-      seen.modal?.render(80);
-      stopped.abort(DENY_REASONS.PI_STOPPED);
-      await again;
+      await withdraw(keyed, undefined, DENY_REASONS.PI_STOPPED);
       assert.equal(listening(), 0);
       assert.equal(type("fg"), false);
     });
 
     test("a modal closed because pi's session closes (quit, reload) drops nothing", async () => {
-      const { ui, seen, type, listening } = keyedUI();
-      const controller = new AbortController();
-      const pending = showSudoModal(ui, makeRequest(), controller.signal);
-      seen.modal?.render(80);
-      controller.abort(DENY_REASONS.SESSION_CLOSED);
-      await pending;
+      const keyed = keyedUI();
+      const { type, listening } = keyed;
+      await withdraw(keyed, undefined, DENY_REASONS.SESSION_CLOSED);
       assert.equal(listening(), 0);
       assert.equal(type("/reload"), false);
     });
