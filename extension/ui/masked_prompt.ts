@@ -338,7 +338,9 @@ function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
     unsubscribe();
     if (dropped) ui.notify?.("keys typed after the prompt closed were dropped", "info");
   };
-  const drop = { stop, throughNewModal };
+  // A drop still running when the next modal is withdrawn is the same burst of
+  // typing: the keys it held back never reached that modal to say so.
+  const drop = { stop, throughNewModal: throughNewModal || keyDrop?.throughNewModal === true };
   keyDrop?.stop();
   keyDrop = drop;
   const unsubscribe = ui.onTerminalInput((data) => {

@@ -760,6 +760,18 @@ describe("showSudoModal", () => {
       );
     });
 
+    test("a drop that holds through a second modal also holds through a third when the second is withdrawn too", async () => {
+      const keyed = keyedUI();
+      const { type } = keyed;
+      await withdraw(keyed, "hun");
+      // The agent withdraws the second request as well, before the human pauses.
+      await withdraw(keyed);
+      const third = showSudoModal(keyed.ui, makeRequest(), new AbortController().signal);
+      assert.equal(type("ter2"), true, "the rest of the password never reaches the third modal");
+      keyed.seen.modal?.handleInput("\x1b");
+      await third;
+    });
+
     test("a modal withdrawn with nothing typed: a pause in typing counts too", async () => {
       const { ui, seen, type } = keyedUI();
       const first = new AbortController();
