@@ -142,11 +142,20 @@ export async function verifyRequester(
     return refuse(VERIFY_REFUSALS.PEER_IDS_MISMATCH);
   }
   if (exe !== expected.exePath) return refuse(VERIFY_REFUSALS.PEER_EXE_MISMATCH);
-  const [cmdlineBytes, environBytes, out] = await Promise.all([
-    readProcFile(`/proc/${pid}/cmdline`),
-    readProcFile(`/proc/${pid}/environ`),
-    statProcPath(`/proc/${pid}/fd/1`),
-  ]);
+  // From here every read starts at once (the helper's argv, environment and
+  // stdout, its parent sudo, the connection's owner, the parent chain up to
+  // pi from sudo's parent); the checks below still run in their fixed order.
+  const sudoStat = readStat(stat.ppid);
+  const [cmdlineBytes, environBytes, out, parent, sudoArgvBytes, owned, ancestry] = await Promise
+    .all([
+      readProcFile(`/proc/${pid}/cmdline`),
+      readProcFile(`/proc/${pid}/environ`),
+      statProcPath(`/proc/${pid}/fd/1`),
+      setuidSudoParent(stat.ppid, expected.uid, sudoStat),
+      readProcFile(`/proc/${stat.ppid}/cmdline`),
+      peerOwnsConnection(acceptedInode, pid),
+      sudoStat.then((s) => s ? walkToOwner(s.ppid, expected.ownerPid) : { ok: false as const }),
+    ]);
   const cmdline = parseNulList(cmdlineBytes ?? new Uint8Array());
   if (!cmdline || !sameList(cmdline, [...expected.argvPrefix, request.prompt])) {
     return refuse(VERIFY_REFUSALS.PEER_CMDLINE_MISMATCH);
@@ -158,19 +167,9 @@ export async function verifyRequester(
   if (!out || !out.isFIFO() || out.uid !== 0 || (out.mode & 0o777) !== 0o600) {
     return refuse(VERIFY_REFUSALS.PEER_STDOUT_NOT_SUDO_PIPE);
   }
-
-  // Its parent sudo and the connection's owner, read at once; then the
-  // parent chain up to pi, which needs sudo's parent.
-  const [parent, sudoArgvBytes, owned] = await Promise.all([
-    setuidSudoParent(stat.ppid, expected.uid),
-    readProcFile(`/proc/${stat.ppid}/cmdline`),
-    peerOwnsConnection(acceptedInode, pid),
-  ]);
   if (!parent.ok) return refuse(parent.reason);
   const sudoArgv = parseNulList(sudoArgvBytes ?? new Uint8Array());
   if (!sudoArgv || sudoArgv.length === 0) return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
-
-  const ancestry = await walkToOwner(parent.stat.ppid, expected.ownerPid);
   if (!ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
   if (!owned.ok) return refuse(ownershipRefusal(owned.reason));
 
@@ -202,12 +201,12 @@ export async function verifyRequester(
  * the liveness watch.
  */
 export async function stillRunning(refs: readonly ProcessRef[]): Promise<boolean> {
-  for (const ref of refs) {
-    const stat = await readStat(ref.pid);
-    if (!stat || stat.startTime !== ref.startTime) return false;
-    if (stat.state === "Z" || stat.state === "T" || stat.state === "t") return false;
-  }
-  return true;
+  const stats = await Promise.all(refs.map((ref) => readStat(ref.pid)));
+  return refs.every((ref, i) => {
+    const stat = stats[i];
+    return stat !== undefined && stat.startTime === ref.startTime &&
+      stat.state !== "Z" && stat.state !== "T" && stat.state !== "t";
+  });
 }
 
 /**
@@ -270,12 +269,13 @@ export async function walkToOwner(
 export async function setuidSudoParent(
   ppid: number,
   uid: number,
+  stat: Promise<ProcStat | undefined> = readStat(ppid),
 ): Promise<Result<{ stat: ProcStat }, "parent_not_sudo" | "parent_not_setuid_root">> {
-  const sudoStat = await readStat(ppid);
+  const [sudoStat, statusText] = await Promise.all([stat, readProcText(`/proc/${ppid}/status`)]);
   if (!sudoStat || sudoStat.comm !== "sudo") {
     return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SUDO };
   }
-  const ids = parseStatusIds(await readProcText(`/proc/${ppid}/status`) ?? "");
+  const ids = parseStatusIds(statusText ?? "");
   if (!ids || ids.uid[0] !== uid || ids.uid[1] !== 0 || ids.uid[2] !== 0 || ids.uid[3] !== 0) {
     return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT };
   }

@@ -93,7 +93,8 @@ export class PairingGuard {
     const entry: Known = {
       helperPid: requester.helper.pid,
       sudoPid: requester.sudo.pid,
-      pipeInode: await stdoutPipeInode(requester.helper.pid),
+      // Read by the verification from /proc/<helper>/fd/1 (a root-owned 0600 FIFO).
+      pipeInode: requester.pipeInode,
       helper: requester.helper,
     };
     this.#known.set(requestId, entry);

@@ -104,9 +104,15 @@ export async function stdoutPipeInode(pid: number): Promise<number | undefined> 
 
 /** A front end with its children, or undefined when it is gone. */
 async function readFrontEnd(pid: number, uid: IdQuad): Promise<FrontEnd | undefined> {
-  const parsed = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
+  // Both at once, and each child's three reads at once: this runs between the
+  // verification and the modal.
+  const [statText, listText] = await Promise.all([
+    readProcText(`/proc/${pid}/stat`),
+    readProcText(`/proc/${pid}/task/${pid}/children`),
+  ]);
+  const parsed = parseStat(statText ?? "");
   if (!parsed || parsed.pid !== pid) return undefined;
-  const list = await readProcText(`/proc/${pid}/task/${pid}/children`) ?? "";
+  const list = listText ?? "";
   const childPids = list.trim().split(/\s+/).filter((s) => /^[0-9]{1,10}$/.test(s)).map(Number)
     .slice(0, MAX_CHILDREN);
   const children = await Promise.all(childPids.map(readChild));
@@ -121,13 +127,13 @@ async function readFrontEnd(pid: number, uid: IdQuad): Promise<FrontEnd | undefi
 }
 
 async function readChild(pid: number): Promise<FrontEndChild | undefined> {
-  const status = await readProcText(`/proc/${pid}/status`);
-  const ids = parseStatusIds(status ?? "");
-  if (!status || !ids) return undefined;
-  const state = /^State:\t([A-Za-z])/m.exec(status)?.[1] ?? "?";
-  const [exe, cmdline] = await Promise.all([
+  const [status, exe, cmdline] = await Promise.all([
+    readProcText(`/proc/${pid}/status`),
     readProcLink(`/proc/${pid}/exe`),
     readProcFile(`/proc/${pid}/cmdline`),
   ]);
+  const ids = parseStatusIds(status ?? "");
+  if (!status || !ids) return undefined;
+  const state = /^State:\t([A-Za-z])/m.exec(status)?.[1] ?? "?";
   return { pid, state, uid: ids.uid[0], exe, argv: cmdline ? parseNulList(cmdline) : undefined };
 }
