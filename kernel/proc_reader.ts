@@ -31,7 +31,9 @@ export async function readProcFile(
   } catch {
     return undefined;
   } finally {
-    await handle.close().catch(() => {});
+    // Not awaited: the bytes are read, and waiting for the close would add a
+    // thread-pool round trip to each read between a request and its modal.
+    void handle.close().catch(() => {});
   }
 }
 

@@ -40,14 +40,18 @@ export async function rootOnlyChainProblem(
   path: string,
   allowSticky: boolean,
 ): Promise<ChainProblem | undefined> {
-  for (let p = path;; p = dirname(p)) {
-    const st = await lstat(p).catch(() => undefined);
+  const chain = [path];
+  for (let p = path; p !== "/" && dirname(p) !== p;) chain.push(p = dirname(p));
+  // Every lstat at once (this runs between a request and its modal); judged in order.
+  const stats = await Promise.all(chain.map((p) => lstat(p).catch(() => undefined)));
+  for (const [i, p] of chain.entries()) {
+    const st = stats[i];
     if (!st) return { path: p, kind: "unreadable" };
     const sticky = allowSticky && st.uid === 0 && st.isDirectory() && (st.mode & STICKY) !== 0;
     const writable = (st.mode & GROUP_OTHER_WRITE) !== 0 && !sticky && !st.isSymbolicLink();
     if (st.uid !== 0 || writable) {
       return { path: p, kind: "changeable", uid: st.uid, mode: st.mode, writable };
     }
-    if (p === "/" || dirname(p) === p) return undefined;
   }
+  return undefined;
 }

@@ -58,9 +58,11 @@ export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<stri
  * is not.
  */
 async function writableBy(program: string): Promise<string | null> {
-  const real = await realpath(program).catch(() => undefined);
+  // The named chain, and the resolved one (undefined: no such file), walked at once.
+  const resolved = realpath(program).then((real) => chainProblem(real, program), () => undefined);
+  const [named, real] = await Promise.all([chainProblem(normalize(program), program), resolved]);
   if (real === undefined) return "does not exist or cannot be read";
-  return await chainProblem(normalize(program), program) ?? await chainProblem(real, program);
+  return named ?? real;
 }
 
 /** The first of `path` and its parent directories that others than root can change. */
