@@ -200,33 +200,46 @@ describe("fault injection (real pi, real sudo)", () => {
     );
   });
 
-  it("the modal withdrawn while the human types, a second request queued behind it: the rest of the password and its Enter do not reach the second modal", async () => {
+  // J9, J10: the agent queues requests behind the first (sudos here;
+  // pi-secret-run requests queue the same way) and withdraws each modal while
+  // the human types, so that the next one would take the rest of the password.
+  const queuedWithdrawal = (queued: number) => async () => {
     await withScratch(async (work) => {
-      // The agent queues a second sudo behind the first (it could as well be a
-      // pi-secret-run request), then kills the first helper mid-typing.
+      const names = Array.from({ length: queued + 1 }, (_, i) => `sudo${i + 1}`);
       const run = (name: string) =>
         `sudo -k id -u >'${work}/${name}' 2>&1; echo "rc=$?" >>'${work}/${name}'`;
-      const command = `(${run("first")}) & sleep 1; ${run("second")}; wait`;
+      const command = [
+        ...names.slice(0, -1).map((n) => `(${run(n)}) & sleep 1; `),
+        run(names.at(-1)!),
+        "; wait",
+      ]
+        .join("");
       await withPi([{ bash: command }, { text: "FLOW-DONE" }], async (pi) => {
         await openModal(pi);
-        await pi.tmux.waitFor("1 more waiting", 20_000);
+        await pi.tmux.waitFor(`${queued} more waiting`, 20_000);
         const piPid = await piProcessPid(pi);
         const socket = join(await sessionDirOf(piPid), "askpass.sock");
         const helpers = await helperPids(socket);
-        assert.equal(helpers.length, 2, "two helpers wait");
-        const [first] = await Promise.all(helpers.map(async (pid) => [await startTime(pid), pid]))
+        assert.equal(helpers.length, queued + 1, "every helper waits");
+        const byStart = await Promise.all(helpers.map(async (pid) => [await startTime(pid), pid]))
           .then((pairs) => pairs.sort((x, y) => x[0] - y[0]).map(([, pid]) => pid));
         const [typed, rest] = [PASSWORD.slice(0, 3), PASSWORD.slice(3)];
         await typeMasked(pi, typed);
-        kill9(first);
         const dropping = (screen: string) => screen.includes("are dropped until Enter or a pause");
-        await waitFor("the second modal, empty, saying keys are dropped", async () => {
-          const screen = await pi.tmux.capture();
-          return screen.includes(TITLE) && !screen.includes("more waiting") &&
-              !screen.includes("•") && dropping(screen)
-            ? true
-            : undefined;
-        }, 10_000);
+        // Each withdrawn in turn, right as the next modal shows (empty: the drop holds its keys).
+        for (let i = 0; i < queued; i++) {
+          kill9(byStart[i]);
+          const left = queued - 1 - i;
+          await waitFor(`modal ${i + 2}, empty, saying keys are dropped`, async () => {
+            const screen = await pi.tmux.capture();
+            const waiting = left === 0
+              ? !screen.includes("more waiting")
+              : screen.includes(`${left} more waiting`);
+            return screen.includes(TITLE) && waiting && !screen.includes("•") && dropping(screen)
+              ? true
+              : undefined;
+          }, 10_000);
+        }
         // The human, not yet aware, finishes typing and presses Enter.
         await pi.tmux.sendText(rest);
         await pi.tmux.sendKeys("Enter");
@@ -236,27 +249,38 @@ describe("fault injection (real pi, real sudo)", () => {
         }, 10_000);
         assert.ok(
           screen.includes(TITLE),
-          `the second modal closed:\n${screen.replaceAll(rest, "<rest>")}`,
+          `the last modal closed:\n${screen.replaceAll(rest, "<rest>")}`,
         );
-        assert.ok(!screen.includes("•"), "the rest of the password reached the second modal");
+        assert.ok(!screen.includes("•"), "the rest of the password reached the last modal");
+        const last = join(work, names.at(-1)!);
         assert.equal(
-          await exists(join(work, "second")) && await readFile(join(work, "second"), "utf8"),
+          await exists(last) && await readFile(last, "utf8"),
           "",
-          "the second sudo got an answer",
+          "the last sudo got an answer",
         );
-        // The human types into the second modal on purpose: it is theirs.
+        // The human types into the last modal on purpose: it is theirs.
         await typeMasked(pi, PASSWORD);
         await pi.tmux.sendKeys("Enter");
         await pi.tmux.waitFor("FLOW-DONE", 30_000);
-        assert.match(await readFile(join(work, "second"), "utf8"), /rc=0/);
-        assert.match(await readFile(join(work, "first"), "utf8"), /rc=1/);
+        assert.match(await readFile(last, "utf8"), /rc=0/);
+        for (const name of names.slice(0, -1)) {
+          assert.match(await readFile(join(work, name), "utf8"), /rc=1/, `${name} ended rc=1`);
+        }
         const history = await pi.tmux.capture({ history: true });
         assert.ok(!history.includes(rest), "the rest of the password reached pi's screen");
         assert.ok(!(await pi.readSessions()).includes(rest), "the rest of the password was sent");
         await assertNoLeak(pi, PASSWORD);
       });
     });
-  });
+  };
+  it(
+    "the modal withdrawn while the human types, a second request queued behind it: the rest of the password and its Enter do not reach the last modal",
+    queuedWithdrawal(1),
+  );
+  it(
+    "the modal withdrawn while the human types, two requests queued and the second withdrawn too: the rest of the password and its Enter do not reach the last modal",
+    queuedWithdrawal(2),
+  );
 
   it("pi SIGKILLed while a helper waits: the helper exits by itself, sudo reports no password; the next pi removes the stale session directory", async () => {
     await withScratch(async (work) => {
