@@ -87,14 +87,14 @@ import { closeTmuxControl } from "../../extension/keyboard/tmux_control.ts";
 // --- settings ---------------------------------------------------------------
 
 const QUICK = process.argv.includes("--quick");
-const SUDO_RUNS = QUICK ? 6 : 20; // per variant, after warm-up, for rows a, b and k
+const SUDO_RUNS = QUICK ? 6 : 40; // per variant, after warm-up, for rows a, b and k
 const FRESH_SESSIONS = QUICK ? 2 : 5; // row a2
 const VERIFY_RUNS = 200;
-const STARTUP_RUNS = QUICK ? 6 : 20;
+const STARTUP_RUNS = QUICK ? 6 : 40;
 const LAG_FLOWS = 10;
 const FLOOD_CONNECTIONS = 1000;
 const FORGED_REQUESTS = 1000;
-const BASH_RUNS = QUICK ? 10 : 30;
+const BASH_RUNS = QUICK ? 10 : 100;
 /** Attempts per row: a row that fails (typically for load) is measured again. */
 const ATTEMPTS = 3;
 
