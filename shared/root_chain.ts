@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Stats } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { dirname } from "node:path";
 
@@ -42,16 +43,27 @@ export async function rootOnlyChainProblem(
 ): Promise<ChainProblem | undefined> {
   const chain = [path];
   for (let p = path; p !== "/" && dirname(p) !== p;) chain.push(p = dirname(p));
-  // Every lstat at once (this runs between a request and its modal); judged in order.
-  const stats = await Promise.all(chain.map((p) => lstat(p).catch(() => undefined)));
-  for (const [i, p] of chain.entries()) {
-    const st = stats[i];
-    if (!st) return { path: p, kind: "unreadable" };
-    const sticky = allowSticky && st.uid === 0 && st.isDirectory() && (st.mode & STICKY) !== 0;
-    const writable = (st.mode & GROUP_OTHER_WRITE) !== 0 && !sticky && !st.isSymbolicLink();
-    if (st.uid !== 0 || writable) {
-      return { path: p, kind: "changeable", uid: st.uid, mode: st.mode, writable };
-    }
+  // The path itself first: a name that does not exist or is not root's (what
+  // an agent can make) ends the walk at one lstat. Then every directory above
+  // it at once (this runs between a request and its modal), judged in order.
+  const judge = (p: string, st: Stats | undefined) =>
+    st ? changeable(p, st, allowSticky) : { path: p, kind: "unreadable" as const };
+  const first = judge(path, await lstat(path).catch(() => undefined));
+  if (first) return first;
+  const above = chain.slice(1);
+  const stats = await Promise.all(above.map((p) => lstat(p).catch(() => undefined)));
+  for (const [i, p] of above.entries()) {
+    const problem = judge(p, stats[i]);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function changeable(path: string, st: Stats, allowSticky: boolean): ChainProblem | undefined {
+  const sticky = allowSticky && st.uid === 0 && st.isDirectory() && (st.mode & STICKY) !== 0;
+  const writable = (st.mode & GROUP_OTHER_WRITE) !== 0 && !sticky && !st.isSymbolicLink();
+  if (st.uid !== 0 || writable) {
+    return { path, kind: "changeable", uid: st.uid, mode: st.mode, writable };
   }
   return undefined;
 }
