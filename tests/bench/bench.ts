@@ -211,6 +211,8 @@ const facts = {
 
 const rows: Row[] = [];
 const surprises: string[] = [];
+/** `verifyMs` of each sudo request the session queued: its checks, from the signed frame to the queue. */
+const checksMs: number[] = [];
 
 function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
@@ -374,6 +376,7 @@ async function main(): Promise<void> {
     prompter,
     onEvent: (e: SessionEvent) => {
       if (e.kind === "refused") count(e.reason);
+      if (e.kind === "queued" && e.request === "sudo") checksMs.push(e.verifyMs);
     },
   });
   if (!started.ok) throw new Error(`session did not start: ${started.reason}`);
@@ -523,6 +526,7 @@ async function sudoLatency(
   await ours();
   await baseline();
   plainSudo = async () => void await baseline();
+  checksMs.length = 0;
   const oursOpen: number[] = [];
   const oursSubmit: number[] = [];
   const baseOpen: number[] = [];
@@ -559,7 +563,8 @@ async function sudoLatency(
       "Extra = launcher (sh: its stdout check, env -i) + Deno start and self-check + connect + " +
       "verification + pairing checks + queue. Floor: a one-line program under the helper's flags " +
       `takes ${ms(facts.denoOneLineMs)} to start and exit here (row d), so the rest of our path ` +
-      `costs ${ms(extraOpen - facts.denoOneLineMs)}`,
+      `costs ${ms(extraOpen - facts.denoOneLineMs)}, of which pi's checks (signed request → ` +
+      `queue, the session's own timing) take ${ms(median(checksMs))}`,
     why: () =>
       `Deno's floor is ${ms(facts.denoOneLineMs)} here (a one-line program under the same flags, ` +
       `row d), which leaves ${ms(TARGETS.openMs - facts.denoOneLineMs)} of the target for the ` +
