@@ -212,7 +212,7 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     todo: "look up the reason the notice names with `pi-sudo-prompt doctor --explain <reason>`",
   },
   process_gone: {
-    means: "the sudo or its helper exited while the modal waited",
+    means: "the sudo, its helper or the broker exited, or was stopped, while the modal waited",
     todo: "nothing, unless you did not stop it: then run the command again",
   },
   queue_full: {
