@@ -8,7 +8,8 @@
  *
  * - As shipped: the password never reaches the tracer's log; pi refuses to
  *   answer a traced helper (`helper_traced`, with a notice), sudo gets nothing.
- * - Without the tracer check (a mutated copy): pi writes the password into
+ * - Without the tracer checks (a mutated copy: no tracer check at the
+ *   handover, a helper in tracing stop counts as running): pi writes the password into
  *   sudo's pipe itself, so the helper never holds it: the log still has no
  *   password, and sudo succeeds.
  * - Without the tracer check and with the old path (the helper writes the
@@ -45,6 +46,18 @@ const NO_TRACER_CHECK: Mutation = {
   file: "extension/channel/handover.ts",
   from: "const tracer = await tracerOf(helper.pid);",
   to: "const tracer = 0;",
+};
+/**
+ * A helper in tracing stop ("t") counts as running. With the tracer check off,
+ * this is the other place that sees the tracer: strace stops the helper at
+ * each of its system calls (keepalives wake it), and a liveness check or the
+ * re-check at submit that reads its state in such a moment withdraws the
+ * request as gone, which this variant must not depend on.
+ */
+const TRACING_STOP_ALIVE: Mutation = {
+  file: "kernel/peer_verification.ts",
+  from: 'stat.state !== "Z" && stat.state !== "T" && stat.state !== "t";',
+  to: 'stat.state !== "Z" && stat.state !== "T";',
 };
 /** pi cannot take the pipe: the helper writes the password (the path before ADR 0008). */
 const HELPER_WRITES: Mutation = {
@@ -161,7 +174,10 @@ describe("tracing sudo's askpass helper gets nothing (real pi, real sudo)", () =
   }
 
   it("without the tracer check, pi still writes into sudo's pipe itself: no password in strace's log, sudo succeeds", async () => {
-    const { result, trace, audit } = await traceAttack("strace", [NO_TRACER_CHECK]);
+    const { result, trace, audit } = await traceAttack("strace", [
+      NO_TRACER_CHECK,
+      TRACING_STOP_ALIVE,
+    ]);
     assert.match(result, /trace: attached/, result);
     assert.ok(!traceHolds(trace), "the tracer captured the password");
     assert.match(result, /^sudo exit: 0$/m, result);
@@ -170,7 +186,11 @@ describe("tracing sudo's askpass helper gets nothing (real pi, real sudo)", () =
   });
 
   it("mutation check: with the old path (the helper writes) and no tracer check, strace's log holds the password", async () => {
-    const { result, trace } = await traceAttack("strace", [NO_TRACER_CHECK, HELPER_WRITES]);
+    const { result, trace } = await traceAttack("strace", [
+      NO_TRACER_CHECK,
+      TRACING_STOP_ALIVE,
+      HELPER_WRITES,
+    ]);
     assert.match(result, /^sudo exit: 0$/m, result);
     assert.ok(traceHolds(trace), "the old path leaks to a tracer: the test must see it");
   });
