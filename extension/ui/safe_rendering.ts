@@ -87,8 +87,8 @@ class InertLines implements Component {
 const wrappers = new WeakMap<Component, InertLines>();
 
 function inert(component: Component): Component {
-  const wrapper = wrappers.get(component) ?? new InertLines(component);
-  wrappers.set(component, wrapper);
+  let wrapper = wrappers.get(component);
+  if (!wrapper) wrappers.set(component, wrapper = new InertLines(component));
   return wrapper;
 }
 

@@ -211,8 +211,11 @@ const facts = {
 
 const rows: Row[] = [];
 const surprises: string[] = [];
-/** `verifyMs` of each sudo request the session queued: its checks, from the signed frame to the queue. */
-const checksMs: number[] = [];
+/**
+ * While row a measures: `verifyMs` of each sudo request the session queues
+ * (its checks, from the signed frame to the queue).
+ */
+let checksMs: number[] | undefined;
 
 function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
@@ -376,7 +379,7 @@ async function main(): Promise<void> {
     prompter,
     onEvent: (e: SessionEvent) => {
       if (e.kind === "refused") count(e.reason);
-      if (e.kind === "queued" && e.request === "sudo") checksMs.push(e.verifyMs);
+      if (e.kind === "queued" && e.request === "sudo") checksMs?.push(e.verifyMs);
     },
   });
   if (!started.ok) throw new Error(`session did not start: ${started.reason}`);
@@ -526,7 +529,8 @@ async function sudoLatency(
   await ours();
   await baseline();
   plainSudo = async () => void await baseline();
-  checksMs.length = 0;
+  const checks: number[] = [];
+  checksMs = checks;
   const oursOpen: number[] = [];
   const oursSubmit: number[] = [];
   const baseOpen: number[] = [];
@@ -546,6 +550,7 @@ async function sudoLatency(
     baseOpen.push(b.open);
     baseSubmit.push(b.submit);
   }
+  checksMs = undefined;
   const extraOpen = median(oursOpen) - median(baseOpen);
   facts.openP50 = median(oursOpen);
   facts.openBaselineP50 = median(baseOpen);
@@ -564,7 +569,7 @@ async function sudoLatency(
       "verification + pairing checks + queue. Floor: a one-line program under the helper's flags " +
       `takes ${ms(facts.denoOneLineMs)} to start and exit here (row d), so the rest of our path ` +
       `costs ${ms(extraOpen - facts.denoOneLineMs)}, of which pi's checks (signed request → ` +
-      `queue, the session's own timing) take ${ms(median(checksMs))}`,
+      `queue, the session's own timing) take ${ms(median(checks))}`,
     why: () =>
       `Deno's floor is ${ms(facts.denoOneLineMs)} here (a one-line program under the same flags, ` +
       `row d), which leaves ${ms(TARGETS.openMs - facts.denoOneLineMs)} of the target for the ` +
