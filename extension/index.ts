@@ -53,7 +53,7 @@ import {
 } from "./keyboard/terminal_guard.ts";
 import { terminalGate } from "./keyboard/terminal_gate.ts";
 import { closeTmuxControl } from "./keyboard/tmux_control.ts";
-import { currentUid } from "../kernel/peer_verification.ts";
+import { ownUid } from "../shared/own_uid.ts";
 import { packageInstall, startFailureNotice } from "./channel/start_notice.ts";
 
 /** The Markdown surfaces whose text the model writes: cleaned of escapes before pi draws them. */
@@ -111,7 +111,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       credentialCache: cacheMode,
       callInProgress: () => calls.inProgress(),
       refuseRiskySudo: flags.refuseRiskySudo,
-      gate: terminalGate(currentUid()),
+      gate: terminalGate(ownUid()),
       prompter: {
         prompt: (request, signal) => showSudoModal(ctx.ui, request, signal),
         promptSecret: (request, signal) => showSecretModal(ctx.ui, request, signal),

@@ -34,7 +34,6 @@ import {
 } from "./proc.ts";
 import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
 import { peerOwnsConnection, SOCKET_PEER_ERRORS, type SocketPeerError } from "./socket_peer.ts";
-import { ownUid } from "../shared/own_uid.ts";
 import type { Result } from "../shared/result.ts";
 
 /** Named reasons a requester is refused. */
@@ -107,44 +106,48 @@ export type Verification = Result<{ requester: VerifiedRequester }, VerifyRefusa
 const MAX_ANCESTRY_DEPTH = 64;
 
 /**
- * Runs every check against the peer of one connection. `creds`, `pidfd`
- * and `acceptedInode` (the inode of our accepted socket) must have been
- * taken from the accepted socket before any other work, so they describe
- * the process that called `connect()` and this very connection.
+ * The reads of one peer ({@link readRequester}): `pinned` once the first
+ * show the pinned deno with our uids, untraced; `reads` when all are done.
  */
-export async function verifyRequester(
+export type RequesterReading = {
+  pinned: Promise<boolean>;
+  reads: Promise<{ first: FirstReads; rest?: Awaited<ReturnType<typeof readRest>> }>;
+};
+type FirstReads = { stat?: ProcStat; statusText?: string; exe?: string };
+
+/** A peer whose uid is not ours is refused before any read is judged: nothing is read. */
+const NOTHING_READ = { pinned: Promise.resolve(false), reads: Promise.resolve({ first: {} }) };
+
+/**
+ * Starts every read that the verification of peer `creds.pid` needs, and
+ * judges nothing. They depend only on the kernel's word on the peer, so a
+ * session starts them at accept, before the request arrives; the pidfd and
+ * start-time checks of {@link judgeRequester} then show that they were read
+ * from the process that connected. Beyond its stat, status and `exe`, a peer
+ * is read only when it is the pinned deno with our four uids, untraced.
+ */
+export function readRequester(
   expected: ExpectedHelper,
   creds: PeerCredentials,
-  pidfd: number | undefined,
   acceptedInode: number,
-  request: PasswordRequest,
-): Promise<Verification> {
-  const refuse = (reason: VerifyRefusal): Verification => ({ ok: false, reason });
+): RequesterReading {
+  if (creds.uid !== expected.uid) return NOTHING_READ;
   const pid = creds.pid;
-  if (request.pid !== pid) return refuse(VERIFY_REFUSALS.CLAIMED_PID_MISMATCH);
-  if (creds.uid !== expected.uid) return refuse(VERIFY_REFUSALS.PEER_UID_MISMATCH);
-
-  // The helper's files, a few at once; checked in a fixed order, so the
-  // first failing check names the refusal whatever the read order was. Its
-  // argv and environment (up to 64 KiB each) are read only for the pinned deno.
-  const [stat, statusText, exe] = await Promise.all([
+  const first = Promise.all([
     readStat(pid),
     readProcText(`/proc/${pid}/status`),
     readProcLink(`/proc/${pid}/exe`),
-  ]);
-  const status = parseStatusIds(statusText ?? "");
-  if (!stat || !status) return refuse(VERIFY_REFUSALS.PEER_GONE);
-  // A stopped helper cannot be talking to us itself (SIGSTOP before it connects).
-  if (stat.state === "T" || stat.state === "t") return refuse(VERIFY_REFUSALS.PEER_STOPPED);
-  // A traced helper is driven by its tracer, who sees every byte it handles (ADR 0008).
-  if (parseTracerPid(statusText ?? "") !== 0) return refuse(VERIFY_REFUSALS.HELPER_TRACED);
-  if (!status.uid.every((u) => u === expected.uid)) {
-    return refuse(VERIFY_REFUSALS.PEER_IDS_MISMATCH);
-  }
-  if (exe !== expected.exePath) return refuse(VERIFY_REFUSALS.PEER_EXE_MISMATCH);
-  // From here every read starts at once (the helper's argv, environment and
-  // stdout, its parent sudo, the connection's owner, the parent chain up to
-  // pi from sudo's parent); the checks below still run in their fixed order.
+  ]).then(([stat, statusText, exe]): FirstReads => ({ stat, statusText, exe }));
+  const pinned = first.then((f) => firstRefusal(expected, f) === undefined ? f.stat : undefined);
+  const reads = pinned.then(async (stat) => ({
+    first: await first,
+    rest: stat && await readRest(expected, pid, stat, acceptedInode),
+  }));
+  return { pinned: pinned.then((s) => s !== undefined), reads };
+}
+
+/** The helper's argv, environment and stdout, its sudo, the connection's owner and the chain up to pi, at once. */
+async function readRest(expected: ExpectedHelper, pid: number, stat: ProcStat, inode: number) {
   const sudoStat = readStat(stat.ppid);
   const [cmdlineBytes, environBytes, out, parent, sudoArgvBytes, owned, ancestry] = await Promise
     .all([
@@ -153,28 +156,68 @@ export async function verifyRequester(
       statProcPath(`/proc/${pid}/fd/1`),
       setuidSudoParent(stat.ppid, expected.uid, sudoStat),
       readProcFile(`/proc/${stat.ppid}/cmdline`),
-      peerOwnsConnection(acceptedInode, pid),
+      peerOwnsConnection(inode, pid),
       sudoStat.then((s) => s ? walkToOwner(s.ppid, expected.ownerPid) : { ok: false as const }),
     ]);
-  const cmdline = parseNulList(cmdlineBytes ?? new Uint8Array());
+  return { cmdlineBytes, environBytes, out, parent, sudoArgvBytes, owned, ancestry };
+}
+
+/** The first check that the first reads fail, in the fixed order; `undefined` when none. */
+function firstRefusal(expected: ExpectedHelper, first: FirstReads): VerifyRefusal | undefined {
+  const { stat, statusText, exe } = first;
+  const status = parseStatusIds(statusText ?? "");
+  if (!stat || !status) return VERIFY_REFUSALS.PEER_GONE;
+  // A stopped helper cannot be talking to us itself (SIGSTOP before it connects).
+  if (stat.state === "T" || stat.state === "t") return VERIFY_REFUSALS.PEER_STOPPED;
+  // A traced helper is driven by its tracer, who sees every byte it handles (ADR 0008).
+  if (parseTracerPid(statusText ?? "") !== 0) return VERIFY_REFUSALS.HELPER_TRACED;
+  if (!status.uid.every((u) => u === expected.uid)) return VERIFY_REFUSALS.PEER_IDS_MISMATCH;
+  if (exe !== expected.exePath) return VERIFY_REFUSALS.PEER_EXE_MISMATCH;
+  return undefined;
+}
+
+/**
+ * Judges the reads of {@link readRequester} against `request`, in a fixed
+ * order (so the first failing check names the refusal whatever the order
+ * the reads ended in), then makes sure that the pid still is the process
+ * that connected (its pidfd) and that it and its sudo still run with the
+ * start times read.
+ */
+export async function judgeRequester(
+  expected: ExpectedHelper,
+  creds: PeerCredentials,
+  pidfd: number | undefined,
+  reading: RequesterReading,
+  request: PasswordRequest,
+): Promise<Verification> {
+  const refuse = (reason: VerifyRefusal): Verification => ({ ok: false, reason });
+  const pid = creds.pid;
+  if (request.pid !== pid) return refuse(VERIFY_REFUSALS.CLAIMED_PID_MISMATCH);
+  if (creds.uid !== expected.uid) return refuse(VERIFY_REFUSALS.PEER_UID_MISMATCH);
+  const { first, rest } = await reading.reads;
+  const early = firstRefusal(expected, first);
+  if (early !== undefined) return refuse(early);
+  if (!first.stat || !rest) return refuse(VERIFY_REFUSALS.PEER_GONE); // not reached: both read
+  const cmdline = parseNulList(rest.cmdlineBytes ?? new Uint8Array());
   if (!cmdline || !sameList(cmdline, [...expected.argvPrefix, request.prompt])) {
     return refuse(VERIFY_REFUSALS.PEER_CMDLINE_MISMATCH);
   }
-  const environ = parseNulList(environBytes ?? new Uint8Array());
+  const environ = parseNulList(rest.environBytes ?? new Uint8Array());
   if (!environ || !sameList(environ, expected.environment)) {
     return refuse(VERIFY_REFUSALS.PEER_ENVIRON_MISMATCH);
   }
+  const out = rest.out;
   if (!out || !out.isFIFO() || out.uid !== 0 || (out.mode & 0o777) !== 0o600) {
     return refuse(VERIFY_REFUSALS.PEER_STDOUT_NOT_SUDO_PIPE);
   }
-  if (!parent.ok) return refuse(parent.reason);
-  const sudoArgv = parseNulList(sudoArgvBytes ?? new Uint8Array());
+  if (!rest.parent.ok) return refuse(rest.parent.reason);
+  const sudoArgv = parseNulList(rest.sudoArgvBytes ?? new Uint8Array());
   if (!sudoArgv || sudoArgv.length === 0) return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
-  if (!ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
-  if (!owned.ok) return refuse(ownershipRefusal(owned.reason));
+  if (!rest.ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
+  if (!rest.owned.ok) return refuse(ownershipRefusal(rest.owned.reason));
 
-  const helper = { pid, startTime: stat.startTime };
-  const sudo = { pid: parent.stat.pid, startTime: parent.stat.startTime };
+  const helper = { pid, startTime: first.stat.startTime };
+  const sudo = { pid: rest.parent.stat.pid, startTime: rest.parent.stat.startTime };
   // Everything above was read by pid; make sure that pid still is the
   // process that connected, and that sudo is still the same process.
   const [same, running] = await Promise.all([
@@ -188,11 +231,28 @@ export async function verifyRequester(
       helper,
       sudo,
       sudoArgv,
-      toolCommand: ancestry.toolCommand,
+      toolCommand: rest.ancestry.toolCommand,
       helperPidfd: pidfd,
       pipeInode: out.ino,
     },
   };
+}
+
+/**
+ * {@link readRequester}, then {@link judgeRequester}. `creds`, `pidfd` and
+ * `acceptedInode` (the inode of our accepted socket) must have been taken
+ * from the accepted socket before any other work, so they describe the
+ * process that called `connect()` and this very connection.
+ */
+export function verifyRequester(
+  expected: ExpectedHelper,
+  creds: PeerCredentials,
+  pidfd: number | undefined,
+  acceptedInode: number,
+  request: PasswordRequest,
+): Promise<Verification> {
+  const reading = readRequester(expected, creds, acceptedInode);
+  return judgeRequester(expected, creds, pidfd, reading, request);
 }
 
 /**
@@ -291,6 +351,3 @@ export async function setuidSudoParent(
 export async function tracerOf(pid: number): Promise<number | undefined> {
   return parseTracerPid(await readProcText(`/proc/${pid}/status`) ?? "");
 }
-
-/** Our own uid ({@link ownUid}, kept under this name for the verifier's callers). */
-export const currentUid: () => number = ownUid;

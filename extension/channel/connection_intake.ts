@@ -1,10 +1,11 @@
 /**
  * Each new connection to the session socket: the kernel's word on the peer
- * first (SO_PEERCRED, the pidfd, our socket's inode), then one bounded,
- * signed frame, then the verification of a helper or of the broker, the
- * credential policy (ADR 0006) and the pairing (ADR 0005). Only then is the
- * request handed to the {@link ModalQueue}. Anything else is refused with a
- * named reason, before any modal.
+ * first (SO_PEERCRED, the pidfd, our socket's inode), which starts the
+ * verification's reads of `/proc`; then one bounded, signed frame, then the
+ * judgement of a helper or of the broker, the credential policy (ADR 0006)
+ * and the pairing (ADR 0005). Only then is the request handed to the
+ * {@link ModalQueue}. Anything else is refused with a named reason, before
+ * any modal.
  *
  * @module
  */
@@ -24,9 +25,11 @@ import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker
 import { PEER_CREDENTIAL_ERRORS } from "../../kernel/peer_credentials.ts";
 import {
   type ExpectedHelper,
+  judgeRequester,
+  readRequester,
+  type RequesterReading,
   type VerifiedRequester,
   VERIFY_REFUSALS,
-  verifyRequester,
 } from "../../kernel/peer_verification.ts";
 import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
@@ -64,6 +67,9 @@ export interface IntakeParts {
   readonly prelude: string;
 }
 
+/** When a connection was accepted (`performance.now()`), and the reads of its peer started then. */
+type EarlyReads = { arrivedAt: number; reading?: RequesterReading };
+
 /** Accepts connections for one session and hands verified requests to its queue. */
 export class ConnectionIntake {
   readonly #parts: IntakeParts;
@@ -90,6 +96,7 @@ export class ConnectionIntake {
     socket.on("error", () => {}); // a reset peer is handled by "close"
     // Take the kernel's word before reading anything the peer sends.
     const connection = new PeerConnection(socket);
+    const early = this.#startReads(connection);
     const reader = new FrameReader();
     let settled = false;
     const drop = (reason: ProtocolError | ConnectionError) => {
@@ -114,7 +121,7 @@ export class ConnectionIntake {
       clearTimeout(timer);
       socket.pause();
       const body = step.body;
-      this.#onRequest(connection, body)
+      this.#onRequest(connection, body, early)
         .catch(() => {
           // Fail closed: no answer at all (the helper then gives sudo nothing).
           // Ended here once (reported once); the socket goes in any case, and
@@ -131,7 +138,29 @@ export class ConnectionIntake {
     });
   }
 
-  async #onRequest(connection: PeerConnection, body: Uint8Array): Promise<void> {
+  /**
+   * The verification's reads need only the kernel's word on the peer: they
+   * start at accept, while the helper signs its request, and are judged once
+   * it is here. Once they show the pinned deno with our uids, the keyboard
+   * checks and the walk of /proc start too (one of each at a time; the gate's
+   * verdict counts only if fresh when the modal opens).
+   */
+  #startReads(connection: PeerConnection): EarlyReads {
+    const arrivedAt = performance.now();
+    const { creds, inode } = connection;
+    if (!creds.ok || inode === undefined) return { arrivedAt };
+    const reading = readRequester(this.#parts.expected, creds.creds, inode);
+    reading.reads.catch(() => {}); // judged, a failure handled, when a request arrives
+    reading.pinned.then((pinned) => {
+      if (!pinned || connection.ended || this.#queue.closing) return;
+      this.#queue.gateAheadStart();
+      // After the gate's check began, so that one walk serves both (kernel/proc_walk.ts).
+      this.#parts.pairing.prefetch(arrivedAt);
+    }, () => {});
+    return { arrivedAt, reading };
+  }
+
+  async #onRequest(connection: PeerConnection, body: Uint8Array, early: EarlyReads) {
     const { socket, creds, inode, peerPid } = connection;
     const decoded = await decodeIncoming(this.#parts.key, body);
     if (!decoded.ok) {
@@ -163,21 +192,19 @@ export class ConnectionIntake {
     const started = performance.now();
     let entry: Omit<Pending, "connection" | "deadline" | "abort" | "timer">;
     if (request.type === "password_request") {
-      if (inode === undefined) return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
-      // The keyboard checks take a few ms (one of them a tmux run, in hardened
-      // mode a sudo -n): start them now, beside the kernel, credential and
-      // pairing checks, when this will be the next modal. Their verdict is
-      // about the terminal, not the requester, so a signed request suffices
-      // to start them; one runs at a time, and it counts only if fresh.
-      this.#queue.gateAheadStart();
-      // The walk of /proc both read, started after the gate's check began so
-      // that it serves the gate too (kernel/proc_walk.ts).
-      this.#parts.pairing.prefetch(started);
-      const verdict = await verifyRequester(
+      if (inode === undefined || !early.reading) {
+        return refuse(VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN);
+      }
+      // A peer that was not yet the pinned deno when it connected is read
+      // again now (it may have exec'd since: the checks then name why).
+      const reading = await early.reading.pinned
+        ? early.reading
+        : readRequester(this.#parts.expected, creds.creds, inode);
+      const verdict = await judgeRequester(
         this.#parts.expected,
         creds.creds,
         connection.pidfd,
-        inode,
+        reading,
         request,
       );
       if (!verdict.ok) return refuse(verdict.reason);
@@ -190,7 +217,7 @@ export class ConnectionIntake {
       // The password must reach only the sudo the modal shows (ADR 0005);
       // beside it, what the sudo may run that its argv does not show.
       const [paired, warnings] = await Promise.all([
-        this.#parts.pairing.admit(request.id, verdict.requester, started),
+        this.#parts.pairing.admit(request.id, verdict.requester, early.arrivedAt),
         rootRunWarnings(verdict.requester.sudoArgv),
       ]);
       if (!paired.ok) return refuse(paired.reason, processRefusalNotice(paired));

@@ -36,7 +36,8 @@ import {
   isSafeFlagPath,
 } from "../../askpass/helper_permissions.ts";
 import { firstExecutable, resolveDenoBinary } from "../../shared/executables.ts";
-import { currentUid, type ExpectedHelper } from "../../kernel/peer_verification.ts";
+import type { ExpectedHelper } from "../../kernel/peer_verification.ts";
+import { ownUid } from "../../shared/own_uid.ts";
 import {
   chooseRuntimeBase,
   createSessionDir,
@@ -155,7 +156,7 @@ export async function startSession(
   ]);
   if (!written) return await fail(SESSION_START_ERRORS.SESSION_FILES);
   const expected: ExpectedHelper = {
-    uid: currentUid(),
+    uid: ownUid(),
     exePath: denoPath,
     argvPrefix,
     environment,

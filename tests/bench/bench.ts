@@ -54,7 +54,8 @@ import {
   startSession,
 } from "../../extension/channel/session_server.ts";
 import type { Prompter, PromptOutcome, PromptRequest } from "../../askpass/prompter.ts";
-import { currentUid, verifyRequester } from "../../kernel/peer_verification.ts";
+import { verifyRequester } from "../../kernel/peer_verification.ts";
+import { ownUid } from "../../shared/own_uid.ts";
 import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
 import { socketInodesOf, unixPeerInodeByInode } from "../../kernel/socket_peer.ts";
 import { resolveDenoBinary } from "../../shared/executables.ts";
@@ -700,7 +701,7 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
     const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").slice(0, -1);
     const keyHex = session.toolEnvironment({}).PI_ASKPASS_SECRET;
     const expected = {
-      uid: currentUid(),
+      uid: ownUid(),
       exePath: denoPath,
       argvPrefix: helperArgvPrefix(denoPath, helperPath, session.socketPath),
       environment: helperEnvironment({
@@ -711,7 +712,7 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
       }),
       ownerPid: process.pid,
     };
-    const creds = { pid, uid: currentUid(), gid: process.getgid?.() ?? -1 };
+    const creds = { pid, uid: ownUid(), gid: process.getgid?.() ?? -1 };
     const request = {
       type: "password_request" as const,
       id: newRequestId(),
@@ -796,7 +797,7 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
     const pipeInode = Number(/^pipe:\[(\d+)\]$/.exec(link)?.[1]);
     const candidate = { helperPid, sudoPid, pipeInode };
     const shape = {
-      uid: currentUid(),
+      uid: ownUid(),
       exePath: session.denoPath,
       argvPrefix: helperArgvPrefix(session.denoPath, session.helperPath, session.socketPath),
       ownFrontEnds: new Set<number>(),
@@ -914,7 +915,7 @@ async function addedChecksCost(tmp: string): Promise<void> {
     // The scan runs in full but the pty's own holders do not count: the
     // gate must let the flow through for its cost to be measured.
     const gateFor = (env: Record<string, string>) =>
-      terminalGate(currentUid(), {
+      terminalGate(ownUid(), {
         env,
         terminal: () => ({ ttyPath, rdev }),
         exclude: [sleeper, holder.pid ?? 0],
@@ -946,7 +947,7 @@ async function addedChecksCost(tmp: string): Promise<void> {
         v.times.push((await timedFlow(v.s.session, v.s.prompter, "a row k sudo flow")).open);
       }
     }
-    const spec = { ttyPath, rdev, uid: currentUid(), exclude: new Set([process.pid]) };
+    const spec = { ttyPath, rdev, uid: ownUid(), exclude: new Set([process.pid]) };
     const runs = QUICK ? 10 : VERIFY_RUNS / 4;
     for (let i = 0; i < runs; i++) {
       let t0 = performance.now();
