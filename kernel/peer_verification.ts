@@ -143,7 +143,9 @@ export function readRequester(
     first: await first,
     rest: stat && await readRest(expected, pid, stat, acceptedInode),
   }));
-  return { pinned: pinned.then((s) => s !== undefined), reads };
+  const reading = { pinned: pinned.then((s) => s !== undefined), reads };
+  reading.pinned.catch(() => {}); // a caller may never ask (the reads' failure reaches the judge)
+  return reading;
 }
 
 /** The helper's argv, environment and stdout, its sudo, the connection's owner and the chain up to pi, at once. */
@@ -218,13 +220,17 @@ export async function judgeRequester(
 
   const helper = { pid, startTime: first.stat.startTime };
   const sudo = { pid: rest.parent.stat.pid, startTime: rest.parent.stat.startTime };
-  // Everything above was read by pid; make sure that pid still is the
-  // process that connected, and that sudo is still the same process.
-  const [same, running] = await Promise.all([
+  // Everything above was read by pid, from the moment it connected on: make
+  // sure that pid still is the process that connected (an exec keeps pid and
+  // start time, so this is the process, not its program), that sudo is still
+  // the same process, and that nobody began tracing the helper since.
+  const [same, running, tracer] = await Promise.all([
     pidfdRefersTo(pidfd, pid),
     stillRunning([helper, sudo]),
+    tracerOf(pid),
   ]);
   if (!same || !running) return refuse(VERIFY_REFUSALS.PEER_CHANGED);
+  if (tracer !== 0) return refuse(VERIFY_REFUSALS.HELPER_TRACED);
   return {
     ok: true,
     requester: {

@@ -81,9 +81,9 @@ export class PairingGuard {
    * Checks a newly verified helper. It is registered first, so that two
    * helpers verified at the same moment each see the other as verified
    * (otherwise each would wait for the other), and forgotten if refused.
-   * `arrivedAt` (`performance.now()` when its request arrived) lets a walk
-   * of `/proc` that started after it serve (the keyboard gate's, started
-   * beside the kernel checks).
+   * `arrivedAt` (`performance.now()` when its connection was accepted) lets
+   * a walk of `/proc` that started after it serve (the keyboard gate's, or
+   * {@link prefetch}'s, started beside the kernel checks).
    */
   async admit(
     requestId: string,
@@ -104,8 +104,8 @@ export class PairingGuard {
   }
 
   /**
-   * Starts the walk of `/proc` that {@link admit} will read, when a request
-   * arrives: it then runs in its worker beside the kernel checks instead of
+   * Starts the walk of `/proc` that {@link admit} will read, when a helper
+   * connects: it then runs in its worker beside the kernel checks instead of
    * after them. Walks are shared and bounded (`kernel/proc_walk.ts`), so a
    * flood of requests costs at most one walk in flight and one waiting.
    */

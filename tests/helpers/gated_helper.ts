@@ -5,6 +5,9 @@
  * server's last re-check reads (sudo stopped with SIGSTOP) while everything
  * else about the helper is genuine: sudo's pipe on stdout, a setuid sudo as
  * its parent, the launcher's argv and environment, its own connection.
+ * A first line `connect` makes it connect, say `gated: connected`, and wait
+ * for a second line before it sends its request (a pause between the reads
+ * the server makes at accept and its judgement of them).
  * Prints `gated: DENIED <reason>` (or GOT_PASSWORD, never the password) on
  * stderr, and always exits 1.
  */
@@ -30,6 +33,13 @@ if (await Deno.stdin.read(gate) === null) {
 }
 const id = newRequestId();
 const conn = await Deno.connect({ transport: "unix", path: Deno.env.get("PI_ASKPASS_SOCKET")! });
+if (new TextDecoder().decode(gate).startsWith("connect")) {
+  say("connected");
+  if (await Deno.stdin.read(gate) === null) {
+    say("stdin closed before the second gate opened");
+    Deno.exit(1);
+  }
+}
 await conn.write(
   await encodeRequest(imported.key, { id, prompt: Deno.args[0] ?? "", pid: Deno.pid }),
 );

@@ -1,7 +1,7 @@
 /**
- * Four refusal reasons of the peer and broker verification, each made to
+ * Five refusal reasons of the peer and broker verification, each made to
  * happen for real and asserted by its named constant
- * (`VERIFY_REFUSALS.PEER_IDS_MISMATCH`, `PEER_CHANGED`,
+ * (`VERIFY_REFUSALS.PEER_IDS_MISMATCH`, `PEER_CHANGED`, `HELPER_TRACED`,
  * `BROKER_CMDLINE_MISMATCH`, `BROKER_PROOF_INVALID`). Runs as the throwaway
  * user of `tests/run.sh` (non-root, with a sudo password, the real broker
  * installed by the root phase), under `deno test -A` and `node --test`.
@@ -21,6 +21,12 @@
  *   the caller's), then lets the helper connect. Everything the server reads
  *   is genuine, and only the re-check refuses. For the broker the same fact
  *   is changed under `verifyBroker` with the real broker's connection.
+ * - `helper_traced` (peer_verification.ts), judged after the reads made at
+ *   accept: the session reads a helper when it connects, and judges those
+ *   reads when its request comes; a tracer that attached in between is seen
+ *   by the judgement's own read of `TracerPid`. Real: the gated helper
+ *   connects untraced and waits; a python tracer seizes it (PTRACE_SEIZE, no
+ *   stop); then the helper sends its request.
  * - `broker_cmdline_mismatch` (broker_verification.ts): the broker's
  *   `/proc/<pid>/cmdline` is not the launcher's argv for this session's
  *   socket, label, cwd and arguments. Real, end to end: the installed broker
@@ -48,7 +54,7 @@ import {
   type SessionEvent,
   startSession,
 } from "../../../extension/channel/session_server.ts";
-import { readStat, VERIFY_REFUSALS } from "../../../kernel/peer_verification.ts";
+import { readStat, tracerOf, VERIFY_REFUSALS } from "../../../kernel/peer_verification.ts";
 import {
   type ExpectedBroker,
   verifyBroker,
@@ -77,6 +83,13 @@ import { REPO_ROOT } from "../../helpers/test_env.ts";
 const GATED_HELPER = join(REPO_ROOT, "tests/helpers/gated_helper.ts");
 const CONNECT_THEN_EXEC = join(REPO_ROOT, "tests/helpers/connect_then_exec.py");
 const UID = process.getuid?.() ?? -1;
+/** python3 -c: PTRACE_SEIZE argv[1] (no interrupt, so it runs on, traced), then wait to be killed. */
+const SEIZE_ONLY = [
+  "import ctypes, sys, time",
+  "libc = ctypes.CDLL(None, use_errno=True)",
+  "libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]",
+  "sys.exit(1) if libc.ptrace(0x4206, int(sys.argv[1]), None, None) != 0 else time.sleep(60)",
+].join("\n");
 
 /** Real sudo must ask for a password and the broker refuses root callers: not as root. */
 function requireTestUser(): void {
@@ -250,6 +263,50 @@ describe("refusal reasons produced by real processes", () => {
         sudo.child.stdin?.end();
         await reap(sudo, 15_000);
       }
+      assert.match(sudo.stderr(), /no password was provided/);
+    });
+  });
+
+  it("helper_traced: a tracer attaches after the helper connected, before its request is judged", async () => {
+    await withSession({ helperPath: GATED_HELPER }, async (f) => {
+      const sudo = track(spawn("/usr/bin/sudo", ["-k", "-A", "true"], {
+        env: f.session.toolEnvironment(process.env),
+        stdio: ["pipe", "ignore", "pipe"],
+      }));
+      const sudoPid = sudo.child.pid!;
+      let tracer: Tracked | undefined;
+      try {
+        const helper = await waitFor("the helper under sudo", async () => {
+          for (const pid of await pidsWithCmdline(GATED_HELPER)) {
+            if ((await readStat(pid))?.ppid === sudoPid) return pid;
+          }
+          return undefined;
+        }, 30_000);
+        sudo.child.stdin!.write("connect\n"); // it connects, untraced, and waits
+        await waitFor("the connection", () => /gated: connected/.test(sudo.stderr()) || undefined);
+        // The session read the helper at accept (a few ms); attach only after that.
+        await new Promise((r) => setTimeout(r, 500));
+        // PTRACE_SEIZE without an interrupt: the helper keeps running, traced.
+        tracer = track(spawn("python3", ["-c", SEIZE_ONLY, String(helper)], { stdio: "pipe" }));
+        await waitFor("the tracer", async () => await tracerOf(helper) !== 0 || undefined, 10_000);
+        sudo.child.stdin!.write("send\n");
+        await waitFor(
+          "a refusal or a prompt",
+          () => refusals(f.events).length > 0 || f.prompter.seen.length > 0 || undefined,
+          20_000,
+        );
+        assert.deepEqual(refusals(f.events), [VERIFY_REFUSALS.HELPER_TRACED]);
+        assert.equal(f.prompter.seen.length, 0, "no prompt");
+      } finally {
+        // A traced helper's exit goes to its tracer first: end the tracer, then sudo.
+        if (tracer) {
+          tracer.child.kill("SIGKILL");
+          await reap(tracer, 5_000);
+        }
+        sudo.child.stdin?.end();
+        await reap(sudo, 15_000);
+      }
+      assert.match(sudo.stderr(), /gated: DENIED verification_failed/);
       assert.match(sudo.stderr(), /no password was provided/);
     });
   });
