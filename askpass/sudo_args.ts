@@ -180,55 +180,33 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
   };
 }
 
-/** Why a sudo may run something other than what its argv shows (issue 22, ADR 0006). */
-export interface SudoRunRisk {
-  /** `shell`, `preserve_env`, `assignment`. */
-  readonly kind: "shell" | "preserve_env" | "assignment";
-  /** One line for the modal: the option and what it means. Untrusted parts escaped by the caller. */
-  readonly text: string;
-}
-
 /**
- * The options of a sudo (its argv without the program) that let the
- * command's environment choose what root runs: `-s` runs `$SHELL`, `-E` and
- * `--preserve-env` keep variables such as `APT_CONFIG` or `PYTHONPATH`,
- * `VAR=value` sets them for root. Pure; the modal shows each in red.
+ * Why a sudo (its argv without the program) may run something other than
+ * what its argv shows (issue 22, ADR 0006), one line each for the modal:
+ * `-s` runs `$SHELL`, `-E` and `--preserve-env` keep variables such as
+ * `APT_CONFIG` or `PYTHONPATH`, `VAR=value` sets them for root. Pure; the
+ * modal shows each in red, the caller escaping their untrusted parts.
  */
-export function sudoRunRisks(args: readonly string[]): SudoRunRisk[] {
+export function sudoRunRisks(args: readonly string[]): string[] {
   const scan = scanSudoOptions(args);
-  const risks: SudoRunRisk[] = [];
+  const risks: string[] = [];
   if (scan.shell) {
-    risks.push({
-      kind: "shell",
-      text: "-s: root runs the shell named by $SHELL in the command's environment, " +
+    risks.push(
+      "-s: root runs the shell named by $SHELL in the command's environment, " +
         "a program this window cannot show",
-    });
+    );
   }
   if (scan.preserveEnv === true) {
-    risks.push({
-      kind: "preserve_env",
-      text: "-E: root keeps the command's environment: variables such as APT_CONFIG, " +
+    risks.push(
+      "-E: root keeps the command's environment: variables such as APT_CONFIG, " +
         "PYTHONPATH or LD_LIBRARY_PATH can change what runs",
-    });
+    );
   } else if (scan.preserveEnv) {
-    risks.push({
-      kind: "preserve_env",
-      text: `--preserve-env=${scan.preserveEnv.join(",")}: root keeps these variables ` +
+    risks.push(
+      `--preserve-env=${scan.preserveEnv.join(",")}: root keeps these variables ` +
         "from the command's environment",
-    });
+    );
   }
-  for (const a of scan.assignments) {
-    risks.push({ kind: "assignment", text: `${a}: set in root's environment` });
-  }
+  for (const a of scan.assignments) risks.push(`${a}: set in root's environment`);
   return risks;
-}
-
-/**
- * True when sudo will ignore cached credentials and create none for this
- * call (`-k`/`--reset-timestamp`, not undone by a later `-K`), read as sudo
- * reads its options: `-kA`, `--reset` and `--res` count; `-u -k`, `-uk`,
- * `-p -k` and a `-k` after the command do not.
- */
-export function sudoResetsTimestamp(args: readonly string[]): boolean {
-  return scanSudoOptions(args).resetTimestamp;
 }

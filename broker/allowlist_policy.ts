@@ -14,11 +14,8 @@ import { ALLOWLIST_PATH } from "./paths.ts";
 import { checkAllowlistFile, matchArgv } from "./allowlist.ts";
 
 /** True only when `argv` (program already resolved to its real path) is allowlisted. */
-export async function argvIsAllowlisted(
-  argv: readonly string[],
-  path: string = ALLOWLIST_PATH,
-): Promise<boolean> {
-  const list = await checkAllowlistFile(path);
+export async function argvIsAllowlisted(argv: readonly string[]): Promise<boolean> {
+  const list = await checkAllowlistFile(ALLOWLIST_PATH);
   return list.ok && matchArgv(list.entries, argv) && await isProtectedPath(argv[0]);
 }
 

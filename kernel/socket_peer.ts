@@ -110,11 +110,6 @@ const RECV_BUFFER_BYTES = 8192;
 const MAX_RECV_CALLS = 4;
 const O_CLOEXEC = 0o2000000;
 
-/** True when the netlink query of this module can run in this process. */
-export function socketDiagAvailable(): boolean {
-  return libc() !== null;
-}
-
 const fail = (reason: SocketPeerError): SocketPeerFailure => ({ ok: false, reason });
 const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0;
 
@@ -229,11 +224,10 @@ export async function socketInodesOf(
 export async function peerOwnsConnection(
   acceptedInode: number,
   peerPid: number,
-  cap: number = MAX_PEER_FDS,
 ): Promise<{ ok: true } & ConnectionOwnership | SocketPeerFailure> {
   const peer = unixPeerInodeByInode(acceptedInode);
   if (!peer.ok) return peer;
-  const held = await socketInodesOf(peerPid, cap);
+  const held = await socketInodesOf(peerPid);
   if (!held.ok) return held;
   const mine = held.sockets.filter((s) => s.inode === peer.peerInode);
   if (mine.length === 0) return fail(SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION);

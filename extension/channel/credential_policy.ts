@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { sudoResetsTimestamp } from "../../askpass/sudo_args.ts";
+import { scanSudoOptions } from "../../askpass/sudo_args.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 import type { SessionOptions } from "./session_types.ts";
 
@@ -50,7 +50,7 @@ export function credentialDecision(
   sudoArgv: readonly string[],
   cachingAllowed: boolean,
 ): CredentialDecision {
-  if (sudoArgv.length > 0 && sudoResetsTimestamp(sudoArgv.slice(1))) {
+  if (sudoArgv.length > 0 && scanSudoOptions(sudoArgv.slice(1)).resetTimestamp) {
     return { ok: true, createsTicket: false };
   }
   if (cachingAllowed) return { ok: true, createsTicket: true };

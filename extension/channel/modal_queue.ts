@@ -12,7 +12,7 @@ import {
   DENY_REASONS,
   type DenyReason,
   encodeDenied,
-  MAX_PASSWORD_BYTES,
+  passwordProblem,
 } from "../../askpass/protocol.ts";
 import {
   pidfdRefersTo,
@@ -197,12 +197,7 @@ export class ModalQueue {
     const password = outcome.password;
     try {
       if (entry.connection.ended) return;
-      if (
-        password.length > MAX_PASSWORD_BYTES ||
-        password.some((b) => b === 0x0a || b === 0x0d || b === 0)
-      ) {
-        return await this.finish(entry, DENY_REASONS.CANCELLED);
-      }
+      if (passwordProblem(password)) return await this.finish(entry, DENY_REASONS.CANCELLED);
       // Right before the secret leaves: still the same processes?
       if (!await this.#alive(entry)) return await this.finish(entry, DENY_REASONS.PROCESS_GONE);
       if (entry.connection.ended) return;

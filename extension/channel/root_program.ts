@@ -34,7 +34,7 @@ const CHECK_DEADLINE_MS = 1000;
  */
 export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<string[]> {
   const args = sudoArgv.slice(1);
-  const warnings = sudoRunRisks(args).map((r) => r.text);
+  const warnings = sudoRunRisks(args);
   const scan = scanSudoOptions(args);
   if (scan.noCommand || scan.shell || scan.commandIndex < 0) return warnings;
   const program = args[scan.commandIndex];

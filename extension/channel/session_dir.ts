@@ -83,11 +83,6 @@ export async function removeStaleSessionDirs(base: string): Promise<string[]> {
   return removed;
 }
 
-/** Removes a session directory created by {@link createSessionDir}. */
-export async function removeSessionDir(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
-}
-
 async function isPrivateDir(path: string): Promise<boolean> {
   try {
     const st = await lstat(path);

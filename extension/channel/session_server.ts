@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { chmod, mkdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,12 +38,7 @@ import {
 import { firstExecutable, resolveDenoBinary } from "../../shared/executables.ts";
 import type { ExpectedHelper } from "../../kernel/peer_verification.ts";
 import { ownUid } from "../../shared/own_uid.ts";
-import {
-  chooseRuntimeBase,
-  createSessionDir,
-  removeSessionDir,
-  removeStaleSessionDirs,
-} from "./session_dir.ts";
+import { chooseRuntimeBase, createSessionDir, removeStaleSessionDirs } from "./session_dir.ts";
 import {
   launcherScript,
   piSecretRunScript,
@@ -105,7 +100,7 @@ export async function startSession(
   const dir = made.dir;
   // From here on, a start that fails removes the directory.
   const fail = async (reason: SessionStartError) => {
-    await removeSessionDir(dir);
+    await rm(dir, { recursive: true, force: true });
     return { ok: false, reason } as const;
   };
   const socketPath = join(dir, "askpass.sock");
@@ -243,7 +238,7 @@ export async function startSession(
       await queue.shutdown();
       intake.destroyAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await removeSessionDir(dir);
+      await rm(dir, { recursive: true, force: true });
       releaseProcessWalker();
     },
   };

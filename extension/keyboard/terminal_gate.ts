@@ -59,8 +59,6 @@ export interface ModalGate {
 
 /** Options of {@link terminalGate}. */
 export interface TerminalGateOptions {
-  /** The real sudo, for hardened mode's root check (default `/usr/bin/sudo`, `/bin/sudo`). */
-  readonly realSudo?: string;
   /** Environment with `TMUX`/`TMUX_PANE` (default `process.env`). */
   readonly env?: Record<string, string | undefined>;
   /** The terminal to guard (default: the terminal guard's, pi's stdin); the bench passes a pty. */
@@ -92,7 +90,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       const exclude = await excluded();
       for (const pid of options.exclude ?? []) exclude.add(pid);
       const n = ttyPath ? ptsNumber(ttyPath) : undefined;
-      realSudo ??= options.realSudo ?? await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
+      realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
       // Root looks before the modal opens, before the answer leaves, and
       // every ROOT_RECHECK_MS while the modal is open: a hidden process may
       // copy the terminal from pi's shell at any time (without Yama).

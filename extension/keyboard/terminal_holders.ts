@@ -21,6 +21,9 @@ import { readStat } from "../../kernel/peer_verification.ts";
 import { type ProcessWalk, walkProcesses } from "../../kernel/proc_walk.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
+/** A scan stops and fails closed after this long. */
+const SCAN_DEADLINE_MS = 2000;
+
 /**
  * Named reasons a modal is not opened (or is closed) because of the terminal:
  * - `terminal_shared`: another process of the user has pi's terminal open.
@@ -65,8 +68,6 @@ export interface HolderScanSpec {
   readonly uid: number;
   /** pids never counted: pi, its ancestors, the guardian. */
   readonly exclude: ReadonlySet<number>;
-  /** Stop and fail closed after this long (default 2 s). */
-  readonly deadlineMs?: number;
   /**
    * The walk of `/proc` must have started after this `performance.now()`
    * (default: now); the check's own start lets a walk begun for the same
@@ -82,7 +83,7 @@ export interface HolderScanSpec {
  */
 export async function scanTerminalHolders(spec: HolderScanSpec): Promise<HolderScan | undefined> {
   const now = performance.now();
-  const deadline = now + (spec.deadlineMs ?? 2000);
+  const deadline = now + SCAN_DEADLINE_MS;
   const walked = await walkProcesses({
     uid: spec.uid,
     gid: process.getgid?.() ?? -1,

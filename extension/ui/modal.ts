@@ -36,7 +36,7 @@
  * @module
  */
 
-export { formatCountdown, sanitizePromptText, shellCommandText, shellQuote } from "./modal_text.ts";
+export { formatCountdown, shellCommandText, shellQuote } from "./modal_text.ts";
 export type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
 export { MaskedPromptModal } from "./masked_prompt.ts";
 export type { ModalUI as SecretModalUI, ModalUI as SudoModalUI } from "./masked_prompt.ts";

@@ -8,14 +8,8 @@
  */
 
 import { CURSOR_MARKER, truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
-import {
-  formatCountdown,
-  labelled,
-  sanitizePromptText,
-  shellQuote,
-  wrapped,
-} from "./modal_text.ts";
-import type { Suffix } from "./modal_text.ts";
+import { formatCountdown, labelled, shellQuote, type Suffix, wrapped } from "./modal_text.ts";
+import { sanitizePrompt } from "../../askpass/prompt_text.ts";
 
 /** Wrapped lines of the `Command:` line shown before it is cut with `…`. */
 export const MAX_COMMAND_LINES = 4;
@@ -88,7 +82,7 @@ export function untrustedLines(
 ): string[] {
   return labelled(
     theme.fg("muted", label),
-    `«${sanitizePromptText(untrusted).trim()}»`,
+    `«${sanitizePrompt(untrusted)}»`,
     width,
     MAX_PROMPT_LINES,
     (s) => theme.fg("warning", s),

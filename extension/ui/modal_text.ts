@@ -1,21 +1,12 @@
 /**
- * Pure text helpers for the modals: sanitising sudo's prompt text, quoting
- * argv the way a shell user reads it, the `M:SS` countdown, and wrapping with
+ * Pure text helpers for the modals: quoting argv the way a shell user reads it, the `M:SS` countdown, and wrapping with
  * a hanging indent. No theme, no state, no terminal.
  *
  * @module
  */
 
 import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
-import { isUnsafeCodePoint, sanitizeUntrusted } from "../../askpass/prompt_text.ts";
-
-/** Longest sanitised prompt text shown, in code points. */
-export const MAX_PROMPT_DISPLAY_CHARS = 200;
-
-/** sudo's prompt text (or a label) for display: see `prompt_text.ts`. */
-export function sanitizePromptText(s: string): string {
-  return sanitizeUntrusted(s, MAX_PROMPT_DISPLAY_CHARS);
-}
+import { isUnsafeCodePoint } from "../../askpass/prompt_text.ts";
 
 /** One character as is, or spelt `\n`-style or `\xHH` / `\uHHHH` when unsafe. */
 function escapeChar(ch: string): string {

@@ -10,11 +10,7 @@
  */
 import fc from "fast-check";
 import { spawnSync } from "node:child_process";
-import {
-  resolveLongOption,
-  scanSudoOptions,
-  sudoResetsTimestamp,
-} from "../../askpass/sudo_args.ts";
+import { resolveLongOption, scanSudoOptions } from "../../askpass/sudo_args.ts";
 import { sudoScannerFunction } from "../../extension/channel/shell_injection.ts";
 import { SUDO_LONG_OPTION_NAMES, sudoOptionModel } from "./sudo_model.ts";
 import { checkSync, expect, type FuzzOptions, type FuzzProperty } from "./common.ts";
@@ -135,7 +131,7 @@ export function shellAgreesWithReference(options: FuzzOptions): Promise<void> {
           "sh scanner disagrees with the TS reference",
           { args, reference: reference ? "add -A" : "leave alone", shStatus: statuses[i].status },
         );
-        const resets = sudoResetsTimestamp(args);
+        const resets = scanSudoOptions(args).resetTimestamp;
         expect(
           statuses[i].k === (resets ? 1 : 0),
           "sh scanner disagrees with the TS reference about -k",
@@ -318,11 +314,15 @@ function checkAgainstSudo(args: readonly string[]): void {
 function checkResetAgainstSudo(args: readonly string[]): void {
   const sudo = sudoOptionModel(args);
   if (sudo.refused) return;
-  expect(sudoResetsTimestamp(args) === sudo.ignoreTicket, "-k read differently from sudo", {
-    args,
-    reference: sudoResetsTimestamp(args),
-    sudoIgnoresTicket: sudo.ignoreTicket,
-  });
+  expect(
+    scanSudoOptions(args).resetTimestamp === sudo.ignoreTicket,
+    "-k read differently from sudo",
+    {
+      args,
+      reference: scanSudoOptions(args).resetTimestamp,
+      sudoIgnoresTicket: sudo.ignoreTicket,
+    },
+  );
 }
 
 /** Lists that carry -k / -K / --reset-timestamp in option and value positions. */

@@ -18,12 +18,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, it } from "node:test";
-import { getPeerCredentials } from "../../../kernel/peer_credentials.ts";
+import { getPeerCredentials, peerCredentialsAvailable } from "../../../kernel/peer_credentials.ts";
 import { resolveDenoBinary } from "../../../shared/executables.ts";
 import {
   peerOwnsConnection,
   SOCKET_PEER_ERRORS,
-  socketDiagAvailable,
   socketInodesOf,
   unixPeerInode,
   unixPeerInodeByInode,
@@ -137,7 +136,7 @@ const children: ChildProcess[] = [];
 const extraPids: number[] = [];
 
 before(async () => {
-  assert.ok(socketDiagAvailable(), "koffi/libc must be available for these tests");
+  assert.ok(peerCredentialsAvailable(), "koffi/libc must be available for these tests");
   dir = await mkdtemp(join(tmpdir(), "socket-peer-test-"));
   socketPath = join(dir, "s.sock");
   server = net.createServer((s) => {

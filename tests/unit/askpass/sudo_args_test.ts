@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { scanSudoOptions, sudoResetsTimestamp } from "../../../askpass/sudo_args.ts";
+import { scanSudoOptions } from "../../../askpass/sudo_args.ts";
 import { sudoScannerFunction } from "../../../extension/channel/shell_injection.ts";
 
 /** [args, needs -A] */
@@ -116,7 +116,7 @@ function shellResets(args: string[]): Promise<boolean> {
 describe("sudo -k detection (sudo's ignore_ticket)", () => {
   for (const [args, resets] of RESET_CASES) {
     it(`${JSON.stringify(args)} → ${resets ? "resets" : "may cache"}`, async () => {
-      assert.equal(sudoResetsTimestamp(args), resets, "reference implementation");
+      assert.equal(scanSudoOptions(args).resetTimestamp, resets, "reference implementation");
       assert.equal(await shellResets(args), resets, "POSIX sh scanner (dash)");
     });
   }

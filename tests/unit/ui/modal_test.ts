@@ -13,7 +13,6 @@ import {
   formatCountdown,
   type ModalTheme,
   renderSudoModal,
-  sanitizePromptText,
   shellCommandText,
   shellQuote,
   showSudoModal,
@@ -26,6 +25,7 @@ import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts"
 import { DROP_KEYS_IDLE_MS } from "../../../extension/ui/masked_prompt.ts";
 import { KEYS_DROPPED } from "../../../extension/ui/modal_frame.ts";
 import { DENY_REASONS } from "../../../askpass/protocol.ts";
+import { sanitizePrompt } from "../../../askpass/prompt_text.ts";
 
 const theme: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 const NOW = 1_700_000_000_000;
@@ -350,23 +350,23 @@ describe("sanitising", () => {
     // deno-lint-ignore no-control-regex -- looking for control characters
     /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
 
-  test("sanitizePromptText removes escapes, controls and bidi", () => {
+  test("sanitizePrompt (the modal's prompt line) removes escapes, controls and bidi", () => {
     assert.equal(
-      sanitizePromptText(
+      sanitizePrompt(
         "\x1b[31m[sudo]\x1b[0m pass\x07word\x1b]0;title\x07 for\u202e bob\u2066:\x7f\r\n",
       ),
       "[sudo] password for bob:",
     );
-    assert.equal(sanitizePromptText("a\x1b]8;;http://x\x1b\\b\x9b2Jc"), "abc");
-    assert.equal(sanitizePromptText("a\x1b(Bb\x1bcc\x85d"), "abcd");
-    assert.equal(sanitizePromptText("senha para movída: 🔑"), "senha para movída: 🔑");
+    assert.equal(sanitizePrompt("a\x1b]8;;http://x\x1b\\b\x9b2Jc"), "abc");
+    assert.equal(sanitizePrompt("a\x1b(Bb\x1bcc\x85d"), "abcd");
+    assert.equal(sanitizePrompt("senha para movída: 🔑"), "senha para movída: 🔑");
   });
 
   test("sanitizePromptText keeps at most 200 code points", () => {
-    const out = sanitizePromptText("😀".repeat(500));
+    const out = sanitizePrompt("😀".repeat(500));
     assert.equal([...out].length, 200);
     assert.ok(out.endsWith("…"));
-    assert.equal(sanitizePromptText("x".repeat(200)), "x".repeat(200));
+    assert.equal(sanitizePrompt("x".repeat(200)), "x".repeat(200));
   });
 
   test("prompt, argv and shell command never put controls on screen", () => {
