@@ -172,6 +172,26 @@ function killQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
   } catch { /* already gone */ }
 }
 
+/**
+ * Real sudo running the session's launcher, which execs the gated helper;
+ * `helper` resolves to the helper's pid once it runs under this sudo.
+ */
+function sudoWithGatedHelper(f: Fixture) {
+  const sudo = track(spawn("/usr/bin/sudo", ["-k", "-A", "true"], {
+    env: f.session.toolEnvironment(process.env),
+    stdio: ["pipe", "ignore", "pipe"],
+  }));
+  const sudoPid = sudo.child.pid!;
+  const helper = waitFor("the helper under sudo", async () => {
+    for (const pid of await pidsWithCmdline(GATED_HELPER)) {
+      if ((await readStat(pid))?.ppid === sudoPid) return pid;
+    }
+    return undefined;
+  }, 30_000);
+  helper.catch(() => {}); // awaited by the test, inside its try
+  return { sudo, sudoPid, helper };
+}
+
 async function stateOf(pid: number): Promise<string | undefined> {
   return (await readStat(pid))?.state;
 }
@@ -231,19 +251,9 @@ describe("refusal reasons produced by real processes", () => {
 
   it("peer_changed: sudo is stopped while its helper is verified, so the last re-check refuses", async () => {
     await withSession({ helperPath: GATED_HELPER }, async (f) => {
-      // Real sudo runs the session's launcher, which execs the gated helper.
-      const sudo = track(spawn("/usr/bin/sudo", ["-k", "-A", "true"], {
-        env: f.session.toolEnvironment(process.env),
-        stdio: ["pipe", "ignore", "pipe"],
-      }));
-      const sudoPid = sudo.child.pid!;
+      const { sudo, sudoPid, helper: running } = sudoWithGatedHelper(f);
       try {
-        const helper = await waitFor("the helper under sudo", async () => {
-          for (const pid of await pidsWithCmdline(GATED_HELPER)) {
-            if ((await readStat(pid))?.ppid === sudoPid) return pid;
-          }
-          return undefined;
-        }, 30_000);
+        const helper = await running;
         process.kill(sudoPid, "SIGSTOP");
         await waitFor("sudo stopped", async () => await stateOf(sudoPid) === "T" || undefined);
         assert.notEqual(await stateOf(helper), "T", "only sudo is stopped, not the helper");
@@ -269,19 +279,10 @@ describe("refusal reasons produced by real processes", () => {
 
   it("helper_traced: a tracer attaches after the helper connected, before its request is judged", async () => {
     await withSession({ helperPath: GATED_HELPER }, async (f) => {
-      const sudo = track(spawn("/usr/bin/sudo", ["-k", "-A", "true"], {
-        env: f.session.toolEnvironment(process.env),
-        stdio: ["pipe", "ignore", "pipe"],
-      }));
-      const sudoPid = sudo.child.pid!;
+      const { sudo, helper: running } = sudoWithGatedHelper(f);
       let tracer: Tracked | undefined;
       try {
-        const helper = await waitFor("the helper under sudo", async () => {
-          for (const pid of await pidsWithCmdline(GATED_HELPER)) {
-            if ((await readStat(pid))?.ppid === sudoPid) return pid;
-          }
-          return undefined;
-        }, 30_000);
+        const helper = await running;
         sudo.child.stdin!.write("connect\n"); // it connects, untraced, and waits
         await waitFor("the connection", () => /gated: connected/.test(sudo.stderr()) || undefined);
         // The session read the helper at accept (a few ms); attach only after that.
