@@ -182,8 +182,8 @@ function firstRefusal(expected: ExpectedHelper, first: FirstReads): VerifyRefusa
  * Judges the reads of {@link readRequester} against `request`, in a fixed
  * order (so the first failing check names the refusal whatever the order
  * the reads ended in), then makes sure that the pid still is the process
- * that connected (its pidfd) and that it and its sudo still run with the
- * start times read.
+ * that connected (its pidfd), that it and its sudo still run with the start
+ * times read, and that the helper is still untraced.
  */
 export async function judgeRequester(
   expected: ExpectedHelper,
