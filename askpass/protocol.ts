@@ -513,7 +513,10 @@ function isSecretArgv(v: unknown): boolean {
     v.every((a) => typeof a === "string" && !a.includes("\0"));
 }
 
-/** Why `password` cannot be sent (too long, or a line break or NUL in it); `undefined` when it can. */
+/**
+ * Why `password` cannot be sent (too long, or a line break or NUL in it);
+ * `undefined` when it can.
+ */
 export function passwordProblem(password: Uint8Array): ProtocolError | undefined {
   if (password.length > MAX_PASSWORD_BYTES) return PROTOCOL_ERRORS.PASSWORD_TOO_LONG;
   if (password.some((b) => b === 0x0a || b === 0x0d || b === 0)) {

@@ -148,7 +148,10 @@ export function readRequester(
   return reading;
 }
 
-/** The helper's argv, environment and stdout, its sudo, the connection's owner and the chain up to pi, at once. */
+/**
+ * The helper's argv, environment and stdout, its sudo, the connection's
+ * owner and the chain up to pi, all at once.
+ */
 async function readRest(expected: ExpectedHelper, pid: number, stat: ProcStat, inode: number) {
   const sudoStat = readStat(stat.ppid);
   const [cmdlineBytes, environBytes, out, parent, sudoArgvBytes, owned, ancestry] = await Promise

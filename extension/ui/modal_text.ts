@@ -1,6 +1,7 @@
 /**
- * Pure text helpers for the modals: quoting argv the way a shell user reads it, the `M:SS` countdown, and wrapping with
- * a hanging indent. No theme, no state, no terminal.
+ * Pure text helpers for the modals: quoting argv the way a shell user reads
+ * it, the `M:SS` countdown, and wrapping with a hanging indent. No theme,
+ * no state, no terminal.
  *
  * @module
  */

@@ -362,7 +362,7 @@ describe("sanitising", () => {
     assert.equal(sanitizePrompt("senha para movída: 🔑"), "senha para movída: 🔑");
   });
 
-  test("sanitizePromptText keeps at most 200 code points", () => {
+  test("sanitizePrompt keeps at most 200 code points", () => {
     const out = sanitizePrompt("😀".repeat(500));
     assert.equal([...out].length, 200);
     assert.ok(out.endsWith("…"));
