@@ -86,25 +86,31 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
     async check(phase) {
       const asked = performance.now();
       const { ttyPath, rdev } = options.terminal?.() ?? terminalGuardStatus();
-      piStart ??= (await readStat(process.pid))?.startTime;
-      const exclude = await excluded();
-      for (const pid of options.exclude ?? []) exclude.add(pid);
+      // Every read starts now, side by side: pi's ancestors (the walk needs
+      // them only once it is back), tmux, root's listing and Yama's scope.
+      const exclude = excluded(options.exclude ?? []);
       const n = ttyPath ? ptsNumber(ttyPath) : undefined;
-      realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
       // Root looks before the modal opens, before the answer leaves, and
       // every ROOT_RECHECK_MS while the modal is open: a hidden process may
       // copy the terminal from pi's shell at any time (without Yama).
       const rootDue = phase !== "watch" || performance.now() - lastRoot >= ROOT_RECHECK_MS;
-      const askRoot = rootDue && n !== undefined && realSudo !== undefined &&
-        await rootTerminalCheckInstalled();
-      if (askRoot) lastRoot = performance.now();
-      const [scan, keys, root] = await Promise.all([
+      const askRoot = async () => {
+        realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
+        if (!rootDue || n === undefined || realSudo === undefined) return undefined;
+        if (!await rootTerminalCheckInstalled()) return undefined;
+        lastRoot = performance.now();
+        return await runRootTerminalCheck(realSudo, n);
+      };
+      const [scan, keys, root, scope, piStarted] = await Promise.all([
         ttyPath !== undefined && rdev !== undefined
           ? scanTerminalHolders({ ttyPath, rdev, uid, exclude, notBefore: asked })
           : Promise.resolve({ holders: [], hidden: [] }),
         checkTmuxKeyTables(env),
-        askRoot ? runRootTerminalCheck(realSudo!, n!) : Promise.resolve(undefined),
+        askRoot(),
+        ptraceScope(),
+        piStart ?? readStat(process.pid).then((s) => s?.startTime),
       ]);
+      piStart ??= piStarted;
       if (root && !root.ok && !root.notPermitted) {
         return {
           ok: false,
@@ -115,7 +121,8 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
         };
       }
       if (root?.ok) {
-        const holder = root.holders.find((pid) => !exclude.has(pid));
+        const excludes = await exclude;
+        const holder = root.holders.find((pid) => !excludes.has(pid));
         if (holder === undefined) rootClearedAt = performance.now();
         else {
           const culprit = await summarizeProcess(holder) ??
@@ -126,7 +133,6 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       // Root's last listing stands until its next one; with Yama >= 1 nothing
       // of the agent's can copy the terminal (ADR 0008); otherwise ask.
       const rootDecides = performance.now() - rootClearedAt <= ROOT_RECHECK_MS + 100;
-      const scope = rootDecides ? undefined : await ptraceScope();
       const policy = rootDecides || (scope !== undefined && scope >= 1) ? "ignore" : "ask";
       const verdict = decideTerminal(scan, piStart ?? 0n, policy);
       if (!verdict.ok) return refuse(verdict);
@@ -141,9 +147,9 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   };
 }
 
-/** pi, its ancestors (its shell holds the terminal too) and the live guardian. */
-async function excluded(): Promise<Set<number>> {
-  const out = new Set<number>([process.pid]);
+/** pi, its ancestors (its shell holds the terminal too), the live guardian and `more`. */
+async function excluded(more: readonly number[]): Promise<Set<number>> {
+  const out = new Set<number>([process.pid, ...more]);
   const guardian = liveGuardian();
   if (guardian && (await readStat(guardian.pid))?.startTime === guardian.startTime) {
     out.add(guardian.pid);

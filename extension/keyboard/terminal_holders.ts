@@ -79,9 +79,14 @@ export interface HolderScanSpec {
 /**
  * Every process of the user that holds the terminal, or hides its tables.
  * Returns `undefined` when the walk failed or the deadline passed (the
- * caller refuses).
+ * caller refuses). `exclude` may still be in the making: it is needed only
+ * once the walk is back, so the caller reads pi's ancestors while it runs.
  */
-export async function scanTerminalHolders(spec: HolderScanSpec): Promise<HolderScan | undefined> {
+export async function scanTerminalHolders(
+  spec: Omit<HolderScanSpec, "exclude"> & {
+    readonly exclude: ReadonlySet<number> | Promise<ReadonlySet<number>>;
+  },
+): Promise<HolderScan | undefined> {
   const now = performance.now();
   const deadline = now + SCAN_DEADLINE_MS;
   const walked = await walkProcesses({
@@ -91,7 +96,7 @@ export async function scanTerminalHolders(spec: HolderScanSpec): Promise<HolderS
     deadline,
   });
   if (!walked.ok) return undefined;
-  const found = holdersIn(walked.walk, spec);
+  const found = holdersIn(walked.walk, { ...spec, exclude: await spec.exclude });
   // The few links that need a second look.
   const confirmed = await Promise.all(
     found.maybe.map(async (m) => await isTheTerminal(m, spec) ? m.pid : 0),
@@ -150,7 +155,10 @@ export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">)
  * `/dev/tty` is the process's controlling terminal; any other device path is
  * compared by device number (a path seen from another mount namespace).
  */
-async function isTheTerminal({ pid, fdPath, link }: Link, spec: HolderScanSpec): Promise<boolean> {
+async function isTheTerminal(
+  { pid, fdPath, link }: Link,
+  spec: Pick<HolderScanSpec, "ttyPath" | "rdev">,
+): Promise<boolean> {
   const kind = classifyLink(link, spec.ttyPath);
   if (kind === "match") return true;
   if (kind === "other") return false;
