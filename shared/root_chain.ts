@@ -59,7 +59,16 @@ export async function rootOnlyChainProblem(
   return undefined;
 }
 
-function changeable(path: string, st: Stats, allowSticky: boolean): ChainProblem | undefined {
+/**
+ * Whether `path`, whose `lstat` is `st`, is an entry others than root could
+ * change (its owner, or group or others by its write bits), as
+ * {@link rootOnlyChainProblem} judges each entry of a chain.
+ */
+export function changeable(
+  path: string,
+  st: Stats,
+  allowSticky: boolean,
+): Extract<ChainProblem, { kind: "changeable" }> | undefined {
   const sticky = allowSticky && st.uid === 0 && st.isDirectory() && (st.mode & STICKY) !== 0;
   const writable = (st.mode & GROUP_OTHER_WRITE) !== 0 && !sticky && !st.isSymbolicLink();
   if (st.uid !== 0 || writable) {

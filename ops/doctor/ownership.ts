@@ -5,20 +5,15 @@
  *
  * @module
  */
-import type { Stats } from "node:fs";
 import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errnoCode } from "../../shared/errno.ts";
-import { rootOnlyChainProblem } from "../../shared/root_chain.ts";
+import { changeable, rootOnlyChainProblem } from "../../shared/root_chain.ts";
 import { ownUid } from "../../shared/own_uid.ts";
 import { octal, you } from "./helpers.ts";
 
 /** Most entries of a tree {@link treeProblems} examines. */
 const TREE_ENTRY_LIMIT = 2_000;
-/** Group- or other-writable permission bits. */
-const GROUP_OTHER_WRITE = 0o022;
-/** The sticky bit of a directory such as `/tmp`. */
-const STICKY = 0o1000;
 
 /**
  * Why `path` is not a safe root-owned file or directory, or `undefined`:
@@ -38,7 +33,7 @@ export async function rootOwnedProblem(
   if (st.isSymbolicLink()) return `${path} is a symlink`;
   if (kind === "file" && !st.isFile()) return `${path} is not a regular file`;
   if (kind === "dir" && !st.isDirectory()) return `${path} is not a directory`;
-  const own = ownershipProblem(path, st, kind === "dir" && allowSticky, uid);
+  const own = changeableProblem(changeable(path, st, kind === "dir" && allowSticky), uid);
   if (own) return own;
   // Every directory above it, as named and as resolved: a symlink on the
   // way counts by its owner, its target by the resolved chain.
@@ -48,7 +43,7 @@ export async function rootOwnedProblem(
   for (const start of real === parent ? [parent] : [parent, real]) {
     const problem = await rootOnlyChainProblem(start, allowSticky);
     if (problem?.kind === "unreadable") return `${problem.path} cannot be examined`;
-    if (problem) return changeableProblem(problem.path, problem.uid, problem.mode, uid);
+    if (problem) return changeableProblem(problem, uid);
   }
   return undefined;
 }
@@ -76,7 +71,7 @@ export async function treeProblems(root: string, uid: number): Promise<string[]>
       }
       // A root's symlink counts by its target (a dangling one by nothing).
       const target = st.isSymbolicLink() ? await stat(p).catch(() => undefined) : st;
-      const problem = target && ownershipProblem(p, target, false, uid);
+      const problem = target && changeableProblem(changeable(p, target, false), uid);
       if (problem) problems.push(problem);
       if (st.isDirectory()) queue.push(p);
     }
@@ -84,26 +79,13 @@ export async function treeProblems(root: string, uid: number): Promise<string[]>
   return problems;
 }
 
-function ownershipProblem(
-  path: string,
-  st: Stats,
-  allowSticky: boolean,
+/** The words for an entry others than root can change: its write bits first, then its owner. */
+function changeableProblem(
+  p: { path: string; uid: number; mode: number; writable: boolean } | undefined,
   uid: number,
 ): string | undefined {
-  const stickyOk = allowSticky && st.isDirectory() && (st.mode & STICKY) !== 0;
-  if (st.uid === 0 && ((st.mode & GROUP_OTHER_WRITE) === 0 || stickyOk)) return undefined;
-  return changeableProblem(path, st.uid, st.mode, uid);
-}
-
-/** The words for an entry others than root can change: its write bits first, then its owner. */
-function changeableProblem(path: string, owner: number, mode: number, uid: number): string {
-  if ((mode & GROUP_OTHER_WRITE) !== 0 && !isSymlinkMode(mode)) {
-    return `${path} is writable by ${(mode & 0o020) ? "group" : "others"} (mode ${octal(mode)})`;
-  }
-  return `${path} is owned by uid ${owner}${you(owner, uid)}, not root`;
-}
-
-/** A symlink's mode (0777) says nothing about who may change it. */
-function isSymlinkMode(mode: number): boolean {
-  return (mode & 0o170000) === 0o120000;
+  if (!p) return undefined;
+  const by = (p.mode & 0o020) ? "group" : "others";
+  if (p.writable) return `${p.path} is writable by ${by} (mode ${octal(p.mode)})`;
+  return `${p.path} is owned by uid ${p.uid}${you(p.uid, uid)}, not root`;
 }
