@@ -54,12 +54,11 @@ async function main(): Promise<void> {
   const keyHex = Deno.env.get(HELPER_ENV.SECRET) ?? fail("no session key configured");
   const deadlineMs = Number(Deno.env.get(HELPER_ENV.DEADLINE_MS));
   if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) fail("bad deadline");
-  // sudo has no timeout for askpass; this one guarantees the helper never
-  // outlives a dead or stuck extension.
-  const timer = setTimeout(() => fail("no answer before the deadline"), deadlineMs);
-
   // The key import and the connect overlap: both are on the path to the modal.
   const connecting = Deno.connect({ transport: "unix", path: socketPath }).catch(() => undefined);
+  // sudo has no timeout for askpass; this one guarantees the helper never
+  // outlives a dead or stuck extension.
+  const deadline = after(deadlineMs, () => fail("no answer before the deadline"));
   const imported = await importSessionKey(keyHex);
   if (!imported.ok) fail("bad session key");
   const key = imported.key;
@@ -71,13 +70,14 @@ async function main(): Promise<void> {
 
   // pi sends a keepalive while the request waits; silence means pi is
   // stopped or frozen, and then nobody is asking the human any more.
-  let silence = setTimeout(() => fail("pi stopped answering"), KEEPALIVE_SILENCE_MS);
+  const silent = () => fail("pi stopped answering");
+  let silence = after(KEEPALIVE_SILENCE_MS, silent);
   const heard = () => {
-    clearTimeout(silence);
-    silence = setTimeout(() => fail("pi stopped answering"), KEEPALIVE_SILENCE_MS);
+    silence.cancel();
+    silence = after(KEEPALIVE_SILENCE_MS, silent);
   };
   const read = await readFrame(chunksOf(conn, heard), { keepalives: true });
-  clearTimeout(silence);
+  silence.cancel();
   if (!read.ok && read.reason === "closed") fail("the pi session closed the connection");
   if (!read.ok) fail(`bad reply (${read.reason})`);
   const body = read.body;
@@ -101,8 +101,21 @@ async function main(): Promise<void> {
       line.fill(0);
     }
   }
-  clearTimeout(timer);
+  deadline.cancel();
   Deno.exit(0);
+}
+
+/**
+ * Calls `onTimeout` after `ms` unless cancelled first. Not `setTimeout`: in
+ * Deno that is Node's timer, whose first call loads Node's timers (7 ms of
+ * start-up on the path to the modal, docs/benchmarks.md, row a); the timer of
+ * `AbortSignal.timeout` is Deno's own, already loaded. It never keeps the
+ * process alive by itself: the pending connect or read does.
+ */
+function after(ms: number, onTimeout: () => void): { cancel(): void } {
+  let live = true;
+  AbortSignal.timeout(ms).addEventListener("abort", () => live && onTimeout(), { once: true });
+  return { cancel: () => void (live = false) };
 }
 
 main().catch(() => fail("internal error"));

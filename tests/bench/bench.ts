@@ -32,6 +32,7 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { stripTypeScriptTypes } from "node:module";
+import { createServer } from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -58,8 +59,8 @@ import { verifyRequester } from "../../kernel/peer_verification.ts";
 import { ownUid } from "../../shared/own_uid.ts";
 import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
 import { socketInodesOf, unixPeerInodeByInode } from "../../kernel/socket_peer.ts";
-import { resolveDenoBinary } from "../../shared/executables.ts";
-import { sudoShellPrelude } from "../../extension/channel/shell_injection.ts";
+import { firstExecutable, resolveDenoBinary } from "../../shared/executables.ts";
+import { launcherScript, sudoShellPrelude } from "../../extension/channel/shell_injection.ts";
 import {
   encodeRequest,
   importSessionKey,
@@ -142,7 +143,7 @@ const TARGETS = {
  * `max` limits are upper bounds, `min` lower bounds.
  */
 const QUICK_LIMITS = {
-  /** Row a: ours p50 over its floor (the sh askpass p50 + an empty deno run). */
+  /** Row a: ours p50 over its floor in place (sudo runs a one-line Deno askpass, same launcher). */
   openOverFloor: { max: 2.0 },
   /** Row a2: the first request of a session over the warm p50. */
   firstOverWarm: { max: 2.0 },
@@ -208,6 +209,8 @@ const facts = {
   pairingMs: NaN,
   openP50: NaN,
   openBaselineP50: NaN,
+  /** Row a's floor in place: sudo → a one-line Deno askpass under the helper's launcher. */
+  openFloorP50: NaN,
 };
 
 const rows: Row[] = [];
@@ -511,6 +514,7 @@ async function sudoLatency(
     { mode: 0o700 },
   );
   const baseEnv = { ...process.env, SUDO_ASKPASS: askpass };
+  const floor = await denoFloorAskpass(tmp, passwordFile);
 
   const ours = () => timedFlow(session, prompter, "our sudo flow");
   const baseline = async () => {
@@ -526,9 +530,11 @@ async function sudoLatency(
     return { open: asked - t0, submit: closed - answered };
   };
 
-  // Warm-up of both paths (page cache, Node's JIT); row a2 measures first requests.
+  // Warm-up of every path (page cache, Node's JIT, the floor's Deno cache);
+  // row a2 measures first requests.
   await ours();
   await baseline();
+  await floor.flow();
   plainSudo = async () => void await baseline();
   const checks: number[] = [];
   checksMs = checks;
@@ -536,52 +542,65 @@ async function sudoLatency(
   const oursSubmit: number[] = [];
   const baseOpen: number[] = [];
   const baseSubmit: number[] = [];
-  for (let i = 0; i < SUDO_RUNS; i++) {
-    // Alternate the order so drift favours neither side.
-    let o, b;
-    if (i % 2 === 0) {
-      o = await ours();
-      b = await baseline();
-    } else {
-      b = await baseline();
-      o = await ours();
+  const floorOpen: number[] = [];
+  const variants = [
+    async () => {
+      const o = await ours();
+      oursOpen.push(o.open);
+      oursSubmit.push(o.submit);
+    },
+    async () => {
+      const b = await baseline();
+      baseOpen.push(b.open);
+      baseSubmit.push(b.submit);
+    },
+    async () => void floorOpen.push(await floor.flow()),
+  ];
+  try {
+    for (let i = 0; i < SUDO_RUNS; i++) {
+      // Rotate the order so drift favours no variant.
+      for (let j = 0; j < variants.length; j++) await variants[(i + j) % variants.length]();
     }
-    oursOpen.push(o.open);
-    oursSubmit.push(o.submit);
-    baseOpen.push(b.open);
-    baseSubmit.push(b.submit);
+  } finally {
+    await floor.close();
   }
   checksMs = undefined;
   const extraOpen = median(oursOpen) - median(baseOpen);
+  const floorExtra = median(floorOpen) - median(baseOpen);
   facts.openP50 = median(oursOpen);
   facts.openBaselineP50 = median(baseOpen);
-  quickRatios.set("openOverFloor", median(oursOpen) / (median(baseOpen) + facts.denoOneLineMs));
+  facts.openFloorP50 = median(floorOpen);
+  quickRatios.set("openOverFloor", median(oursOpen) / median(floorOpen));
   const extraSubmit = median(oursSubmit) - median(baseSubmit);
   rows.push({
     id: "a",
     what: "sudo asks → request reaches the prompter (spawn → prompt)",
     ours: dist(oursOpen),
-    baseline: `${dist(baseOpen)}: sh askpass runs`,
+    baseline: `${dist(baseOpen)}: sh askpass runs; Deno's floor here ${dist(floorOpen)}`,
     extra: `+${ms(extraOpen)}`,
     target: `≤ ${TARGETS.openMs} ms extra (p50)`,
     met: atMost(extraOpen, TARGETS.openMs),
-    note: `${SUDO_RUNS} runs each, interleaved, after a warm-up. ` +
-      "Extra = launcher (sh: its stdout check, env -i) + Deno start and self-check + connect + " +
-      "verification + pairing checks + queue. Floor: a one-line program under the helper's flags " +
-      `takes ${ms(facts.denoOneLineMs)} to start and exit here (row d), so the rest of our path ` +
-      `costs ${ms(extraOpen - facts.denoOneLineMs)}, of which pi's checks (signed request → ` +
-      `queue, the session's own timing) take ${ms(median(checks))}`,
+    note: `${SUDO_RUNS} runs of each of three variants, interleaved, after a warm-up. Extra = ` +
+      "our sudo wrapper + launcher (sh: its stdout check, env -i) + Deno start + the helper's " +
+      "checks, key and signature + connect + verification + pairing checks + queue. Deno's floor " +
+      "here: sudo runs, as its askpass, the launcher a session writes (the helper's flags and " +
+      "environment) around a program that only connects to a socket and relays the password; " +
+      `it connects +${ms(floorExtra)} after the sh askpass runs. Ours is ${
+        ms(median(oursOpen) - median(floorOpen))
+      } above that floor, of which pi's checks (signed request → queue, the session's own ` +
+      `timing) take ${ms(median(checks))}. Row d's one-line program takes ${
+        ms(facts.denoOneLineMs)
+      } to start and exit`,
     why: () =>
-      `Deno's floor is ${ms(facts.denoOneLineMs)} here (a one-line program under the same flags, ` +
-      `row d), which leaves ${ms(TARGETS.openMs - facts.denoOneLineMs)} of the target for the ` +
-      `launcher, the helper's own work (${
-        ms(facts.denoStartMs - facts.denoOneLineMs)
-      }), connect, ` +
-      `verification (${ms(facts.verifyMs, 2)} alone, row c), the pairing checks (${
+      `Deno's floor in this place is +${ms(floorExtra)} over the sh askpass (a program that only ` +
+      "connects, run by sudo through the helper's launcher with its flags, interleaved with both " +
+      `flows), which leaves ${ms(TARGETS.openMs - floorExtra)} of the target for our sudo ` +
+      "wrapper, the helper's own work (checks, key import, signature), the verification (" +
+      `${ms(facts.verifyMs, 2)} alone, row c), the pairing checks (${
         ms(facts.pairingMs, 2)
       } alone, row p) and the queue; together they cost ${
-        ms(extraOpen - facts.denoOneLineMs)
-      } on top of the floor, with sudo, bash, Deno and pi sharing ${os.availableParallelism()} cores`,
+        ms(median(oursOpen) - median(floorOpen))
+      }, with sudo, bash, Deno and pi sharing ${os.availableParallelism()} cores`,
   });
   rows.push({
     id: "b",
@@ -605,6 +624,64 @@ async function sudoLatency(
       } with a plain askpass too; our share is the extra column.`,
     );
   }
+}
+
+/**
+ * Row a's floor in place: the askpass launcher a session writes (its stdout
+ * check, `env -i`, the helper's flags and environment), made by the same
+ * functions, around a program that only connects to a socket and relays the
+ * password it reads there. `flow()` runs one plain sudo with it and returns
+ * spawn → connect, as row a's flows measure spawn → prompt.
+ */
+async function denoFloorAskpass(
+  tmp: string,
+  passwordFile: string,
+): Promise<{ flow(): Promise<number>; close(): Promise<void> }> {
+  const denoPath = await resolveDenoBinary();
+  const envPath = await firstExecutable(["/usr/bin/env", "/bin/env"]);
+  if (!denoPath || !envPath) throw new Error("deno or env not found for the floor askpass");
+  const socketPath = join(tmp, "floor.sock");
+  const program = join(tmp, "floor_askpass.ts");
+  await writeFile(
+    program,
+    [
+      'const c = await Deno.connect({ transport: "unix", path: Deno.env.get("PI_ASKPASS_SOCKET")! });',
+      "const line = new Uint8Array(1024);",
+      "Deno.stdout.writeSync(line.subarray(0, await c.read(line) ?? 0));",
+      "",
+    ].join("\n"),
+  );
+  const launcher = join(tmp, "floor-askpass");
+  const environment = helperEnvironment({
+    denoDir: join(tmp, "deno-cache"),
+    socketPath,
+    sessionKeyHex: newSessionKeyHex(),
+    deadlineMs: DEFAULT_TIMEOUT_MS + HELPER_DEADLINE_MARGIN_MS,
+  });
+  const argvPrefix = helperArgvPrefix(denoPath, program, socketPath);
+  await writeFile(launcher, launcherScript({ envPath, environment, argvPrefix }), { mode: 0o700 });
+  const line = `${(await readFile(passwordFile, "utf8")).replace(/\n+$/, "")}\n`;
+  let connectedAt: number | undefined;
+  const server = createServer((socket) => {
+    connectedAt ??= performance.now();
+    socket.on("error", () => {});
+    socket.end(line);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(socketPath, () => resolve());
+  });
+  const env = { ...process.env, SUDO_ASKPASS: launcher };
+  return {
+    async flow() {
+      connectedAt = undefined;
+      const t0 = performance.now();
+      const r = await runShell("/usr/bin/sudo -k -A true", env, flowDeadline());
+      if (r.code !== 0 || connectedAt === undefined) throw flowError("the floor's sudo flow", r, 0);
+      return connectedAt - t0;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** One real sudo through `session`: spawn → prompter called, and answer → sudo exited. */
