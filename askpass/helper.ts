@@ -17,6 +17,7 @@
  *
  * It imports no `node:` module: Deno's Node compatibility layer costs more
  * start-up time than the rest of the helper (`docs/benchmarks.md`, row d).
+ * For the same reason it calls no `setTimeout` (see {@link after}).
  *
  * Output contract with sudo: on success exactly one line on stdout and exit
  * 0; on anything else nothing on stdout (sudo then reports "no password was

@@ -138,7 +138,7 @@ const TARGETS = {
 /**
  * `--quick`'s regression limits: ratios from the same run, each wide enough
  * for the noise of a few iterations on a loaded machine, and each broken when
- * the row's own figure doubles (row a's 50 ms → 100 ms gives 2.6× its floor;
+ * the row's own figure doubles (row a's 45 ms → 90 ms gives 2.8× its floor in place;
  * the helper's 24 ms → 48 ms gives 2.2× the one-line program; and so on).
  * `max` limits are upper bounds, `min` lower bounds.
  */
@@ -642,15 +642,13 @@ async function denoFloorAskpass(
   if (!denoPath || !envPath) throw new Error("deno or env not found for the floor askpass");
   const socketPath = join(tmp, "floor.sock");
   const program = join(tmp, "floor_askpass.ts");
-  await writeFile(
-    program,
-    [
-      'const c = await Deno.connect({ transport: "unix", path: Deno.env.get("PI_ASKPASS_SOCKET")! });',
-      "const line = new Uint8Array(1024);",
-      "Deno.stdout.writeSync(line.subarray(0, await c.read(line) ?? 0));",
-      "",
-    ].join("\n"),
-  );
+  // Connects first, as the helper does, then relays what the bench sends.
+  const connectOnly = `const path = Deno.env.get("PI_ASKPASS_SOCKET")!;
+const c = await Deno.connect({ transport: "unix", path });
+const line = new Uint8Array(1024);
+Deno.stdout.writeSync(line.subarray(0, await c.read(line) ?? 0));
+`;
+  await writeFile(program, connectOnly);
   const launcher = join(tmp, "floor-askpass");
   const environment = helperEnvironment({
     denoDir: join(tmp, "deno-cache"),
