@@ -60,9 +60,9 @@ export async function rootOnlyChainProblem(
 }
 
 /**
- * Whether `path`, whose `lstat` is `st`, is an entry others than root could
+ * Whether `path`, whose status is `st`, is an entry others than root could
  * change (its owner, or group or others by its write bits), as
- * {@link rootOnlyChainProblem} judges each entry of a chain.
+ * {@link rootOnlyChainProblem} judges each entry of a chain (from `lstat`).
  */
 export function changeable(
   path: string,
