@@ -107,11 +107,9 @@ async function main(): Promise<void> {
 }
 
 /**
- * Calls `onTimeout` after `ms` unless cancelled first. Not `setTimeout`: in
- * Deno that is Node's timer, whose first call loads Node's timers (7 ms of
- * start-up on the path to the modal, docs/benchmarks.md, row a); the timer of
- * `AbortSignal.timeout` is Deno's own, already loaded. It never keeps the
- * process alive by itself: the pending connect or read does.
+ * Calls `onTimeout` after `ms` unless cancelled. Not `setTimeout`, which in Deno
+ * is Node's timer: its first call loads Node's timers (7 ms before the connect,
+ * docs/adr/0001); `AbortSignal.timeout` uses Deno's own, already loaded.
  */
 function after(ms: number, onTimeout: () => void): { cancel(): void } {
   let live = true;

@@ -60,9 +60,8 @@ export async function rootOnlyChainProblem(
 }
 
 /**
- * Whether `path`, whose status is `st`, is an entry others than root could
- * change (its owner, or group or others by its write bits), as
- * {@link rootOnlyChainProblem} judges each entry of a chain (from `lstat`).
+ * Whether others than root could change `path`, whose status is `st` (its
+ * owner, or group or others by its write bits): the test of each chain entry.
  */
 export function changeable(
   path: string,
