@@ -36,7 +36,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { type PiSession, REPO_ROOT, startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
-import { submitCommand } from "./attack_scripts/pi_checks.ts";
+import { submitCommand, toolResults } from "./attack_scripts/pi_checks.ts";
 
 const PASSWORD = testPassword();
 const EXTENSION = join(REPO_ROOT, "extension/index.ts");
@@ -49,18 +49,6 @@ const CONFIRM_TITLE = "Add this entry to the allowlist?";
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 const canary = () => `Secret-Canary-${randomBytes(12).toString("hex")}`;
-
-/** Texts of the tool results recorded in the session JSONL, in order. */
-function toolResults(sessions: string): string[] {
-  const texts: string[] = [];
-  for (const line of sessions.split("\n")) {
-    if (!line.trim()) continue;
-    const entry = JSON.parse(line);
-    if (entry.type !== "message" || entry.message?.role !== "toolResult") continue;
-    for (const c of entry.message.content ?? []) if (c.type === "text") texts.push(c.text);
-  }
-  return texts;
-}
 
 /** Types `text` into a masked modal: bullets only, never the text; then Enter. */
 async function typeMasked(pi: PiSession, text: string): Promise<void> {

@@ -13,6 +13,7 @@ import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
 import { type PiSession, preparePi, REPO_ROOT, runPiPrint, startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
+import { toolResults } from "./attack_scripts/pi_checks.ts";
 
 const PASSWORD = testPassword();
 const EXTENSION = join(REPO_ROOT, "extension/index.ts");
@@ -59,18 +60,6 @@ async function assertNotInProc(): Promise<void> {
       assert.ok(!text.includes(PASSWORD), `password in /proc/${pid}/${file}`);
     }
   }
-}
-
-/** Texts of the tool results recorded in the session JSONL. */
-function toolResults(sessions: string): string[] {
-  const texts: string[] = [];
-  for (const line of sessions.split("\n")) {
-    if (!line.trim()) continue;
-    const entry = JSON.parse(line);
-    if (entry.type !== "message" || entry.message?.role !== "toolResult") continue;
-    for (const c of entry.message.content ?? []) if (c.type === "text") texts.push(c.text);
-  }
-  return texts;
 }
 
 /** The last line of the only tool result. */

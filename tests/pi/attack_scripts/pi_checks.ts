@@ -31,10 +31,13 @@ export function count(text: string, needle: string): number {
   return text.split(needle).length - 1;
 }
 
-/** Texts of the tool results recorded in a session JSONL (in order). */
+/**
+ * Texts of the tool results recorded in a session JSONL (in order). Only
+ * whole lines count: pi may be writing the last one while a test polls.
+ */
 export function toolResults(sessions: string): string[] {
   const texts: string[] = [];
-  for (const line of sessions.split("\n")) {
+  for (const line of sessions.split("\n").slice(0, -1)) {
     if (!line.trim()) continue;
     const entry = JSON.parse(line);
     if (entry.type !== "message" || entry.message?.role !== "toolResult") continue;
