@@ -89,6 +89,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       // Every read starts now, side by side: pi's ancestors (the walk needs
       // them only once it is back), tmux, root's listing and Yama's scope.
       const exclude = excluded(options.exclude ?? []);
+      exclude.catch(() => {}); // awaited only with a scan or root's list; a failure fails those
       const n = ttyPath ? ptsNumber(ttyPath) : undefined;
       // Root looks before the modal opens, before the answer leaves, and
       // every ROOT_RECHECK_MS while the modal is open: a hidden process may
