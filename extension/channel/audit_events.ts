@@ -63,23 +63,18 @@ export function auditEntryFromSessionEvent(
   }
 }
 
-/** Options of {@link sessionAuditSink}: a wall clock for `time`, a monotonic one for timings. */
-export interface AuditSinkOptions {
-  readonly now?: () => Date;
-  readonly clock?: () => number;
-}
-
 /**
  * An `onEvent` hook for the session server that appends each event to `log`.
  * `kind` is the default; a request's kind from its "queued" event is used
  * for its later events. Adds timings: `queuedMs` (queued → prompted) on
  * "prompted"; `totalMs` (queued → end) and `promptMs` (prompted → end) on
  * "answered" and "denied". Tracks at most 1024 open requests. Never throws.
+ * `options.now` is a wall clock (for `time`), `options.clock` a monotonic one (for timings).
  */
 export function sessionAuditSink(
   log: { append(entry: AuditEntry): boolean },
   kind: AuditKind,
-  options: AuditSinkOptions = {},
+  options: { readonly now?: () => Date; readonly clock?: () => number } = {},
 ): (event: SessionEvent) => void {
   const now = options.now ?? (() => new Date());
   const clock = options.clock ?? (() => performance.now());

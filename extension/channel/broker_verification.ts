@@ -100,15 +100,10 @@ async function proofIsValid(
   uid: number,
 ): Promise<boolean> {
   if (!/^[0-9a-f]{32}$/.test(request.proof)) return false;
-  try {
-    const d = await lstat(dir);
-    if (!d.isDirectory() || d.uid !== 0 || (d.mode & 0o022) !== 0) return false;
-    const path = `${dir}/${request.proof}`;
-    const f = await lstat(path);
-    if (!f.isFile() || f.uid !== 0 || (f.mode & 0o022) !== 0 || f.size > 256) return false;
-    const text = await readProcText(path, 256);
-    return text === `id=${request.id}\npid=${pid}\nuid=${uid}\n`;
-  } catch {
-    return false;
-  }
+  const d = await lstat(dir).catch(() => undefined);
+  if (!d?.isDirectory() || d.uid !== 0 || (d.mode & 0o022) !== 0) return false;
+  const path = `${dir}/${request.proof}`;
+  const f = await lstat(path).catch(() => undefined);
+  if (!f?.isFile() || f.uid !== 0 || (f.mode & 0o022) !== 0 || f.size > 256) return false;
+  return await readProcText(path, 256) === `id=${request.id}\npid=${pid}\nuid=${uid}\n`;
 }

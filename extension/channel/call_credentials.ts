@@ -18,9 +18,6 @@ export const REMOVE_DEADLINE_MS = 5000;
 /** Named reasons the removal failed. */
 export const REMOVE_ERRORS = reasons("no_sudo", "sudo_failed");
 
-/** One of the values of {@link REMOVE_ERRORS}. */
-export type RemoveError = ReasonOf<typeof REMOVE_ERRORS>;
-
 /** A running call, as handed out by {@link CallTracker.begin}. */
 export interface CallHandle {
   /** Answers given before the call began; later ones may have made a ticket it must remove. */
@@ -68,7 +65,7 @@ export class CallTracker {
  */
 export function removeCachedCredentials(
   realSudo: string | undefined,
-): Promise<{ ok: true } | { ok: false; reason: RemoveError }> {
+): Promise<{ ok: true } | { ok: false; reason: ReasonOf<typeof REMOVE_ERRORS> }> {
   if (!realSudo) return Promise.resolve({ ok: false, reason: REMOVE_ERRORS.NO_SUDO });
   return spawnWithDeadline(realSudo, ["-K"], {
     deadlineMs: REMOVE_DEADLINE_MS,

@@ -37,9 +37,6 @@ export type CredentialRefusal = ReasonOf<typeof CREDENTIAL_REFUSALS>;
  */
 export type CredentialCacheMode = "none" | "call";
 
-/** The verdict of {@link credentialDecision}. */
-export type CredentialDecision = Result<{ createsTicket: boolean }, CredentialRefusal>;
-
 /**
  * Decides a password request from the argv of the sudo that asks
  * (`sudoArgv[0]` is the program). Without `-k` in effect it is accepted only
@@ -49,7 +46,7 @@ export type CredentialDecision = Result<{ createsTicket: boolean }, CredentialRe
 export function credentialDecision(
   sudoArgv: readonly string[],
   cachingAllowed: boolean,
-): CredentialDecision {
+): Result<{ createsTicket: boolean }, CredentialRefusal> {
   if (sudoArgv.length > 0 && scanSudoOptions(sudoArgv.slice(1)).resetTimestamp) {
     return { ok: true, createsTicket: false };
   }

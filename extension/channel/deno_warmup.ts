@@ -36,18 +36,12 @@ export type WarmupFailure = ReasonOf<typeof WARMUP_FAILURES>;
 /** How a warm-up ended; informational only, a failed warm-up just leaves the cache cold. */
 export type WarmupResult = Result<{ ms: number }, WarmupFailure>;
 
-/** A running warm-up: its outcome, and a way to stop it early. */
-export interface Warmup {
-  readonly done: Promise<WarmupResult>;
-  cancel(): void;
-}
-
-/** Runs each of `runs` once, in order, with `DENO_DIR=denoDir`. Never throws. */
+/** Runs each of `runs` once, in order, with `DENO_DIR=denoDir`; `cancel` stops it. Never throws. */
 export function warmDenoCache(
   runs: readonly WarmupRun[],
   denoDir: string,
   deadlineMs = WARMUP_DEADLINE_MS,
-): Warmup {
+): { readonly done: Promise<WarmupResult>; cancel(): void } {
   const abort = new AbortController();
   const started = performance.now();
   const done = (async (): Promise<WarmupResult> => {
@@ -77,7 +71,6 @@ async function runOnce(
   });
   if (r.spawnError !== undefined) return { ok: false, reason: WARMUP_FAILURES.SPAWN_FAILED };
   if (r.timedOut) return { ok: false, reason: WARMUP_FAILURES.TIMED_OUT };
-  return r.code === run.expectedCode
-    ? { ok: true }
-    : { ok: false, reason: WARMUP_FAILURES.UNEXPECTED_EXIT };
+  if (r.code !== run.expectedCode) return { ok: false, reason: WARMUP_FAILURES.UNEXPECTED_EXIT };
+  return { ok: true };
 }

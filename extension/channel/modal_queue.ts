@@ -151,13 +151,9 @@ export class ModalQueue {
   /** Runs the gate; a closed gate refuses `entry` (closing its modal). */
   async #gateCheck(entry: Pending, gate: ModalGate, phase: GatePhase): Promise<boolean> {
     // A check that throws is a closed gate with no reason of its own.
-    const check = async (run: () => Promise<GateVerdict>) => {
-      try {
-        return await run();
-      } catch {
-        return { ok: false, reason: undefined, notice: "" } as const;
-      }
-    };
+    const check = (run: () => Promise<GateVerdict>) =>
+      new Promise<GateVerdict>((r) => r(run()))
+        .catch(() => ({ ok: false, reason: undefined, notice: "" }) as const);
     const ahead = phase === "open" ? this.#gateAhead : undefined;
     if (phase === "open") this.#gateAhead = undefined;
     // An early `open` check counts only if it began less than one

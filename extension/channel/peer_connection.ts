@@ -19,13 +19,11 @@ import {
 import { fdStatSync, socketFd } from "../../kernel/socket_fd.ts";
 import type { Result } from "../../shared/result.ts";
 
-/** What `SO_PEERCRED` said, or why it could not be read. */
-export type PeerCredentialsResult = Result<{ creds: PeerCredentials }, string>;
-
 /** See the module comment. */
 export class PeerConnection {
   readonly socket: Socket;
-  readonly creds: PeerCredentialsResult;
+  /** What `SO_PEERCRED` said, or why it could not be read. */
+  readonly creds: Result<{ creds: PeerCredentials }, string>;
   /** Inode of our end of the socket (the socket checks compare it, never a descriptor number). */
   readonly inode: number | undefined;
   #pidfd: number | undefined;

@@ -47,19 +47,15 @@ export const COMPILED_BINARY_REFUSALS = reasons(
   "stale",
 );
 
-/** The compiled binary to run, or why there is none. */
-export type CompiledBinaryResult = Result<
-  { path: string },
-  ReasonOf<typeof COMPILED_BINARY_REFUSALS>
->;
-
 /**
  * The compiled `pi-secret-run` of the package at `packageRoot` (absolute),
  * if it exists, is a regular file (not a symlink) this user may execute, and
  * is not older than its sources; else why not. A missing source does not
  * count against it.
  */
-export async function compiledPiSecretRun(packageRoot: string): Promise<CompiledBinaryResult> {
+export async function compiledPiSecretRun(
+  packageRoot: string,
+): Promise<Result<{ path: string }, ReasonOf<typeof COMPILED_BINARY_REFUSALS>>> {
   const path = join(packageRoot, COMPILED_PI_SECRET_RUN);
   const { ABSENT, NOT_REGULAR_FILE, NOT_EXECUTABLE, STALE } = COMPILED_BINARY_REFUSALS;
   const binary = await lstat(path).catch(() => undefined);

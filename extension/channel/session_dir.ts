@@ -33,8 +33,7 @@ export async function chooseRuntimeBase(
   env: Record<string, string | undefined> = process.env,
 ): Promise<string> {
   const xdg = env.XDG_RUNTIME_DIR;
-  if (xdg && xdg.startsWith("/") && await isPrivateDir(xdg)) return xdg;
-  return "/tmp";
+  return xdg?.startsWith("/") && await isPrivateDir(xdg) ? xdg : "/tmp";
 }
 
 /** Creates and checks a fresh private session directory under `base`. */
@@ -46,12 +45,10 @@ export async function createSessionDir(
   // mkdtemp creates 0700, but check what is really there, without following links.
   if (!await isPrivateDir(dir)) return { ok: false, reason: SESSION_DIR_ERRORS.UNSAFE };
   const start = parseStat(await readProcText(`/proc/${process.pid}/stat`) ?? "")?.startTime;
-  try {
-    await writeFile(join(dir, OWNER_FILE), `${process.pid} ${start ?? "?"}\n`, {
-      mode: 0o600,
-      flag: "wx",
-    });
-  } catch {
+  const owner = `${process.pid} ${start ?? "?"}\n`;
+  const written = await writeFile(join(dir, OWNER_FILE), owner, { mode: 0o600, flag: "wx" })
+    .then(() => true, () => false);
+  if (!written) {
     // A full disk, a quota: leave nothing behind.
     await rm(dir, { recursive: true, force: true }).catch(() => {});
     return { ok: false, reason: SESSION_DIR_ERRORS.CREATE_FAILED };
@@ -84,10 +81,6 @@ export async function removeStaleSessionDirs(base: string): Promise<string[]> {
 }
 
 async function isPrivateDir(path: string): Promise<boolean> {
-  try {
-    const st = await lstat(path);
-    return st.isDirectory() && st.uid === ownUid() && (st.mode & 0o077) === 0;
-  } catch {
-    return false;
-  }
+  const st = await lstat(path).catch(() => undefined);
+  return !!st && st.isDirectory() && st.uid === ownUid() && (st.mode & 0o077) === 0;
 }

@@ -56,10 +56,9 @@ export function observeSession(
       if (event.notice === lastDetail && t - lastDetailAt < NOTICE_INTERVAL_MS) return;
       lastDetail = event.notice;
       lastDetailAt = t;
-      hooks.notify(
+      return hooks.notify(
         `pi-sudo-prompt: no password prompt: ${event.notice} · ${explainHint(event.reason)}`,
       );
-      return;
     }
     if (t - lastNotice < NOTICE_INTERVAL_MS) return;
     lastNotice = t;

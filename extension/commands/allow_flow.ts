@@ -32,10 +32,9 @@ export async function allowFlow(
   }
   const file = await checkAllowlistFile(allowlistPath);
   if (!file.ok) {
+    const why = file.reason.replaceAll("_", " ");
     return notify(
-      `allow: ${allowlistPath} is ${
-        file.reason.replaceAll("_", " ")
-      }: install the broker first (/sudo-prompt install-broker)`,
+      `allow: ${allowlistPath} is ${why}: install the broker first (/sudo-prompt install-broker)`,
       "error",
     );
   }

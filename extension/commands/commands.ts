@@ -30,11 +30,6 @@ export interface CommandDeps {
   readonly auditStats?: () => AuditStats | undefined;
 }
 
-/** The installer shipped with this package. */
-export function installerPath(): string {
-  return fileURLToPath(new URL("../../broker/install.sh", import.meta.url));
-}
-
 /** Registers `/sudo-prompt`. */
 export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
   pi.registerCommand("sudo-prompt", {
@@ -51,7 +46,8 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
         case "install-broker":
         case "uninstall-broker": {
           if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
-          const argv = ["sh", installerPath(), "--user", userInfo().username];
+          const installer = fileURLToPath(new URL("../../broker/install.sh", import.meta.url));
+          const argv = ["sh", installer, "--user", userInfo().username];
           if (sub === "uninstall-broker") argv.push("--uninstall");
           ctx.ui.notify(`${sub}: sudo will ask for your password in the modal`, "info");
           const r = await runAsRoot(session, argv);

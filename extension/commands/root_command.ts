@@ -38,8 +38,6 @@ export async function runAsRoot(
     outputCap: OUTPUT_CAP,
     deadlineMs: DEADLINE_MS,
   });
-  if (r.spawnError) {
-    return { code: null, output: `cannot run sudo: ${r.spawnError}`, timedOut: r.timedOut };
-  }
-  return { code: r.code, output: r.stdout.trimEnd(), timedOut: r.timedOut };
+  const output = r.spawnError ? `cannot run sudo: ${r.spawnError}` : r.stdout.trimEnd();
+  return { code: r.code, output, timedOut: r.timedOut };
 }

@@ -110,13 +110,10 @@ export class PairingGuard {
    * flood of requests costs at most one walk in flight and one waiting.
    */
   prefetch(arrivedAt: number): void {
-    if (this.#options.layers?.user === false) return;
-    void walkProcesses({
-      uid: this.#options.uid,
-      gid: this.#options.gid,
-      notBefore: arrivedAt,
-      deadline: arrivedAt + SNAPSHOT_DEADLINE_MS,
-    });
+    const { uid, gid, layers } = this.#options;
+    if (layers?.user === false) return;
+    const deadline = arrivedAt + SNAPSHOT_DEADLINE_MS;
+    void walkProcesses({ uid, gid, notBefore: arrivedAt, deadline });
   }
 
   /** Checks again right before the password of `requestId` is sent. */

@@ -69,10 +69,7 @@ export async function gatherPairingSnapshot(request: SnapshotRequest): Promise<S
 export function pairingFacts(
   walk: ProcessWalk,
   request: Pick<SnapshotRequest, "uid" | "gid" | "inodes">,
-): {
-  candidates: { pid: number; uid: IdQuad }[];
-  pipeHolders: Map<number, number[]>;
-} {
+): { candidates: { pid: number; uid: IdQuad }[]; pipeHolders: Map<number, number[]> } {
   const wanted = new Set(request.inodes);
   const candidates: { pid: number; uid: IdQuad }[] = [];
   const pipeHolders = new Map<number, number[]>();
@@ -112,9 +109,8 @@ async function readFrontEnd(pid: number, uid: IdQuad): Promise<FrontEnd | undefi
   ]);
   const parsed = parseStat(statText ?? "");
   if (!parsed || parsed.pid !== pid) return undefined;
-  const list = listText ?? "";
-  const childPids = list.trim().split(/\s+/).filter((s) => /^[0-9]{1,10}$/.test(s)).map(Number)
-    .slice(0, MAX_CHILDREN);
+  const childPids = (listText ?? "").trim().split(/\s+/).filter((s) => /^[0-9]{1,10}$/.test(s))
+    .map(Number).slice(0, MAX_CHILDREN);
   const children = await Promise.all(childPids.map(readChild));
   return {
     pid,

@@ -33,12 +33,8 @@ export async function runRootPairing(
   sudoPath: string,
   args: { helperPid: number; sudoPid: number; pipeInode: number },
 ): Promise<RootPairingVerdict> {
-  const run = await runRootCheck(sudoPath, [
-    "--verify-pairing",
-    String(args.helperPid),
-    String(args.sudoPid),
-    String(args.pipeInode),
-  ]);
+  const ids = [args.helperPid, args.sudoPid, args.pipeInode].map(String);
+  const run = await runRootCheck(sudoPath, ["--verify-pairing", ...ids]);
   if (run.failure) return parseRootPairingVerdict(null, `pi-pairing: ${run.failure}`);
   return parseRootPairingVerdict(run.code, run.stdout, run.stderr);
 }

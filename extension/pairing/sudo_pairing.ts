@@ -186,8 +186,7 @@ function judgeFrontEnd(
       : PAIRING_REFUSALS.OTHER_SUDO_WITHOUT_HELPER;
   }
   for (const child of fe.children) {
-    if (child.uid !== shape.uid) continue;
-    if (verified.has(`${fe.pid}/${child.pid}`)) continue;
+    if (child.uid !== shape.uid || verified.has(`${fe.pid}/${child.pid}`)) continue;
     return looksLikeHelper(child, shape)
       ? PAIRING_REFUSALS.OTHER_SUDO_HELPER_NOT_QUEUED
       : PAIRING_REFUSALS.OTHER_SUDO_FOREIGN_ASKPASS;

@@ -172,8 +172,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     if (step !== undefined) {
       // Clamped by the renderer; kept within a sane range here.
       this.#scroll = Math.min(Math.max(0, this.#scroll + step), 10_000);
-      this.#options.requestRender();
-      return;
+      return this.#options.requestRender();
     }
     if (matchesKey(data, Key.backspace)) {
       this.#lastTypedAt = performance.now();
@@ -346,10 +345,7 @@ function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
   const unsubscribe = ui.onTerminalInput((data) => {
     if (keyDrop !== drop) return undefined;
     const enter = matchesKey(data, Key.enter);
-    if (performance.now() > end || (!enter && !isTypedText(data))) {
-      stop();
-      return undefined;
-    }
+    if (performance.now() > end || (!enter && !isTypedText(data))) return void stop();
     dropped = true;
     clearTimeout(idle);
     if (enter) stop();

@@ -16,7 +16,7 @@ import {
   scrolledLines,
   untrustedLines,
 } from "./modal_frame.ts";
-import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
+import type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
 import { labelled, shellQuote, wrapped } from "./modal_text.ts";
 
 /** The secret modal's title: deliberately not the sudo modal's. */
@@ -42,7 +42,8 @@ export interface SecretModalState extends MaskedInputView {
 /** The secret modal's own lines, between the title and the input line. */
 function secretBodyLines(state: SecretModalState, width: number, theme: ModalTheme): string[] {
   const { request } = state;
-  const lines: string[] = [
+  const color = (c: ModalColor) => (s: string) => theme.fg(c, s);
+  return [
     ...scrolledLines(commandLines(request.argv, width), state.scroll ?? 0, theme),
     // Where it runs matters (`cat .env`): the caller's real cwd, checked by the broker.
     ...labelled("In: ", shellQuote(request.cwd), width, MAX_COMMAND_LINES),
@@ -51,14 +52,10 @@ function secretBodyLines(state: SecretModalState, width: number, theme: ModalThe
       text: "(unverified)",
       style: (s) => theme.bold(theme.fg("warning", s)),
     }),
+    ...(request.allowlisted ? [] : wrapped(NOT_ALLOWLISTED_WARNING, width, color("error"))),
+    ...(request.traceable ? wrapped(TRACEABLE_WARNING, width, color("warning")) : []),
+    "",
   ];
-  if (!request.allowlisted) {
-    lines.push(...wrapped(NOT_ALLOWLISTED_WARNING, width, (s) => theme.fg("error", s)));
-  }
-  if (request.traceable) {
-    lines.push(...wrapped(TRACEABLE_WARNING, width, (s) => theme.fg("warning", s)));
-  }
-  return [...lines, ""];
 }
 
 /** Draws the "Secret request" modal, pure, width-safe and boxed like {@link renderSudoModal}. */

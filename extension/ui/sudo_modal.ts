@@ -42,11 +42,8 @@ function uncheckedLines(
 ): string[] {
   if (list.length === 0) return [];
   const warn = (s: string) => theme.fg("warning", s);
-  const lines = wrapped(
-    "⚠ Not checked: if you do not know one of these, press Escape.",
-    width,
-    warn,
-  );
+  const head = "⚠ Not checked: if you do not know one of these, press Escape.";
+  const lines = wrapped(head, width, warn);
   for (const p of list.slice(0, MAX_UNCHECKED_SHOWN)) {
     const when = p.started ? `, started ${sanitizeUntrusted(p.started, 8)}` : "";
     const parent = p.parent ? `, parent ${sanitizeUntrusted(p.parent, 40)}` : "";
