@@ -42,10 +42,8 @@ export function* descriptorTable(dir, cap, keep) {
   const listed = yield { list: dir, cap };
   if (!Array.isArray(listed)) {
     const { errno } = listed;
-    return {
-      ok: false,
-      reason: errno === "ENOENT" ? "gone" : errno === "EACCES" ? "hidden" : "unreadable",
-    };
+    const reason = errno === "ENOENT" ? "gone" : errno === "EACCES" ? "hidden" : "unreadable";
+    return { ok: false, reason };
   }
   const fds = listed.filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
   if (fds.length > cap) return { ok: false, reason: "too_many" };
@@ -62,8 +60,9 @@ export function* descriptorTable(dir, cap, keep) {
   return { ok: true, fds: fds.length, kept, unreadableLink };
 }
 
-/** @param {unknown} e */
-const errnoOf = (e) => typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
+/** The `code` of a thrown error (`ENOENT`, `EACCES`), if any. @param {unknown} e */
+export const errnoOf = (e) =>
+  typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
 /** @param {unknown} e */
 const closedOrUnreadable = (e) => errnoOf(e) === "ENOENT" ? null : undefined;
 

@@ -103,8 +103,6 @@ export interface VerifiedRequester {
 /** Result of {@link verifyRequester}. */
 export type Verification = Result<{ requester: VerifiedRequester }, VerifyRefusal>;
 
-const MAX_ANCESTRY_DEPTH = 64;
-
 /**
  * The reads of one peer ({@link readRequester}): `pinned` once the first
  * show the pinned deno with our uids, untraced; `reads` when all are done.
@@ -319,7 +317,7 @@ export async function walkToOwner(
   ownerPid: number,
 ): Promise<{ ok: true; toolCommand: string[] | null } | { ok: false }> {
   let child: number | undefined;
-  for await (const pid of ancestors(start, readStat, MAX_ANCESTRY_DEPTH)) {
+  for await (const pid of ancestors(start, readStat)) {
     if (pid === ownerPid) {
       if (child === undefined) return { ok: true, toolCommand: null };
       const argv = parseNulList(await readProcFile(`/proc/${child}/cmdline`) ?? new Uint8Array());
@@ -341,9 +339,7 @@ export async function setuidSudoParent(
   stat: Promise<ProcStat | undefined> = readStat(ppid),
 ): Promise<Result<{ stat: ProcStat }, "parent_not_sudo" | "parent_not_setuid_root">> {
   const [sudoStat, statusText] = await Promise.all([stat, readProcText(`/proc/${ppid}/status`)]);
-  if (!sudoStat || sudoStat.comm !== "sudo") {
-    return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SUDO };
-  }
+  if (sudoStat?.comm !== "sudo") return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SUDO };
   const ids = parseStatusIds(statusText ?? "");
   if (!ids || ids.uid[0] !== uid || ids.uid[1] !== 0 || ids.uid[2] !== 0 || ids.uid[3] !== 0) {
     return { ok: false, reason: VERIFY_REFUSALS.PARENT_NOT_SETUID_ROOT };

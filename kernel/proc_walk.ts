@@ -169,14 +169,10 @@ async function runWalk(uid: number, gid: number, postedAt: number): Promise<Walk
   const raw = Array.isArray(answer.processes) ? answer.processes as RawProcess[] : [];
   // Threads made without CLONE_FILES keep a table of their own, which only
   // /proc/<pid>/task/<tid>/fd shows; `kcmp` tells which (libc.ts).
-  const own: string[] = [];
-  for (const p of raw) {
-    for (const tid of p.tasks ?? []) {
-      if (!(p.leaderRead && sharesFileTable(p.pid, tid) === true)) {
-        own.push(`/proc/${p.pid}/task/${tid}/fd`);
-      }
-    }
-  }
+  const own = raw.flatMap((p) =>
+    (p.tasks ?? []).filter((tid) => !(p.leaderRead && sharesFileTable(p.pid, tid) === true))
+      .map((tid) => `/proc/${p.pid}/task/${tid}/fd`)
+  );
   const extra = new Map<number, FdTable[]>();
   if (own.length > 0) {
     const more = await ask({ kind: "tables", dirs: own });

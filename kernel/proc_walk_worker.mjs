@@ -20,7 +20,7 @@
  * @module
  */
 import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
-import { readDescriptorTableSync } from "./descriptor_table.mjs";
+import { errnoOf, readDescriptorTableSync } from "./descriptor_table.mjs";
 import { parentPort } from "node:worker_threads";
 
 /** More processes than this fail the walk (the callers refuse). */
@@ -54,11 +54,6 @@ const STATUS_CAP = 8192;
  * @type {Map<number, string>}
  */
 const kernelThreads = new Map();
-
-/** @param {unknown} e */
-function errno(e) {
-  return typeof e === "object" && e !== null && "code" in e ? e.code : undefined;
-}
 
 /** Links that can be a file (`/…`) or a pipe (`pipe:[N]`): the only ones the callers look at. */
 const fileOrPipe = (/** @type {string} */ link) => link.startsWith("/") || link.startsWith("pipe:");
@@ -140,7 +135,7 @@ function walk(uid, gid) {
       try {
         readlinkSync(`/proc/${name}/exe`);
       } catch (e) {
-        exeHidden = errno(e) === "EACCES";
+        exeHidden = errnoOf(e) === "EACCES";
       }
       entry.exeHidden = exeHidden;
       if (exeHidden || entry.gid !== 0 || entry.gid === gid) {
@@ -151,9 +146,7 @@ function walk(uid, gid) {
             kernelThreads.set(pid, identity);
             seen.add(pid);
           }
-        } catch {
-          // gone
-        }
+        } catch { /* gone */ }
       }
     }
     processes.push(entry);

@@ -32,9 +32,7 @@ export async function describeProcess(pid: number, why: string): Promise<Uncheck
   const argv = parseNulList(
     await readProcFile(`/proc/${pid}/cmdline`, COMMAND_CAP) ?? new Uint8Array(),
   );
-  const parentStat = stat
-    ? parseStat(await readProcText(`/proc/${stat.ppid}/stat`) ?? "")
-    : undefined;
+  const parentStat = stat && parseStat(await readProcText(`/proc/${stat.ppid}/stat`) ?? "");
   const facts: UncheckedProcess = {
     pid,
     command: argv && argv.length > 0 ? argv.join(" ") : stat ? `[${stat.comm}]` : "?",

@@ -59,7 +59,5 @@ export function tellGuardian(s: GuardState, line: string): void {
   if (typeof fd !== "number" || fd < 0) return;
   try {
     writeSync(fd, line + "\n");
-  } catch {
-    // a guardian that is gone is respawned by its exit handler
-  }
+  } catch { /* a guardian that is gone is respawned by its exit handler */ }
 }

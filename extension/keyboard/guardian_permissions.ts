@@ -17,12 +17,5 @@ export function guardianArgv(
   libcPath: string,
   ttyPath: string,
 ): string[] {
-  return [
-    denoPath,
-    ...DENO_RUN_PINNED,
-    `--allow-ffi=${libcPath}`,
-    guardianPath,
-    libcPath,
-    ttyPath,
-  ];
+  return [denoPath, ...DENO_RUN_PINNED, `--allow-ffi=${libcPath}`, guardianPath, libcPath, ttyPath];
 }

@@ -240,8 +240,7 @@ export function parseBinding(line: string): { table: string; key: string } | und
     if (words[i] === "-T" || words[i] === "-N") i++; // the flag's value
   }
   const key = words[i];
-  if (table === undefined || key === undefined) return undefined;
-  return { table, key };
+  return table === undefined || key === undefined ? undefined : { table, key };
 }
 
 function splitWords(line: string): string[] {

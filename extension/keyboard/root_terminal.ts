@@ -14,7 +14,7 @@
 import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
 import { isProtectedPath } from "../../broker/allowlist_policy.ts";
 import { sudoWantsPassword } from "../../shared/sudo_answer.ts";
-import { ROOT_CHECK_TIMEOUT_MS, runRootCheck } from "../pairing/root_check.ts";
+import { runRootCheck } from "../pairing/root_check.ts";
 
 /** The installed root-owned terminal check (`broker/terminal_check.sh`). */
 export const TERMINAL_CHECK = `${BROKER_ROOT}/terminal-check`;
@@ -61,9 +61,8 @@ export function parseRootTerminalOutput(
 export async function runRootTerminalCheck(
   sudoPath: string,
   n: number,
-  timeoutMs = ROOT_CHECK_TIMEOUT_MS,
 ): Promise<RootTerminalResult> {
-  const run = await runRootCheck(sudoPath, ["--terminal-holders", String(n)], timeoutMs);
+  const run = await runRootCheck(sudoPath, ["--terminal-holders", String(n)]);
   if (run.failure) return { ok: false, reason: run.failure };
   const r = parseRootTerminalOutput(run.code, run.stdout, run.stderr);
   // Our own sudo is never a stranger (it should not hold the terminal anyway).

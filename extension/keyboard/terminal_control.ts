@@ -20,6 +20,7 @@ export const TERMINAL_CONTROL_ERRORS = reasons("ffi_unavailable", "ioctl_failed"
 
 /** One of the values of {@link TERMINAL_CONTROL_ERRORS}. */
 export type TerminalControlError = ReasonOf<typeof TERMINAL_CONTROL_ERRORS>;
+const { IOCTL_FAILED, PRCTL_FAILED } = TERMINAL_CONTROL_ERRORS;
 
 /** A switch result: the state after the call, or why it failed. */
 export type SwitchResult = Result<{ on: boolean }, TerminalControlError, { errno?: number }>;
@@ -44,10 +45,7 @@ function viaLibc(
  */
 export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
   const request = on ? TTY_IOCTL.TIOCEXCL : TTY_IOCTL.TIOCNXCL;
-  return viaLibc(
-    TERMINAL_CONTROL_ERRORS.IOCTL_FAILED,
-    (c) => c.ioctlInt(fd, request, 0) === 0 ? on : undefined,
-  );
+  return viaLibc(IOCTL_FAILED, (c) => c.ioctlInt(fd, request, 0) === 0 ? on : undefined);
 }
 
 /**
@@ -57,7 +55,7 @@ export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
  */
 export function flushTerminalInput(fd: number): SwitchResult {
   return viaLibc(
-    TERMINAL_CONTROL_ERRORS.IOCTL_FAILED,
+    IOCTL_FAILED,
     (c) => c.ioctlInt(fd, TTY_IOCTL.TCFLSH, TTY_IOCTL.TCIFLUSH) === 0 ? false : undefined,
   );
 }
@@ -66,7 +64,7 @@ export function flushTerminalInput(fd: number): SwitchResult {
 export function terminalExclusive(fd: number): SwitchResult {
   const out = new Int32Array(1);
   return viaLibc(
-    TERMINAL_CONTROL_ERRORS.IOCTL_FAILED,
+    IOCTL_FAILED,
     (c) => c.ioctlOut(fd, TTY_IOCTL.TIOCGEXCL, out) === 0 ? out[0] !== 0 : undefined,
   );
 }
@@ -74,7 +72,7 @@ export function terminalExclusive(fd: number): SwitchResult {
 /** Makes this process dumpable (`on`) or not. `execve` makes children dumpable again. */
 export function setDumpable(on: boolean): SwitchResult {
   const set = viaLibc(
-    TERMINAL_CONTROL_ERRORS.PRCTL_FAILED,
+    PRCTL_FAILED,
     (c) => c.prctl(DUMPABLE_PRCTL.SET, on ? 1 : 0) === 0 ? on : undefined,
   );
   return set.ok ? dumpable() : set;
@@ -82,7 +80,7 @@ export function setDumpable(on: boolean): SwitchResult {
 
 /** Whether this process is dumpable (`PR_GET_DUMPABLE`). */
 export function dumpable(): SwitchResult {
-  return viaLibc(TERMINAL_CONTROL_ERRORS.PRCTL_FAILED, (c) => {
+  return viaLibc(PRCTL_FAILED, (c) => {
     const v = c.prctl(DUMPABLE_PRCTL.GET, 0);
     return v < 0 ? undefined : v !== 0;
   });

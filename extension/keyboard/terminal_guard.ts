@@ -113,9 +113,7 @@ function denyPending(s: GuardState): void {
   for (const deny of s.stopListeners) {
     try {
       deny();
-    } catch {
-      // one session's failure must not keep pi from stopping
-    }
+    } catch { /* one session's failure must not keep pi from stopping */ }
   }
 }
 
@@ -123,9 +121,7 @@ function denyPending(s: GuardState): void {
 function rawMode(on: boolean): void {
   try {
     if (process.stdin.isTTY) process.stdin.setRawMode(on);
-  } catch {
-    // not a terminal any more
-  }
+  } catch { /* not a terminal any more */ }
 }
 
 /** Raw mode again: Node skips a mode it believes set, so off, then on, re-applies it. */
@@ -216,8 +212,7 @@ async function start(s: GuardState): Promise<void> {
     s.problems.push("stdin is not a terminal: nothing to make exclusive");
     return;
   }
-  s.ttyPath = tty.path;
-  s.rdev = tty.rdev;
+  [s.ttyPath, s.rdev] = [tty.path, tty.rdev];
   // Register the releases before the terminal becomes exclusive.
   process.once("exit", () => {
     s.exiting = true;
@@ -243,9 +238,7 @@ async function start(s: GuardState): Promise<void> {
       rawMode(true);
       try {
         writeSync(1, `\x1b[0m\x1b[2J\x1b[3J\x1b[H${STOPPED_WITH_MODAL}\r\n`);
-      } catch {
-        // a terminal that is gone shows nothing anyway
-      }
+      } catch { /* a terminal that is gone shows nothing anyway */ }
       tellGuardian(s, "scrub");
     }
     // The human's Ctrl+Z: the shell that takes over must be able to open the

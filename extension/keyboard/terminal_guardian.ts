@@ -65,9 +65,7 @@ function say(word: string): void {
 function fail(reason: string): never {
   try {
     say(`error ${reason}`);
-  } catch {
-    // pi is gone: nothing to tell
-  }
+  } catch { /* pi is gone: nothing to tell */ }
   Deno.exit(1);
 }
 
@@ -98,9 +96,7 @@ function statOf(pid: number): ProcStat | undefined {
 /** A process pinned by its start time: `undefined` once it is gone (or a zombie). */
 function current(pid: number, startTime: bigint): ProcStat | undefined {
   const now = statOf(pid);
-  return now && now.startTime === startTime && now.state !== "Z" && now.state !== "X"
-    ? now
-    : undefined;
+  return now?.startTime === startTime && now.state !== "Z" && now.state !== "X" ? now : undefined;
 }
 
 const stopped = (s: ProcStat) => s.state === "T" || s.state === "t";

@@ -203,8 +203,7 @@ export async function summarizeProcess(pid: number): Promise<ProcessSummary | un
 async function hasLiveThread(pid: number): Promise<boolean> {
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
     if (tid === String(pid)) continue;
-    const text = await readProcText(`/proc/${pid}/task/${tid}/stat`);
-    const state = parseStat(text ?? "")?.state;
+    const state = parseStat(await readProcText(`/proc/${pid}/task/${tid}/stat`) ?? "")?.state;
     if (state && state !== "Z" && state !== "X") return true;
   }
   return false;

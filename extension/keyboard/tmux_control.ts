@@ -31,6 +31,8 @@ export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const MAX_PENDING = 16;
 /** After a client died, wait this long before starting another. */
 const RESTART_AFTER_MS = 2000;
+/** No live client answered: the caller runs tmux itself. */
+const UNAVAILABLE = { ok: false, reason: "unavailable" } as const;
 
 /**
  * What one question got back. `command`: tmux ran it and said no (`%error`);
@@ -94,9 +96,7 @@ class ControlClient {
   }
 
   ask(lines: readonly string[], timeoutMs: number): Promise<ControlAnswer> {
-    if (this.#dead || this.#pending.length >= MAX_PENDING) {
-      return Promise.resolve({ ok: false, reason: "unavailable" });
-    }
+    if (this.#dead || this.#pending.length >= MAX_PENDING) return Promise.resolve(UNAVAILABLE);
     return new Promise((resolve) => {
       const pending: Pending = {
         expected: lines.length,
@@ -116,12 +116,10 @@ class ControlClient {
     this.#dead = true;
     try {
       this.#child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
+    } catch { /* already gone */ }
     for (const p of this.#pending.splice(0)) {
       clearTimeout(p.timer);
-      p.resolve({ ok: false, reason: "unavailable" });
+      p.resolve(UNAVAILABLE);
     }
   }
 
@@ -188,9 +186,7 @@ export async function askTmuxControl(
   const key = `${tmux}\0${socket}\0${pane}`;
   let client = clients.get(key);
   if (!client || client.dead) {
-    if (performance.now() - (diedAt.get(key) ?? -Infinity) < RESTART_AFTER_MS) {
-      return { ok: false, reason: "unavailable" };
-    }
+    if (performance.now() - (diedAt.get(key) ?? -Infinity) < RESTART_AFTER_MS) return UNAVAILABLE;
     try {
       client = new ControlClient(tmux, socket, pane, (answeredOnce) => {
         // One that never answered (a tmux older than 3.2 refuses `-f`) is not tried again.
@@ -199,7 +195,7 @@ export async function askTmuxControl(
       });
     } catch {
       diedAt.set(key, performance.now());
-      return { ok: false, reason: "unavailable" };
+      return UNAVAILABLE;
     }
     clients.set(key, client);
   }
@@ -214,7 +210,7 @@ export async function askTmuxControl(
   if (!answer.ok) return answer;
   if (answer.outputs.at(-1) !== `${nonce}\n`) {
     client.kill();
-    return { ok: false, reason: "unavailable" };
+    return UNAVAILABLE;
   }
   return { ok: true, outputs: answer.outputs.slice(0, -1) };
 }
