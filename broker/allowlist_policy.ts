@@ -26,15 +26,11 @@ export async function argvIsAllowlisted(argv: readonly string[]): Promise<boolea
  */
 export async function isProtectedPath(path: string): Promise<boolean> {
   if (!path.startsWith("/")) return false;
-  try {
-    const file = await lstat(path);
-    if (!file.isFile() || file.uid !== 0 || (file.mode & 0o022) !== 0) return false;
-    for (let dir = dirname(path);; dir = dirname(dir)) {
-      const d = await lstat(dir);
-      if (!d.isDirectory() || d.uid !== 0 || (d.mode & 0o022) !== 0) return false;
-      if (dir === "/") return true;
-    }
-  } catch {
-    return false;
+  const file = await lstat(path).catch(() => undefined);
+  if (!file?.isFile() || file.uid !== 0 || (file.mode & 0o022) !== 0) return false;
+  for (let dir = dirname(path);; dir = dirname(dir)) {
+    const d = await lstat(dir).catch(() => undefined);
+    if (!d?.isDirectory() || d.uid !== 0 || (d.mode & 0o022) !== 0) return false;
+    if (dir === "/") return true;
   }
 }

@@ -188,11 +188,9 @@ function watchParent(sudo: number): void {
  * write here, so the proof also shows pi that root made the request.
  */
 async function claimSlot(uid: number, id: string): Promise<void> {
-  try {
-    await Deno.mkdir(PROOF_DIR, { mode: 0o711 });
-  } catch (e) {
+  await Deno.mkdir(PROOF_DIR, { mode: 0o711 }).catch((e) => {
     if (!(e instanceof Deno.errors.AlreadyExists)) refuse(R.PROOF_DIR);
-  }
+  });
   const dir = await Deno.lstat(PROOF_DIR);
   if (!dir.isDirectory || dir.uid !== 0 || ((dir.mode ?? 0) & 0o022) !== 0) refuse(R.PROOF_DIR);
   await Deno.chmod(PROOF_DIR, 0o711); // users may look up a name, not list them
@@ -215,9 +213,8 @@ async function claimSlot(uid: number, id: string): Promise<void> {
       else if ((await Deno.readTextFile(path).catch(() => "")).includes(`\nuid=${uid}\n`)) mine++;
       file.close();
     }
-    if (mine >= MAX_BROKERS_PER_UID) {
-      full = true;
-    } else {
+    full = mine >= MAX_BROKERS_PER_UID;
+    if (!full) {
       // A fresh random 128-bit name, the same shape as a request id.
       proofPath = `${PROOF_DIR}/${newRequestId()}`;
       const text = `id=${id}\npid=${Deno.pid}\nuid=${uid}\n`;

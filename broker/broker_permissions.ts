@@ -10,8 +10,6 @@
 import { PROOF_DIR, ROOT_DENO, ROOT_SOURCES } from "./paths.ts";
 import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
 
-/** Where the broker's entry point is installed. */
-export const BROKER_ENTRY = `${ROOT_SOURCES}/broker/broker.ts`;
 /** The one program the broker may start: it drops to the caller and execs the consumer. */
 export const SETPRIV = "/usr/bin/setpriv";
 /**
@@ -34,8 +32,6 @@ function isArm64(): boolean {
   return (globalThis as unknown as { process: { arch: string } }).process.arch === "arm64";
 }
 
-/** Environment variables the broker reads (set by sudo). */
-export const BROKER_ENV_NAMES: readonly string[] = ["SUDO_UID", "SUDO_GID"];
 /** Exit status of every refusal by the broker or `pi-secret-run` (like env(1)'s 125). */
 export const BROKER_REFUSAL_EXIT = 125;
 /** Brokers one caller (uid) may have running at once; more are refused at once. */
@@ -92,10 +88,10 @@ export function brokerArgvPrefix(socketPath: string): string[] {
     `--allow-write=${PROOF_DIR},${socketPath}`,
     `--allow-net=unix:${socketPath}`,
     `--allow-run=/bin/sh,${SETPRIV}`,
-    `--allow-env=${BROKER_ENV_NAMES.join(",")}`,
+    "--allow-env=SUDO_UID,SUDO_GID",
     "--allow-sys=uid",
     `--allow-ffi=${BROKER_LIBC}`,
-    BROKER_ENTRY,
+    `${ROOT_SOURCES}/broker/broker.ts`,
   ];
 }
 
@@ -120,10 +116,8 @@ export function brokerArgs(a: BrokerArgs): string[] {
 
 /** Parses {@link brokerArgs}; `undefined` for anything else. */
 export function parseBrokerArgs(args: readonly string[]): BrokerArgs | undefined {
-  if (args.length < 8) return undefined;
-  const names = ["--socket", "--label", "--cwd"];
-  for (let i = 0; i < names.length; i++) if (args[i * 2] !== names[i]) return undefined;
-  if (args[6] !== "--") return undefined;
+  const names = ["--socket", "--label", "--cwd", "--"];
+  if (args.length < 8 || names.some((n, i) => args[i * 2] !== n)) return undefined;
   return { socketPath: args[1], label: args[3], cwd: args[5], argv: args.slice(7) };
 }
 

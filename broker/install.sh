@@ -77,14 +77,13 @@ if [ "$action" = uninstall ]; then
   if [ -n "$other_rules" ]; then
     write_sudoers "# pi-sudo-prompt: the secret broker, without a password (broker/install.sh)
 $other_rules"
-    rm -f "$LEGACY_SUDOERS"
     say "removed the sudoers rule for $user (other users keep theirs and the broker)"
   else
     write_sudoers ""
-    rm -f "$LEGACY_SUDOERS"
     rm -rf "$ROOT" "$PROOF_DIR"
     say "removed $ROOT, $SUDOERS and $PROOF_DIR"
   fi
+  rm -f "$LEGACY_SUDOERS"
   say "kept $ALLOWLIST (delete it by hand if you want)"
   visudo -c >/dev/null || die "visudo -c fails after uninstall: check /etc/sudoers.d"
   exit 0
@@ -166,8 +165,8 @@ chmod 0644 "$stage/VERSION"
 chmod 0755 "$stage"
 chown root:root "$stage"
 
-upgraded=no
-[ -d "$ROOT" ] && upgraded=yes
+how=installed
+[ -d "$ROOT" ] && how=upgraded
 rm -rf "$ROOT.old"
 [ -d "$ROOT" ] && mv "$ROOT" "$ROOT.old"
 mv "$stage" "$ROOT"
@@ -192,11 +191,7 @@ DENO_DIR="$ROOT/deno-cache" NO_COLOR=1 "$ROOT/deno" run --no-prompt --no-remote 
   --no-config --no-lock "$ROOT/src/extension/keyboard/terminal_guardian.ts" \
   </dev/null >/dev/null 2>&1 || warm=$?
 [ "$warm" = 1 ] || say "note: could not warm the guardian's cache (its first run will be slower)"
-if [ "$upgraded" = yes ]; then
-  say "upgraded $ROOT (version $version, protocol $protocol)"
-else
-  say "installed $ROOT (version $version, protocol $protocol)"
-fi
+say "$how $ROOT (version $version, protocol $protocol)"
 
 # --- sudoers rule -------------------------------------------------------------
 write_sudoers "# pi-sudo-prompt: the secret broker, without a password (broker/install.sh)

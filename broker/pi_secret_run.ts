@@ -49,9 +49,7 @@ export function parseCommandLine(
     return undefined;
   }
   const end = parsed.tokens.findIndex((t) => t.kind === "option-terminator");
-  if (end < 0 || parsed.tokens.slice(0, end).some((t) => t.kind === "positional")) {
-    return undefined;
-  }
+  if (end < 0 || parsed.tokens.slice(0, end).some((t) => t.kind === "positional")) return undefined;
   if (parsed.positionals.length === 0) return undefined;
   return { label: parsed.values.label ?? "", argv: parsed.positionals };
 }

@@ -29,12 +29,7 @@ const USAGE = "usage: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit 
  */
 async function noLogYet(path: string): Promise<boolean> {
   for (const p of [path, `${path}.1`]) {
-    try {
-      await lstat(p);
-      return false;
-    } catch (e) {
-      if (errnoCode(e) !== "ENOENT") return false;
-    }
+    if (await lstat(p).then(() => true, (e) => errnoCode(e) !== "ENOENT")) return false;
   }
   return true;
 }
@@ -62,12 +57,9 @@ async function verify(args: string[]): Promise<number> {
 }
 
 async function tail(args: string[]): Promise<number> {
-  let n = 20;
-  let rest = args;
-  if (rest.length > 0 && /^\d+$/.test(rest[0])) {
-    n = Number(rest[0]);
-    rest = rest.slice(1);
-  }
+  const counted = /^\d+$/.test(args[0] ?? "");
+  const n = counted ? Number(args[0]) : 20;
+  const rest = counted ? args.slice(1) : args;
   if (rest.length > 1 || n < 1 || n > 1000) return usage();
   const path = rest[0] ?? defaultAuditPath();
   const r = await readAuditTail(path, n);
@@ -106,9 +98,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 process.stdout.on("error", () => process.exit(process.exitCode ?? 0)); // e.g. `| head`
-try {
-  process.exitCode = await main(process.argv.slice(2));
-} catch (e) {
+process.exitCode = await main(process.argv.slice(2)).catch((e) => {
   fail(`error: ${e instanceof Error ? e.message : String(e)}`);
-  process.exitCode = 1;
-}
+  return 1;
+});

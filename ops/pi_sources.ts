@@ -106,13 +106,9 @@ function entrySources(packages: unknown): string[] {
 }
 
 /** `settings.packages` of the JSON file at `path`, or `undefined` when absent or unreadable. */
-async function settingsPackages(path: string): Promise<unknown> {
-  try {
-    // `null`, a primitive or an array has no `packages`: `undefined`.
-    return (JSON.parse(await readFile(path, "utf8")) as { packages?: unknown } | null)?.packages;
-  } catch {
-    return undefined;
-  }
+function settingsPackages(path: string): Promise<unknown> {
+  // `null`, a primitive or an array has no `packages`: `undefined`.
+  return readFile(path, "utf8").then((text) => JSON.parse(text)?.packages).catch(() => undefined);
 }
 
 /**

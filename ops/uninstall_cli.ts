@@ -57,9 +57,7 @@ for (const source of sources) {
     problem(`pi not found: run  ${command}`);
     continue;
   }
-  const code = pi
-    ? await runInteractive(pi, args)
-    : await runInteractive(process.execPath, [localPi!, ...args]);
+  const code = await runInteractive(pi ?? process.execPath, pi ? args : [localPi!, ...args]);
   if (code === 0) say(`  ✓ ${command}`);
   else problem(`${command} failed (exit ${code})`);
 }

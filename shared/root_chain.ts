@@ -52,11 +52,7 @@ export async function rootOnlyChainProblem(
   if (first) return first;
   const above = chain.slice(1);
   const stats = await Promise.all(above.map((p) => lstat(p).catch(() => undefined)));
-  for (const [i, p] of above.entries()) {
-    const problem = judge(p, stats[i]);
-    if (problem) return problem;
-  }
-  return undefined;
+  return above.map((p, i) => judge(p, stats[i])).find((problem) => problem);
 }
 
 /**

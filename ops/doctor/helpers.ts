@@ -24,11 +24,6 @@ export function oneLine(text: string, max = Number.POSITIVE_INFINITY): string {
   return sanitizeUntrusted(text.replace(/[\r\n\t]+/g, " "), max);
 }
 
-/** The message of an error, or the thrown value as text. */
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** A mode's permission bits as `0755`. */
 export function octal(mode: number): string {
   return `0${(mode & 0o7777).toString(8).padStart(3, "0")}`;

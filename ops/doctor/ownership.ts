@@ -9,7 +9,6 @@ import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errnoCode } from "../../shared/errno.ts";
 import { changeable, rootOnlyChainProblem } from "../../shared/root_chain.ts";
-import { ownUid } from "../../shared/own_uid.ts";
 import { octal, you } from "./helpers.ts";
 
 /** Most entries of a tree {@link treeProblems} examines. */
@@ -26,7 +25,7 @@ export async function rootOwnedProblem(
   path: string,
   kind: "file" | "dir",
   allowSticky: boolean,
-  uid: number = ownUid(),
+  uid: number,
 ): Promise<string | undefined> {
   const st = await lstat(path).catch((e) => errnoCode(e) ?? "error");
   if (typeof st === "string") return `${path}: ${st === "ENOENT" ? "missing" : st}`;

@@ -32,7 +32,7 @@ import {
   type Finding,
   resolveContext,
 } from "./context.ts";
-import { errorText, oneLine } from "./helpers.ts";
+import { oneLine } from "./helpers.ts";
 
 export type { CheckStatus, DoctorCheck, DoctorOptions } from "./context.ts";
 
@@ -107,7 +107,7 @@ async function guarded(
       id,
       title,
       status: "fail",
-      detail: `unexpected error: ${oneLine(errorText(e))}`,
+      detail: `unexpected error: ${oneLine(e instanceof Error ? e.message : String(e))}`,
       fix: "run the doctor again; report the error if it persists",
     };
   } finally {
@@ -121,12 +121,7 @@ export function doctorExitCode(checks: readonly DoctorCheck[]): number {
 }
 
 /** The marker in front of each verdict; the TUI colours a line by it. */
-export const STATUS_MARKERS: Readonly<Record<CheckStatus, string>> = {
-  ok: "✓",
-  warn: "!",
-  fail: "✗",
-  info: "i",
-};
+const STATUS_MARKERS: Record<CheckStatus, string> = { ok: "✓", warn: "!", fail: "✗", info: "i" };
 
 /**
  * Plain-text lines (no ANSI; the TUI colours them by the leading marker):

@@ -18,7 +18,6 @@ import { octal, you } from "../helpers.ts";
 /** The allowlist is safe (or absent). */
 export const allowlistCheck = defineCheck("allowlist", "allowlist", async (ctx) => {
   const path = ctx.allowlistPath;
-  // The very function the broker and the extension apply: what it refuses counts as empty.
   const r = await checkAllowlistFile(path);
   if (r.ok) {
     const n = r.entries.length;

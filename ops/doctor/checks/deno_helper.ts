@@ -95,16 +95,11 @@ async function probeHelper(ctx: Context, deno: string): Promise<Finding | undefi
     // stdout: a regular file, so that a helper that did not refuse would be seen writing.
     const outPath = join(dir, "stdout");
     const out = await open(outPath, "wx", 0o600);
-    let probe: CommandResult;
-    try {
-      probe = await ctx.run(argv[0], argv.slice(1), {
-        env,
-        timeoutMs: ctx.commandTimeoutMs,
-        stdoutFd: out.fd,
-      });
-    } finally {
-      await out.close();
-    }
+    const probe = await ctx.run(argv[0], argv.slice(1), {
+      env,
+      timeoutMs: ctx.commandTimeoutMs,
+      stdoutFd: out.fd,
+    }).finally(() => out.close());
     const written = await readFile(outPath, "utf8").catch(() => "?");
     const refused = probe.code === 1 && probe.stdout === "" && written === "" &&
       probe.stderr.includes(REFUSAL);
@@ -131,13 +126,9 @@ function describeFailure(r: CommandResult): string {
 
 /** The deno version `package.json` pins, or `undefined`. */
 async function packageDenoVersion(root: string): Promise<string | undefined> {
-  try {
-    const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8"));
-    const v = pkg?.dependencies?.deno;
-    return typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v) ? v : undefined;
-  } catch {
-    return undefined;
-  }
+  const pkg = await readFile(join(root, "package.json"), "utf8").then(JSON.parse).catch(() => {});
+  const v = pkg?.dependencies?.deno;
+  return typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v) ? v : undefined;
 }
 
 /** `NAME=value` entries as an environment object. */
