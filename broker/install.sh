@@ -77,13 +77,14 @@ if [ "$action" = uninstall ]; then
   if [ -n "$other_rules" ]; then
     write_sudoers "# pi-sudo-prompt: the secret broker, without a password (broker/install.sh)
 $other_rules"
+    rm -f "$LEGACY_SUDOERS"
     say "removed the sudoers rule for $user (other users keep theirs and the broker)"
   else
     write_sudoers ""
+    rm -f "$LEGACY_SUDOERS"
     rm -rf "$ROOT" "$PROOF_DIR"
     say "removed $ROOT, $SUDOERS and $PROOF_DIR"
   fi
-  rm -f "$LEGACY_SUDOERS"
   say "kept $ALLOWLIST (delete it by hand if you want)"
   visudo -c >/dev/null || die "visudo -c fails after uninstall: check /etc/sudoers.d"
   exit 0

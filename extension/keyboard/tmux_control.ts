@@ -32,7 +32,7 @@ const MAX_PENDING = 16;
 /** After a client died, wait this long before starting another. */
 const RESTART_AFTER_MS = 2000;
 /** No live client answered: the caller runs tmux itself. */
-const UNAVAILABLE = { ok: false, reason: "unavailable" } as const;
+const UNAVAILABLE = Object.freeze({ ok: false, reason: "unavailable" } as const);
 
 /**
  * What one question got back. `command`: tmux ran it and said no (`%error`);

@@ -95,11 +95,16 @@ async function probeHelper(ctx: Context, deno: string): Promise<Finding | undefi
     // stdout: a regular file, so that a helper that did not refuse would be seen writing.
     const outPath = join(dir, "stdout");
     const out = await open(outPath, "wx", 0o600);
-    const probe = await ctx.run(argv[0], argv.slice(1), {
-      env,
-      timeoutMs: ctx.commandTimeoutMs,
-      stdoutFd: out.fd,
-    }).finally(() => out.close());
+    let probe: CommandResult;
+    try {
+      probe = await ctx.run(argv[0], argv.slice(1), {
+        env,
+        timeoutMs: ctx.commandTimeoutMs,
+        stdoutFd: out.fd,
+      });
+    } finally {
+      await out.close();
+    }
     const written = await readFile(outPath, "utf8").catch(() => "?");
     const refused = probe.code === 1 && probe.stdout === "" && written === "" &&
       probe.stderr.includes(REFUSAL);
