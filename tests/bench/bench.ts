@@ -665,10 +665,11 @@ Deno.stdout.writeSync(line.subarray(0, await c.read(line) ?? 0));
     socket.on("error", () => {});
     socket.end(line);
   });
-  await new Promise<void>((resolve, reject) => {
+  const listening = new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(socketPath, () => resolve());
   });
+  await deadline("the floor's socket", listening, spawnDeadline());
   const env = { ...process.env, SUDO_ASKPASS: launcher };
   return {
     async flow() {
@@ -678,7 +679,12 @@ Deno.stdout.writeSync(line.subarray(0, await c.read(line) ?? 0));
       if (r.code !== 0 || connectedAt === undefined) throw flowError("the floor's sudo flow", r, 0);
       return connectedAt - t0;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      deadline(
+        "closing the floor's socket",
+        new Promise<void>((resolve) => server.close(() => resolve())),
+        spawnDeadline(),
+      ),
   };
 }
 
