@@ -19,7 +19,7 @@
  */
 export interface UncheckedProcess {
   readonly pid: number;
-  /** Its command line (or name). */
+  /** Its command line (or name): the process's own claim, shown as such. */
   readonly command: string;
   /** When it started, local time `HH:MM:SS`, or `""` when unknown. */
   readonly started: string;
@@ -27,6 +27,12 @@ export interface UncheckedProcess {
   readonly parent: string;
   /** What could not be checked, in a few words. */
   readonly why: string;
+  /**
+   * What pi proved of where it came from (ADR 0009 §2): `agent`, it descends
+   * from pi (a tool call or a `!` command); `during_call`, it started while
+   * one ran. Absent: nothing proven.
+   */
+  readonly origin?: "agent" | "during_call";
 }
 
 /** What the modal needs to show for one password request. */
@@ -53,6 +59,12 @@ export interface PromptRequest {
   /** The processes that could not be checked, as of now (named in the modal). */
   readonly unchecked?: () => readonly UncheckedProcess[];
   /**
+   * Runs the keyboard gate again, now (a terminal was added to those the
+   * modal reads: a locked tmux client's, ADR 0009); false when the request
+   * was refused, and its modal must not be drawn.
+   */
+  readonly recheck?: () => Promise<boolean>;
+  /**
    * What the password approves: `"call"`, the whole tool call or `!`
    * command (sudo caches it until the call ends, so its later sudos do not
    * ask); `"sudo"`, this one sudo. Absent: `"sudo"`.
@@ -72,6 +84,8 @@ export interface SecretPromptRequest {
   readonly cwd: string;
   /** The agent's `--label`: unverified text, to be shown as such. */
   readonly label: string;
+  /** See {@link PromptRequest.recheck}. */
+  readonly recheck?: () => Promise<boolean>;
   /** True only when the allowlist allows this exact argv (else the red warning). */
   readonly allowlisted: boolean;
   /**

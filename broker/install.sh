@@ -176,7 +176,8 @@ rm -rf "$ROOT.old"
 # Warm the root-owned cache so the broker starts fast; not fatal.
 DENO_DIR="$ROOT/deno-cache" "$ROOT/deno" cache --no-config --no-lock --no-remote --no-npm \
   "$ROOT/src/broker/broker.ts" "$ROOT/src/askpass/helper.ts" "$ROOT/src/broker/allowlist_append.ts" \
-  "$ROOT/src/extension/keyboard/terminal_guardian.ts" >/dev/null 2>&1 ||
+  "$ROOT/src/extension/keyboard/terminal_guardian.ts" \
+  "$ROOT/src/extension/keyboard/lock_keeper.ts" >/dev/null 2>&1 ||
   say "note: could not pre-compile the broker (it will compile on first use)"
 # `deno cache` transpiles but leaves V8's code cache empty; one run of the
 # helper with no argument (it exits 1 at its first check) fills it, so the
@@ -192,6 +193,12 @@ DENO_DIR="$ROOT/deno-cache" NO_COLOR=1 "$ROOT/deno" run --no-prompt --no-remote 
   --no-config --no-lock "$ROOT/src/extension/keyboard/terminal_guardian.ts" \
   </dev/null >/dev/null 2>&1 || warm=$?
 [ "$warm" = 1 ] || say "note: could not warm the guardian's cache (its first run will be slower)"
+# And for the lock keeper, which runs in a tmux client's lock (ADR 0009).
+warm=0
+DENO_DIR="$ROOT/deno-cache" NO_COLOR=1 "$ROOT/deno" run --no-prompt --no-remote --no-npm \
+  --no-config --no-lock "$ROOT/src/extension/keyboard/lock_keeper.ts" \
+  </dev/null >/dev/null 2>&1 || warm=$?
+[ "$warm" = 2 ] || say "note: could not warm the lock keeper's cache (its first run will be slower)"
 say "$how $ROOT (version $version, protocol $protocol)"
 
 # --- sudoers rule -------------------------------------------------------------

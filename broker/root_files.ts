@@ -26,6 +26,7 @@ export const ROOT_SOURCE_FILES = [
   "kernel/deno_libc.ts",
   "kernel/tty_ioctls.ts",
   "extension/keyboard/terminal_guardian.ts",
+  "extension/keyboard/lock_keeper.ts",
 ] as const;
 
 /**
@@ -35,6 +36,17 @@ export const ROOT_SOURCE_FILES = [
  */
 export const HARDENED_GUARDIAN_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [
   "extension/keyboard/terminal_guardian.ts",
+  "kernel/proc.ts",
+  "kernel/deno_libc.ts",
+  "kernel/tty_ioctls.ts",
+];
+
+/**
+ * The lock keeper and every module it imports: it holds a tmux client's
+ * terminal while pi reads it, exempt from the holder scans (docs/adr/0009).
+ */
+export const HARDENED_KEEPER_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [
+  "extension/keyboard/lock_keeper.ts",
   "kernel/proc.ts",
   "kernel/deno_libc.ts",
   "kernel/tty_ioctls.ts",

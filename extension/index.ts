@@ -35,6 +35,7 @@ import type { CredentialCacheMode } from "./channel/credential_policy.ts";
 import {
   auditUnavailableNotice,
   credentialRemovalNotice,
+  CREDENTIALS_NOT_REMOVED,
   guardProblemNotice,
   observeSession,
 } from "./channel/session_notices.ts";
@@ -42,17 +43,21 @@ import { registerFlags, sessionFlags } from "./commands/flags.ts";
 import {
   type CallHandle,
   CallTracker,
+  endTickets,
   removeCachedCredentials,
 } from "./channel/call_credentials.ts";
 import {
   noteModal,
   onStopOrResume,
+  processMark,
   quittingWithModal,
   startTerminalGuard,
   terminalGuardStatus,
 } from "./keyboard/terminal_guard.ts";
 import { terminalGate } from "./keyboard/terminal_gate.ts";
-import { closeTmuxControl } from "./keyboard/tmux_control.ts";
+import { tmuxAmongAncestors, tmuxPlace } from "./keyboard/tmux_lock.ts";
+import { promptOnTmuxClients } from "./keyboard/tmux_prompt.ts";
+import type { Elsewhere } from "./ui/elsewhere.ts";
 import { ownUid } from "../shared/own_uid.ts";
 import { packageInstall, startFailureNotice } from "./channel/start_notice.ts";
 
@@ -68,6 +73,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   let cacheMode: CredentialCacheMode = "call";
   const calls = new CallTracker();
   let unhookStop: (() => void) | undefined;
+  /** A ticket of an ended call may live: no call runs until `sudo -K` works (ADR 0009 §4). */
+  let ticketsLeft = false;
 
   registerCommands(pi, { session: () => session, auditStats: () => audit?.stats() });
   registerFlags(pi);
@@ -83,7 +90,6 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     if (event.reason === "quit") quittingWithModal();
     unhookStop?.();
     unhookStop = undefined;
-    closeTmuxControl();
     const s = session;
     session = undefined;
     await s?.close();
@@ -107,20 +113,41 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     else warn(auditUnavailableNotice(opened.reason));
     const flags = sessionFlags(pi, process.env);
     cacheMode = flags.cacheMode;
+    // Inside tmux the modal goes to the clients' own terminals (ADR 0009 §1).
+    const place = tmuxPlace(process.env);
+    const tmuxUnseen = !place && await tmuxAmongAncestors();
+    const elsewhere = (recheck?: () => Promise<boolean>): Elsewhere | undefined =>
+      place
+        ? (make, signal) =>
+          promptOnTmuxClients(place, {
+            make,
+            signal,
+            recheck: recheck ?? (() => Promise.resolve(true)),
+            notify: (text) => warn(`pi-sudo-prompt: ${text}`),
+          })
+        : undefined;
     const started = await startSession({
       credentialCache: cacheMode,
       callInProgress: () => calls.inProgress(),
       refuseRiskySudo: flags.refuseRiskySudo,
-      gate: terminalGate(ownUid()),
+      gate: terminalGate(ownUid(), {
+        provenance: { mark: processMark, duringCall: (t) => calls.ranAt(t) },
+      }),
       prompter: {
-        prompt: (request, signal) => showSudoModal(ctx.ui, request, signal),
-        promptSecret: (request, signal) => showSecretModal(ctx.ui, request, signal),
+        prompt: (request, signal) =>
+          tmuxUnseen
+            ? tmuxUnseenRefusal(warn)
+            : showSudoModal(ctx.ui, request, signal, elsewhere(request.recheck)),
+        promptSecret: (request, signal) =>
+          tmuxUnseen
+            ? tmuxUnseenRefusal(warn)
+            : showSecretModal(ctx.ui, request, signal, elsewhere(request.recheck)),
       },
       // The terminal guard erases a modal on screen if pi stops (ADR 0008).
       onEvent: observeSession({
         notify: warn,
         modalShown: noteModal,
-        answered: () => calls.noteAnswer(),
+        answered: (ticket) => calls.noteAnswer(ticket),
         record: audit ? sessionAuditSink(audit, "sudo") : undefined,
       }),
     });
@@ -178,9 +205,10 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   });
 
   /**
-   * The end of a tool call or `!` command. In the opt-in cache mode, when a
-   * password was given during it, every sudo credential is removed before
-   * its result returns, so nothing the call started keeps root (ADR 0006).
+   * The end of a tool call or `!` command. When a password was given during
+   * it, every sudo ticket ends before its result returns, so nothing the
+   * call started keeps root; if it cannot be ended, later calls wait
+   * (ADR 0009 §4).
    */
   async function endCall(
     call: CallHandle,
@@ -188,9 +216,39 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     ctx: ExtensionContext,
   ): Promise<void> {
     if (!calls.end(call) || cacheMode !== "call" || !s) return;
-    const removed = await removeCachedCredentials(s.realSudo);
-    if (!removed.ok) ctx.ui.notify(credentialRemovalNotice(removed.reason), "warning");
+    const ended = await endTickets(s.realSudo, calls.takeHolders());
+    if (ended.ok) return;
+    if (!ticketsLeft) {
+      ctx.ui.notify(credentialRemovalNotice(ended.reason, ended.killed), "warning");
+      recordCredentials("not_removed", ended.reason);
+    }
+    ticketsLeft = true;
   }
+
+  /** Before any call while a ticket may live: `sudo -K` again; the reason to block, if it fails. */
+  async function blockedByTickets(): Promise<string | undefined> {
+    if (!ticketsLeft) return undefined;
+    const removed = await removeCachedCredentials(session?.realSudo);
+    if (!removed.ok) return CREDENTIALS_NOT_REMOVED;
+    ticketsLeft = false;
+    recordCredentials("removed");
+    return undefined;
+  }
+
+  function recordCredentials(decision: "removed" | "not_removed", reason?: string): void {
+    audit?.append({
+      time: new Date().toISOString(),
+      kind: "sudo",
+      event: "credentials",
+      decision,
+      ...(reason ? { reason } : {}),
+    });
+  }
+
+  pi.on("tool_call", async () => {
+    const reason = await blockedByTickets();
+    return reason ? { block: true, reason } : undefined;
+  });
 
   // `!cmd` and `!!cmd`: pi still applies the user's prefix and records the
   // result (and keeps `!!` out of the model's context); we only add the env.
@@ -198,6 +256,10 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     await starting; // as in execute(): a `!` typed during start-up waits for it
     const s = session;
     if (!s) return undefined;
+    const blocked = await blockedByTickets();
+    if (blocked) {
+      return { result: { output: blocked, exitCode: 1, cancelled: false, truncated: false } };
+    }
     const settings = SettingsManager.create(ctx.cwd, getAgentDir());
     const local = createLocalBashOperations({ shellPath: settings.getShellPath() });
     return {
@@ -216,6 +278,18 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       },
     };
   });
+}
+
+/**
+ * pi runs in tmux but without its `TMUX`: pi cannot lock the clients, and a
+ * modal in the pane would take keys through tmux. Refused, with the reason.
+ */
+function tmuxUnseenRefusal(warn: (text: string) => void): Promise<{ kind: "cancel" }> {
+  warn(
+    "pi-sudo-prompt: pi runs inside tmux but TMUX is not set, so it cannot ask on your own " +
+      "terminal; start pi with tmux's TMUX and TMUX_PANE in its environment",
+  );
+  return Promise.resolve({ kind: "cancel" });
 }
 
 /** True only for pi's interactive TUI (older pi without `ctx.mode`: any UI). */

@@ -1,7 +1,7 @@
 /**
  * libc through koffi, loaded once, with every function the package calls
  * from Node declared in one place ({@link libc}): system calls Node does not
- * expose (`getsockopt`, `pidfd_open`, netlink, `ioctl`, `prctl`). koffi is a
+ * expose (`getsockopt`, `pidfd_open`, netlink, `ioctl`, `prctl`, `prlimit`). koffi is a
  * native addon: it is loaded lazily, so a missing build only disables those
  * paths, and the callers then fail closed.
  *
@@ -31,10 +31,13 @@ export interface LibcCalls {
   /** `fcntl` with an `int` argument. */
   fcntl(fd: number, cmd: number, arg: number): number;
   write(fd: number, bytes: Uint8Array, length: number): number;
+  read(fd: number, into: Uint8Array, length: number): number;
   /** `ioctl` with a plain integer argument. */
   ioctlInt(fd: number, request: number, arg: number): number;
   /** `ioctl` that writes one `int` into `out`. */
   ioctlOut(fd: number, request: number, out: Int32Array): number;
+  /** `ioctl` on a structure (`termios`, `winsize`) that it reads from and writes into `buf`. */
+  ioctlStruct(fd: number, request: number, buf: Uint8Array): number;
   /** `prctl` with one `unsigned long` argument. */
   prctl(option: number, arg: number): number;
   getsockopt(fd: number, level: number, name: number, out: Uint8Array, len: number[]): number;
@@ -50,6 +53,13 @@ export interface LibcCalls {
     addrLen: number,
   ): number;
   recv(fd: number, buf: Uint8Array, len: number, flags: number): number;
+  /** `prlimit(pid, resource, new, old)`: each limit a `{cur, max}` pair, or `null`. */
+  prlimit(
+    pid: number,
+    resource: number,
+    limit: BigUint64Array | null,
+    old: BigUint64Array | null,
+  ): number;
   errno(): number;
 }
 
@@ -77,8 +87,10 @@ export function libc(): LibcCalls | null {
       close: f("int close(int)"),
       fcntl: (fd, cmd, arg) => fcntl(fd, cmd, "int", arg),
       write: f("long write(int, const uint8_t *buf, size_t)"),
+      read: f("long read(int, _Out_ uint8_t *buf, size_t)"),
       ioctlInt: (fd, request, arg) => ioctl(fd, request, "long", arg),
       ioctlOut: (fd, request, out) => ioctl(fd, request, "_Out_ int *", out),
+      ioctlStruct: (fd, request, buf) => ioctl(fd, request, "_Inout_ uint8_t *", buf),
       prctl: (option, arg) => prctl(option, "unsigned long", arg),
       getsockopt: f(
         "int getsockopt(int, int, int, _Out_ uint8_t *optval, _Inout_ uint32_t *optlen)",
@@ -90,6 +102,9 @@ export function libc(): LibcCalls | null {
         "intptr_t sendto(int, const uint8_t *buf, size_t len, int flags, const uint8_t *addr, uint32_t addrlen)",
       ),
       recv: f("intptr_t recv(int, _Out_ uint8_t *buf, size_t len, int flags)"),
+      prlimit: f(
+        "int prlimit(int pid, int resource, const uint64_t *limit, _Out_ uint64_t *old)",
+      ),
       errno: () => koffi.errno(),
     };
   } catch { /* koffi or libc missing: calls stays null */ }

@@ -1,7 +1,8 @@
 /**
  * A process described for the human, from `/proc`: what the modal shows about
  * a process the checks could not clear (issue 20) — its pid, command line,
- * start time and parent. Every read is asynchronous and capped; anything
+ * start time and parent, and where it came from when pi can prove it
+ * (`provenance.ts`). Every read is asynchronous and capped; anything
  * unreadable is left empty rather than guessed.
  *
  * @module
@@ -23,10 +24,17 @@ const DESCRIBED_CAP = 64;
  * `pid` with its command line, start time and parent, and `why` it is named.
  * Read once per process (pid and start time), then from memory.
  */
-export async function describeProcess(pid: number, why: string): Promise<UncheckedProcess> {
+export async function describeProcess(
+  pid: number,
+  why: string,
+  origin?: UncheckedProcess["origin"],
+): Promise<UncheckedProcess> {
   const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
   const known = described.get(pid);
-  if (stat && known && known.startTime === stat.startTime && known.facts.why === why) {
+  if (
+    stat && known && known.startTime === stat.startTime && known.facts.why === why &&
+    known.facts.origin === origin
+  ) {
     return known.facts;
   }
   const argv = parseNulList(
@@ -39,6 +47,7 @@ export async function describeProcess(pid: number, why: string): Promise<Uncheck
     started: stat ? await clockTimeOf(stat.startTime) : "",
     parent: stat ? `${stat.ppid}${parentStat ? ` (${parentStat.comm})` : ""}` : "",
     why,
+    ...(origin ? { origin } : {}),
   };
   if (stat) {
     if (described.size >= DESCRIBED_CAP) described.delete(described.keys().next().value!);

@@ -17,6 +17,9 @@ export const TTY_IOCTL = {
   TCFLSH: 0x540b,
   TIOCEXCL: 0x540c,
   TIOCNXCL: 0x540d,
+  TIOCGWINSZ: 0x5413,
+  /** Bytes waiting to be read. */
+  FIONREAD: 0x541b,
   /** `_IOR('T', 0x40, int)`. */
   TIOCGEXCL: 0x80045440,
   /** `TCFLSH`'s argument: drop what was received and not read. */

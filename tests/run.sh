@@ -113,8 +113,13 @@ newcomer() {
 # --- daily use, before the broker is installed (issue 20): the user-level
 # checks name what they cannot see and the sudo works; the same file runs
 # again with the node suites below, where root decides.
+# The same for tmux's lock (ADR 0009): a hidden process is named there, and
+# refused once root checks.
 case " $only " in
   "  " | *" tests/pi/daily_use_test.ts "*) node_tests tests/pi/daily_use_test.ts ;;
+esac
+case " $only " in
+  "  " | *" tests/pi/tmux_lock_test.ts "*) node_tests tests/pi/tmux_lock_test.ts ;;
 esac
 
 set +e

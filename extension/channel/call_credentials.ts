@@ -1,41 +1,74 @@
 /**
- * The opt-in cache per call (`--sudo-cache-per-call`, ADR 0006): sudo may
- * keep a credential while one tool call or `!` command runs, and every
- * credential is removed when a call in which a password was given ends.
+ * One approval per call (ADR 0006, amended by ADR 0009 §4): sudo may keep a
+ * credential (a "ticket") while one tool call or `!` command runs, and every
+ * ticket ends when a call in which a password was given ends.
  *
- * sudo keys a ticket to the parent process of the sudo and to its session;
- * it cannot be reached by call, so removal is `sudo -K`, which deletes the
- * user's whole timestamp file: the user's other terminals ask again too.
+ * sudo keys a ticket of a sudo with no terminal (every tool call's) to the
+ * sudo's parent, by pid and start time, and to its session. So when pi hands
+ * a password to a sudo that may leave a ticket, it records that parent
+ * ({@link TicketHolder}). At the end of the call:
+ *
+ * 1. `sudo -K` removes every ticket of the user (its other terminals too);
+ * 2. if that fails (killed or starved by what the call left behind), each
+ *    recorded parent that is still the same process is killed: no later
+ *    sudo can present its ticket; then `sudo -K` is tried again;
+ * 3. if it still fails, the caller blocks every later call until a
+ *    `sudo -K` succeeds (`index.ts`).
+ *
+ * The tracker also remembers when calls ran, in the clock of `/proc`'s start
+ * times, for the modal's provenance of hidden processes (ADR 0009 §2).
  *
  * @module
  */
 import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 import { type ReasonOf, reasons } from "../../shared/result.ts";
+import { CallWindows, ticksNow } from "../../kernel/provenance.ts";
+import { readStat } from "../../kernel/peer_verification.ts";
+import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
+import { libc } from "../../kernel/libc.ts";
+import process from "node:process";
 
 /** Deadline for `sudo -K` (it never prompts; this only bounds a wedged sudo). */
 export const REMOVE_DEADLINE_MS = 5000;
 
-/** Named reasons the removal failed. */
+/**
+ * Named reasons the removal failed:
+ * - `no_sudo`: no sudo binary was found.
+ * - `sudo_failed`: `sudo -K` did not exit 0 (killed, stopped past its deadline, or could not start).
+ */
 export const REMOVE_ERRORS = reasons("no_sudo", "sudo_failed");
+
+/** One of the values of {@link REMOVE_ERRORS}. */
+export type RemoveError = ReasonOf<typeof REMOVE_ERRORS>;
+
+/** The process a ticket is keyed to: the sudo's parent, by pid and start time. */
+export interface TicketHolder {
+  readonly pid: number;
+  readonly startTime: bigint;
+}
 
 /** A running call, as handed out by {@link CallTracker.begin}. */
 export interface CallHandle {
   /** Answers given before the call began; later ones may have made a ticket it must remove. */
   readonly answersAtStart: number;
+  readonly window: object;
 }
 
 /**
- * Counts running calls and answered password requests. Pure bookkeeping:
- * the caller does the removal when {@link CallTracker.end} says so.
+ * Counts running calls and answered password requests, remembers when calls
+ * ran and which processes hold tickets. Pure bookkeeping: the caller does
+ * the removal when {@link CallTracker.end} says so.
  */
 export class CallTracker {
   #running = 0;
   #answers = 0;
+  readonly #windows = new CallWindows();
+  #holders: TicketHolder[] = [];
 
   /** A call starts (before its command is spawned). */
   begin(): CallHandle {
     this.#running++;
-    return { answersAtStart: this.#answers };
+    return { answersAtStart: this.#answers, window: this.#windows.begin(ticksNow()) };
   }
 
   /**
@@ -45,6 +78,7 @@ export class CallTracker {
    */
   end(call: CallHandle): boolean {
     this.#running = Math.max(0, this.#running - 1);
+    this.#windows.end(call.window, ticksNow());
     return this.#answers > call.answersAtStart;
   }
 
@@ -53,9 +87,22 @@ export class CallTracker {
     return this.#running > 0;
   }
 
-  /** A password was handed to a sudo. */
-  noteAnswer(): void {
+  /** Whether a process that started at `startTime` (ticks since boot) started while a call ran. */
+  ranAt(startTime: bigint): boolean {
+    return this.#windows.covers(startTime);
+  }
+
+  /** A password was handed to a sudo; `holder` when that sudo may leave a ticket. */
+  noteAnswer(holder?: TicketHolder): void {
     this.#answers++;
+    if (holder && this.#holders.length < 256) this.#holders.push(holder);
+  }
+
+  /** The ticket holders recorded so far, forgotten once taken. */
+  takeHolders(): TicketHolder[] {
+    const out = this.#holders;
+    this.#holders = [];
+    return out;
   }
 }
 
@@ -65,7 +112,7 @@ export class CallTracker {
  */
 export function removeCachedCredentials(
   realSudo: string | undefined,
-): Promise<{ ok: true } | { ok: false; reason: ReasonOf<typeof REMOVE_ERRORS> }> {
+): Promise<{ ok: true } | { ok: false; reason: RemoveError }> {
   if (!realSudo) return Promise.resolve({ ok: false, reason: REMOVE_ERRORS.NO_SUDO });
   return spawnWithDeadline(realSudo, ["-K"], {
     deadlineMs: REMOVE_DEADLINE_MS,
@@ -73,4 +120,64 @@ export function removeCachedCredentials(
   }).then((run) =>
     run.code === 0 ? { ok: true } : { ok: false, reason: REMOVE_ERRORS.SUDO_FAILED }
   );
+}
+
+/** The process a ticket of sudo `sudoPid` is keyed to: its parent, or `undefined` when gone. */
+export async function ticketHolderOf(sudoPid: number): Promise<TicketHolder | undefined> {
+  const sudo = await readStat(sudoPid);
+  const parent = sudo && await readStat(sudo.ppid);
+  return parent ? { pid: parent.pid, startTime: parent.startTime } : undefined;
+}
+
+/** `pidfd_send_signal` (the same number on every architecture). */
+const SYS_PIDFD_SEND_SIGNAL = 424;
+const SIGKILL = 9;
+
+/**
+ * Kills each holder that is still the process it was (pid and start time,
+ * through a pidfd, so a reused pid is never hit). Returns how many were.
+ */
+export async function killTicketHolders(holders: readonly TicketHolder[]): Promise<number> {
+  let killed = 0;
+  for (const h of holders) {
+    if (h.pid <= 1 || h.pid === process.pid) continue;
+    const pidfd = pidfdOpen(h.pid);
+    if (!pidfd.ok) continue;
+    try {
+      const stat = await readStat(h.pid);
+      if (stat?.startTime !== h.startTime || stat.state === "Z") continue;
+      const c = libc();
+      const sent = c?.syscall(
+        SYS_PIDFD_SEND_SIGNAL,
+        "int",
+        pidfd.fd,
+        "int",
+        SIGKILL,
+        "void *",
+        null,
+        "unsigned int",
+        0,
+      );
+      if (sent === 0) killed++;
+    } finally {
+      closeFd(pidfd.fd);
+    }
+  }
+  return killed;
+}
+
+/**
+ * The end of a call in which a password was given: `sudo -K`; if it fails,
+ * the recorded holders are killed and `sudo -K` is tried once more. `ok`
+ * only when a `sudo -K` succeeded.
+ */
+export async function endTickets(
+  realSudo: string | undefined,
+  holders: readonly TicketHolder[],
+): Promise<{ ok: true; killed: number } | { ok: false; reason: RemoveError; killed: number }> {
+  const first = await removeCachedCredentials(realSudo);
+  if (first.ok) return { ok: true, killed: 0 };
+  const killed = await killTicketHolders(holders);
+  const again = await removeCachedCredentials(realSudo);
+  return again.ok ? { ok: true, killed } : { ok: false, reason: again.reason, killed };
 }

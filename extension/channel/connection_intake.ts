@@ -35,6 +35,7 @@ import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
 import { ROOT_RUN_REFUSALS, rootRunWarnings } from "./root_program.ts";
+import { ticketHolderOf } from "./call_credentials.ts";
 import { sanitizePrompt } from "../../askpass/prompt_text.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
@@ -229,6 +230,10 @@ export class ConnectionIntake {
         covers: cache.createsTicket ? "call" : "sudo",
         warnings,
       });
+      // The process its ticket would be keyed to: the call's end ends it (ADR 0009 §4).
+      if (cache.createsTicket) {
+        entry = { ...entry, ticket: await ticketHolderOf(verdict.requester.sudo.pid) };
+      }
     } else {
       const verdict = await verifyBroker(this.#parts.expectedBroker, creds.creds, request);
       if (!verdict.ok) return refuse(verdict.reason);
@@ -293,7 +298,7 @@ export class ConnectionIntake {
       pipeInode: requester.pipeInode,
       attempt,
       watched: [requester.helper, requester.sudo],
-      ask: (signal: AbortSignal) =>
+      ask: (signal: AbortSignal, recheck: () => Promise<boolean>) =>
         this.#options.prompter.prompt({
           requestId: request.id,
           sudoArgv: requester.sudoArgv,
@@ -304,6 +309,7 @@ export class ConnectionIntake {
           deadline: this.#queue.deadlineOf(request.id),
           waiting: () => this.#queue.waitingBehind(request.id),
           unchecked: () => [...unchecked.pairing, ...unchecked.gate],
+          recheck,
           ...approval,
         }, signal),
       delivered: () => this.#attempts.recordSubmit(requester.sudo),
@@ -323,7 +329,7 @@ export class ConnectionIntake {
       unchecked: { pairing: [], gate: [] },
       attempt: 1,
       watched: [verified.broker, verified.sudo],
-      ask: (signal: AbortSignal) => {
+      ask: (signal: AbortSignal, recheck: () => Promise<boolean>) => {
         // Remembered once shown, even if then cancelled (docs/design.md §5, /sudo-prompt allow).
         if (!allowlisted) this.#lastUnverifiedArgv = [...request.argv];
         return this.#options.prompter.promptSecret!({
@@ -333,6 +339,7 @@ export class ConnectionIntake {
           label: request.label,
           allowlisted,
           traceable,
+          recheck,
           deadline: this.#queue.deadlineOf(request.id),
           waiting: () => this.#queue.waitingBehind(request.id),
         }, signal);

@@ -48,7 +48,13 @@ export async function handOver(
   );
   if (written.ok) {
     entry.delivered();
-    queue.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt, writer: "pi" });
+    queue.emit({
+      kind: "answered",
+      requestId: entry.id,
+      attempt: entry.attempt,
+      writer: "pi",
+      ticket: entry.ticket,
+    });
     return await queue.finish(entry, done);
   }
   if (!FALLBACK_REASONS.has(written.reason)) return queue.refuse(entry, written.reason);
@@ -69,6 +75,12 @@ export async function replyWithPassword(
   password.fill(0);
   if (entry.connection.ended) return void frame.fill(0);
   entry.delivered();
-  queue.emit({ kind: "answered", requestId: entry.id, attempt: entry.attempt, ...how });
+  queue.emit({
+    kind: "answered",
+    requestId: entry.id,
+    attempt: entry.attempt,
+    ticket: entry.ticket,
+    ...how,
+  });
   await queue.finish(entry, frame);
 }

@@ -24,7 +24,6 @@ import {
 } from "../../kernel/peer_verification.ts";
 import type { PeerConnection } from "./peer_connection.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
-import { TERMINAL_REFUSALS } from "../keyboard/terminal_holders.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
 import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
@@ -35,6 +34,7 @@ import {
   type SessionSettings,
 } from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
+import type { TicketHolder } from "./call_credentials.ts";
 import { handOver, type HandOverQueue, replyWithPassword, tracedNotice } from "./handover.ts";
 
 /** One verified request in the queue: a sudo password or a broker secret. */
@@ -52,10 +52,15 @@ export interface Pending {
   readonly pipeInode: number | undefined;
   /** What the modal shows as the command (sudo's argv, or the broker's). */
   readonly argv: readonly string[];
-  /** Opens the modal for this request. */
-  readonly ask: (signal: AbortSignal) => Promise<PromptOutcome>;
+  /**
+   * Opens the modal for this request; `recheck` runs the keyboard gate now
+   * (for a terminal the modal adds: a locked tmux client's, ADR 0009).
+   */
+  readonly ask: (signal: AbortSignal, recheck: () => Promise<boolean>) => Promise<PromptOutcome>;
   /** Called once an answer has been handed over (attempt counting). */
   readonly delivered: () => void;
+  /** The process this sudo's ticket would be keyed to, when it may leave one (ADR 0009 §4). */
+  readonly ticket?: TicketHolder;
   /**
    * Processes the checks could not clear, named in the modal (issue 20): the
    * pairing's, from admission, and the keyboard gate's, from its latest check.
@@ -64,8 +69,6 @@ export interface Pending {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
-/** How often a modal waiting for tmux's focus to come back to pi's pane looks again. */
-const FOCUS_POLL_MS = 250;
 /** An early keyboard check stands for the modal's own only this fresh (the re-check interval). */
 const GATE_AHEAD_MAX_AGE_MS = 100;
 const LIVENESS_INTERVAL_MS = 200;
@@ -158,19 +161,9 @@ export class ModalQueue {
     if (phase === "open") this.#gateAhead = undefined;
     // An early `open` check counts only if it began less than one
     // re-check interval ago; the re-checks then continue from there.
-    let verdict = ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
+    const verdict = ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
       ? await check(() => ahead.verdict)
       : await check(() => gate.check(phase));
-    // Before it opens, a modal waits while the keys go elsewhere in tmux (the
-    // human is in another window, say): paused, not refused, until the focus
-    // is back or the request's deadline ends it. Once open, it is withdrawn.
-    while (
-      phase === "open" && !verdict.ok && verdict.reason === TERMINAL_REFUSALS.FOCUS_MOVED &&
-      !entry.connection.ended
-    ) {
-      await new Promise((r) => setTimeout(r, FOCUS_POLL_MS));
-      verdict = await check(() => gate.check("open"));
-    }
     if (verdict.ok) entry.unchecked.gate = verdict.unchecked ?? [];
     if (verdict.ok || entry.connection.ended) return verdict.ok;
     const reason = verdict.reason ?? CONNECTION_ERRORS.INTERNAL_ERROR;
@@ -182,7 +175,12 @@ export class ModalQueue {
   #open(entry: Pending): void {
     this.emit({ kind: "prompted", requestId: entry.id, attempt: entry.attempt });
     // A prompter that throws at once cancels, as one that rejects does.
-    new Promise<PromptOutcome>((resolve) => resolve(entry.ask(entry.abort.signal)))
+    const gate = this.#options.gate;
+    const recheck = () =>
+      gate && !entry.connection.ended
+        ? this.#gateCheck(entry, gate, "open")
+        : Promise.resolve(!entry.connection.ended);
+    new Promise<PromptOutcome>((resolve) => resolve(entry.ask(entry.abort.signal, recheck)))
       .then((o) => this.#onOutcome(entry, o), () => this.finish(entry, DENY_REASONS.CANCELLED))
       // An unexpected throw while answering denies the request (fail closed).
       .catch(() => this.finish(entry, DENY_REASONS.CANCELLED));

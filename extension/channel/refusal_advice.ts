@@ -138,14 +138,11 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     todo: "stop the process the notice names (`kill <pid>`) and run the command again",
   },
   terminal_scan_incomplete: retry("pi could not list who holds its terminal within its time limit"),
-  multiplexer_keys_bound: {
-    means: "tmux has printable keys bound where you type, so a binding could take your keys",
-    todo: "remove the bindings (`tmux list-keys -T root`, then `tmux unbind -n <key>`)",
-  },
-  focus_moved: {
-    means:
-      "inside tmux, your keys would go elsewhere than pi's pane (another pane, a popup, a mode)",
-    todo: "go back to pi's pane, leave the mode or close what the notice names, and run it again",
+  terminal_unguarded: {
+    means: "pi's terminal was not exclusive, or no guardian held it to close it again if pi is " +
+      "killed, so pi did not ask",
+    todo: "wait a moment (pi starts a new guardian) and run the command again; " +
+      "`/sudo-prompt status` shows the guardian",
   },
   // The password reaches only the sudo the modal shows (extension/pairing/, ADR 0005).
   stdout_pipe_unknown: retry("the askpass helper's output is not a pipe pi can read"),

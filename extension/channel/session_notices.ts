@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { TicketHolder } from "./call_credentials.ts";
 import type { SessionEvent } from "./session_types.ts";
 import { explainHint, refusalNotice } from "./refusal_advice.ts";
 
@@ -19,8 +20,8 @@ export interface SessionObservers {
   readonly notify: (text: string) => void;
   /** A modal of this session opened (`true`) or closed (`false`): the terminal guard's cue. */
   readonly modalShown: (open: boolean) => void;
-  /** A password was given: the call it belongs to ends with `sudo -K` (ADR 0006). */
-  readonly answered: () => void;
+  /** A password was given: the call it belongs to ends its ticket (ADR 0006, 0009 §4). */
+  readonly answered: (ticket?: TicketHolder) => void;
   /** The audit log's sink, when it is open. */
   readonly record?: (event: SessionEvent) => void;
 }
@@ -49,7 +50,7 @@ export function observeSession(
     ) {
       hooks.modalShown(false);
     }
-    if (event.kind === "answered") hooks.answered();
+    if (event.kind === "answered") hooks.answered(event.ticket);
     if (event.kind !== "refused" || !("requestId" in event) || !event.requestId) return;
     const t = now();
     if (event.notice) {
@@ -76,8 +77,18 @@ export function auditUnavailableNotice(reason: string): string {
   return `pi-sudo-prompt: audit log unavailable (${reason})`;
 }
 
-/** `sudo -K` at the end of a call failed: the human removes the credentials. */
-export function credentialRemovalNotice(reason: string): string {
-  return `pi-sudo-prompt: could not remove sudo's cached credentials (${reason}); ` +
-    "run `sudo -K` yourself";
+/**
+ * `sudo -K` at the end of a call failed, even after the processes holding
+ * the call's tickets were killed: no later call runs until it succeeds.
+ */
+export function credentialRemovalNotice(reason: string, killed: number): string {
+  const kills = killed > 0 ? `; ${killed} process(es) that held a ticket were killed` : "";
+  return `pi-sudo-prompt: could not remove sudo's cached credentials (${reason}${kills}). ` +
+    "Tool calls and ! commands wait until `sudo -K` works: run `sudo -K` yourself, " +
+    "and stop whatever kills it";
 }
+
+/** The reason a tool call is blocked while a ticket may live (ADR 0009 §4). */
+export const CREDENTIALS_NOT_REMOVED =
+  "pi-sudo-prompt: blocked: sudo's cached credentials of an earlier call could not be removed " +
+  "(something kills `sudo -K`). Ask the user to run `sudo -K` and stop what kills it.";

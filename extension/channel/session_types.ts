@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { TicketHolder } from "./call_credentials.ts";
 import type { DenyReason, ProtocolError } from "../../askpass/protocol.ts";
 import type { VerifyRefusal } from "../../kernel/peer_verification.ts";
 import type { PipeHandoverError } from "../../kernel/sudo_pipe.ts";
@@ -101,6 +102,8 @@ export type SessionEvent =
      */
     readonly writer?: "pi" | "helper";
     readonly fallback?: PipeHandoverError;
+    /** The process the sudo's ticket is keyed to, when this sudo may leave one (ADR 0009 §4). */
+    readonly ticket?: TicketHolder;
   }
   | { readonly kind: "denied"; readonly requestId: string; readonly reason: DenyReason };
 

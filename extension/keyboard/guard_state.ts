@@ -34,6 +34,8 @@ export interface GuardState {
   guardianRootOwned?: boolean;
   /** pi is quitting with a modal on screen: the guardian keeps treating it as shown. */
   quittingWithModal?: boolean;
+  /** pi's mark, set once before the first tool call (ADR 0009 §2). */
+  mark?: bigint;
 }
 
 const KEY = Symbol.for("pi-sudo-prompt.terminal-guard");

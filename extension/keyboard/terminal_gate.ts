@@ -1,10 +1,17 @@
 /**
- * The gate every modal passes, before it opens and every
- * {@link GATE_INTERVAL_MS} while it is open: nobody else holds pi's terminal
- * (`terminal_holders.ts`) and tmux does not route typed keys to a binding
- * (`multiplexer_keys.ts`). A closed gate refuses the request with a named
- * reason and a notice that names the process or the keys and says what to do
- * (ADR 0007).
+ * The gate every modal passes, before it opens, every
+ * {@link GATE_INTERVAL_MS} while it is open, and right before an answer
+ * leaves: pi's terminal is exclusive and held by a live guardian, and nobody
+ * else holds a terminal the modal reads (pi's own, and inside tmux each
+ * locked client's: `tmux_prompt.ts`). A closed gate refuses the request with
+ * a named reason and a notice that names the process and says what to do
+ * (ADR 0007, 0009).
+ *
+ * Hidden processes (their descriptors cannot be read) are named in the
+ * modal with what pi can prove of them (ADR 0009 §2): root's listing decides
+ * where the broker's check is installed; otherwise for pi's own terminal the
+ * young ones when Yama allows copying a descriptor, and for a tmux client's
+ * terminal the ones that descend from pi or started while a tool call ran.
  *
  * @module
  */
@@ -12,7 +19,6 @@ import process from "node:process";
 import { readStat } from "../../kernel/peer_verification.ts";
 import { ancestors } from "../../kernel/proc.ts";
 import { firstExecutable } from "../../shared/executables.ts";
-import { checkTmuxKeyTables, type KeyTableVerdict } from "./multiplexer_keys.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import {
   decideTerminal,
@@ -22,11 +28,18 @@ import {
   TERMINAL_REFUSALS,
   type TerminalRefusal,
 } from "./terminal_holders.ts";
-import { ptsNumber, rootTerminalCheckInstalled, runRootTerminalCheck } from "./root_terminal.ts";
+import {
+  ptsNumber,
+  rootTerminalCheckInstalled,
+  type RootTerminalResult,
+  runRootTerminalCheck,
+} from "./root_terminal.ts";
 import { liveGuardian, terminalGuardStatus } from "./terminal_guard.ts";
+import { takenTerminals } from "./tmux_prompt.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { ptraceScope } from "../../kernel/yama.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
+import { carriesMark } from "../../kernel/provenance.ts";
 import type { Result } from "../../shared/result.ts";
 
 /** How often an open modal is checked again (the issue's bound: 100 ms or less). */
@@ -57,92 +70,165 @@ export interface ModalGate {
   readonly intervalMs: number;
 }
 
+/** What pi can prove about where a process came from (ADR 0009 §2). */
+export interface ProvenanceFacts {
+  /** pi's mark (`kernel/provenance.ts`), once set. */
+  readonly mark: () => bigint | undefined;
+  /** Whether a start time (ticks since boot) falls while a tool call or `!` command ran. */
+  readonly duringCall: (startTime: bigint) => boolean;
+}
+
 /** Options of {@link terminalGate}. */
 export interface TerminalGateOptions {
-  /** Environment with `TMUX`/`TMUX_PANE` (default `process.env`). */
-  readonly env?: Record<string, string | undefined>;
   /** The terminal to guard (default: the terminal guard's, pi's stdin); the bench passes a pty. */
   readonly terminal?: () => { readonly ttyPath?: string; readonly rdev?: number };
   /** More pids never counted, beside pi, its ancestors and the guardian (the bench's pty holders). */
   readonly exclude?: readonly number[];
+  /** Where hidden processes came from; without it, nothing is proven of them. */
+  readonly provenance?: ProvenanceFacts;
+}
+
+/** One terminal the gate judges. */
+interface Judged {
+  readonly ttyPath: string;
+  readonly rdev: number;
+  /** pi's own terminal (else a locked tmux client's). */
+  readonly own: boolean;
+  readonly exempt: Promise<ReadonlySet<number>>;
 }
 
 /**
  * The gate for this pi process. Without a terminal (tests, or stdin not a
- * tty) only the tmux check applies. In hardened mode (the broker's terminal
- * check installed) root also lists the holders, non-dumpable ones included,
- * before each modal opens, every {@link ROOT_RECHECK_MS} while it is open, and
- * before the answer leaves.
+ * tty) only the locked clients' terminals are judged. In hardened mode (the
+ * broker's terminal check installed) root also lists each terminal's
+ * holders, non-dumpable ones included, before each modal opens, every
+ * {@link ROOT_RECHECK_MS} while it is open, and before the answer leaves.
  */
 export function terminalGate(uid: number, options: TerminalGateOptions = {}): ModalGate {
-  const env = options.env ?? process.env;
   let piStart: bigint | undefined;
   let realSudo: string | undefined;
   let lastRoot = 0;
-  /** When root last listed the holders and found none (its answer stands until the next). */
+  /** When root last listed the holders of all terminals and found none. */
   let rootClearedAt = -Infinity;
   return {
     intervalMs: GATE_INTERVAL_MS,
     async check(phase) {
       const asked = performance.now();
-      const { ttyPath, rdev } = options.terminal?.() ?? terminalGuardStatus();
-      // Every read starts now, side by side: pi's ancestors (the walk needs
-      // them only once it is back), tmux, root's listing and Yama's scope.
-      const exclude = excluded(options.exclude ?? []);
-      exclude.catch(() => {}); // awaited only with a scan or root's list; a failure fails those
-      const n = ttyPath ? ptsNumber(ttyPath) : undefined;
-      // Root looks before the modal opens, before the answer leaves, and
-      // every ROOT_RECHECK_MS while the modal is open: a hidden process may
-      // copy the terminal from pi's shell at any time (without Yama).
+      const own = options.terminal?.() ?? terminalGuardStatus();
+      // The terminal is never open without a guardian to close it again (ADR 0009 §3).
+      if (!options.terminal) {
+        const guard = terminalGuardStatus();
+        if (guard.ttyPath && (!guard.exclusive || guard.guardianPid === undefined)) {
+          return {
+            ok: false,
+            reason: TERMINAL_REFUSALS.TERMINAL_UNGUARDED,
+            notice: guard.exclusive
+              ? "pi's terminal guardian is not running, so a kill of pi could leave the terminal " +
+                "open to other processes; pi is starting a new one: try again in a moment"
+              : "pi's terminal is not exclusive right now; try again in a moment",
+          };
+        }
+      }
+      // pi, its ancestors (its shell holds the terminal too) and the guardian.
+      const base = excluded(options.exclude ?? []);
+      base.catch(() => {}); // awaited with the scans; a failure fails them
+      const terminals: Judged[] = [
+        ...(own.ttyPath !== undefined && own.rdev !== undefined
+          ? [{ ttyPath: own.ttyPath, rdev: own.rdev, own: true, exempt: base }]
+          : []),
+        ...takenTerminals().map((t) => ({
+          ttyPath: t.ttyPath,
+          rdev: t.rdev,
+          own: false,
+          exempt: Promise.all([base, t.exempt]).then(([a, b]) => new Set([...a, ...b])),
+        })),
+      ];
+      if (terminals.length === 0) return { ok: true };
       const rootDue = phase !== "watch" || performance.now() - lastRoot >= ROOT_RECHECK_MS;
-      const askRoot = async () => {
+      const askRoot = async (t: Judged): Promise<RootTerminalResult | undefined> => {
+        const n = ptsNumber(t.ttyPath);
         realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
         if (!rootDue || n === undefined || realSudo === undefined) return undefined;
         if (!await rootTerminalCheckInstalled()) return undefined;
-        lastRoot = performance.now();
         return await runRootTerminalCheck(realSudo, n);
       };
-      const [scan, keys, root, scope, piStarted] = await Promise.all([
-        ttyPath !== undefined && rdev !== undefined
-          ? scanTerminalHolders({ ttyPath, rdev, uid, exclude, notBefore: asked })
-          : Promise.resolve({ holders: [], hidden: [] }),
-        checkTmuxKeyTables(env),
-        askRoot(),
+      const [scans, roots, scope, piStarted] = await Promise.all([
+        Promise.all(
+          terminals.map((t) =>
+            scanTerminalHolders({ ...t, uid, exclude: t.exempt, notBefore: asked })
+          ),
+        ),
+        Promise.all(terminals.map(askRoot)),
         ptraceScope(),
         piStart ?? readStat(process.pid).then((s) => s?.startTime),
       ]);
       piStart ??= piStarted;
-      if (root && !root.ok && !root.notPermitted) {
-        return {
-          ok: false,
-          reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,
-          notice: `root could not check who has this terminal open (${
-            sanitizeUntrusted(root.reason, 80)
-          }); run /sudo-prompt doctor`,
-        };
-      }
-      if (root?.ok) {
-        const excludes = await exclude;
-        const holder = root.holders.find((pid) => !excludes.has(pid));
-        if (holder === undefined) rootClearedAt = performance.now();
-        else {
+      if (rootDue && roots.some((r) => r !== undefined)) lastRoot = performance.now();
+      let rootListedAll = roots.length > 0;
+      for (const [i, root] of roots.entries()) {
+        if (!root || (!root.ok && root.notPermitted)) {
+          rootListedAll = false;
+          continue;
+        }
+        if (!root.ok) {
+          return {
+            ok: false,
+            reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,
+            notice: `root could not check who has this terminal open (${
+              sanitizeUntrusted(root.reason, 80)
+            }); run /sudo-prompt doctor`,
+          };
+        }
+        const exempt = await terminals[i].exempt;
+        const holder = root.holders.find((pid) => !exempt.has(pid));
+        if (holder !== undefined) {
           const culprit = await summarizeProcess(holder) ??
             { pid: holder, command: "exited since", startTime: 0n };
           return refuse({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit });
         }
       }
-      // Root's last listing stands until its next one; with Yama >= 1 nothing
-      // of the agent's can copy the terminal (ADR 0008); otherwise ask.
+      if (rootListedAll) rootClearedAt = performance.now();
+      // Root's last listing stands until its next one.
       const rootDecides = performance.now() - rootClearedAt <= ROOT_RECHECK_MS + 100;
-      const policy = rootDecides || (scope !== undefined && scope >= 1) ? "ignore" : "ask";
-      const verdict = decideTerminal(scan, piStart ?? 0n, policy);
-      if (!verdict.ok) return refuse(verdict);
+      const origins = new Map<number, UncheckedProcess["origin"]>();
+      const originOf = async (p: ProcessSummary) => {
+        if (!origins.has(p.pid)) {
+          const marked = await carriesMark(p.pid, options.provenance?.mark());
+          origins.set(
+            p.pid,
+            marked
+              ? "agent"
+              : options.provenance?.duringCall(p.startTime)
+              ? "during_call"
+              : undefined,
+          );
+        }
+        return origins.get(p.pid);
+      };
+      const named = new Map<number, ProcessSummary>();
+      for (const [i, t] of terminals.entries()) {
+        const scan = scans[i];
+        // Hidden processes whose origins are needed: read before the pure decision.
+        for (const p of scan?.hidden ?? []) if (!t.own) await originOf(p);
+        const verdict = decideTerminal(scan, (p) => {
+          if (rootDecides) return false;
+          // pi's own terminal: with Yama >= 1 nothing of the agent's can copy it (ADR 0008).
+          if (t.own) return (scope === undefined || scope < 1) && p.startTime > (piStart ?? 0n);
+          // A tmux client's: the agent has tmux's lock besides, whatever Yama says (ADR 0009).
+          return origins.get(p.pid) !== undefined;
+        });
+        if (!verdict.ok) return refuse(verdict);
+        for (const p of verdict.unchecked ?? []) named.set(p.pid, p);
+      }
       const unchecked = await Promise.all(
-        (verdict.unchecked ?? []).map((p) =>
-          describeProcess(p.pid, "hides its open files: it may hold this terminal")
+        [...named.values()].map(async (p) =>
+          describeProcess(
+            p.pid,
+            "hides its open files: it may hold this terminal",
+            await originOf(p),
+          )
         ),
       );
-      if (!keys.ok) return keysRefusal(keys);
       return unchecked.length > 0 ? { ok: true, unchecked } : { ok: true };
     },
   };
@@ -159,7 +245,7 @@ async function excluded(more: readonly number[]): Promise<Set<number>> {
   return out;
 }
 
-/** The refusal for a verdict on who holds the terminal, with its notice. */
+/** The refusal for a verdict on who holds a terminal, with its notice. */
 function refuse(v: { reason: TerminalRefusal; culprit?: ProcessSummary }): GateVerdict {
   const p = v.culprit;
   const who = p ? `process ${p.pid} (${sanitizeUntrusted(p.command, 80)})` : "a process";
@@ -168,34 +254,4 @@ function refuse(v: { reason: TerminalRefusal; culprit?: ProcessSummary }): GateV
     ? `${who} has this terminal open and could read what you type. Stop it${kill} and try again`
     : "could not check who else has this terminal open; try again";
   return { ok: false, reason: v.reason, notice };
-}
-
-/** The refusal for what tmux does with typed keys, with its notice. */
-function keysRefusal(keys: Exclude<KeyTableVerdict, { ok: true }>): GateVerdict {
-  if (keys.reason === "focus") {
-    return {
-      ok: false,
-      reason: TERMINAL_REFUSALS.FOCUS_MOVED,
-      notice:
-        `keys typed now would go to ${
-          sanitizeUntrusted(keys.keys[0] ?? "another pane", 60)
-        }, not to pi: the password prompt is withdrawn. Put the focus back on pi's pane (leave ` +
-        "copy mode, close the popup) and try again",
-    };
-  }
-  return {
-    ok: false,
-    reason: TERMINAL_REFUSALS.MULTIPLEXER_KEYS_BOUND,
-    notice: keys.reason === "unreadable"
-      ? "tmux did not say which keys are bound, so a key logger cannot be ruled out; try again"
-      : keys.reason === "client_table"
-      ? `a tmux client of this session types into the key table ${
-        sanitizeUntrusted(keys.keys[0], 40)
-      }, whose bindings can record what you type. Run tmux switch-client -T root and try again`
-      : `tmux has printable keys bound where you type (${
-        keys.keys.map((k) => sanitizeUntrusted(k, 20)).join(", ")
-      }): a binding can record what you type. Remove them (e.g. tmux unbind -n ${
-        sanitizeUntrusted(keys.keys[0].replace(/^prefix /, ""), 20)
-      }) and try again`,
-  };
 }

@@ -23,6 +23,7 @@ import { isatty } from "node:tty";
 import process from "node:process";
 import { spawnGuardian } from "./guardian_process.ts";
 import { type GuardState, state, tellGuardian } from "./guard_state.ts";
+import { markSelf } from "../../kernel/provenance.ts";
 import {
   dumpable,
   flushTerminalInput,
@@ -166,6 +167,11 @@ function watchQuitSignals(): void {
   }
 }
 
+/** pi's mark (`kernel/provenance.ts`): what every process pi starts inherits. */
+export function processMark(): bigint | undefined {
+  return state().mark;
+}
+
 /** The guard's current state (reads the kernel's view of both switches). */
 export function terminalGuardStatus(): TerminalGuardStatus {
   const s = state();
@@ -202,6 +208,8 @@ async function start(s: GuardState): Promise<void> {
     s.problems.push("not Linux: no exclusive terminal, pi stays dumpable");
     return;
   }
+  // Before the first tool call: every process pi starts carries the mark (ADR 0009 §2).
+  s.mark = markSelf();
   s.dumpableByChoice = process.env[DUMPABLE_SWITCH] === "1";
   const r = s.dumpableByChoice ? undefined : setDumpable(false);
   if (r && (!r.ok || r.on)) {
@@ -263,14 +271,11 @@ async function start(s: GuardState): Promise<void> {
     // The shell may have set its own modes meanwhile: the TUI's raw mode again.
     if (process.stdin.isTTY && process.stdin.isRaw) reapplyRawMode();
   });
+  // Exclusive first, then the guardian, which is handed pi's own descriptor:
+  // from here on exclusive mode is never cleared while pi runs (ADR 0009 §3).
+  const set = setTerminalExclusive(0, true);
+  if (!set.ok) s.problems.push(`the terminal could not be made exclusive (${set.reason})`);
   await spawnGuardian(s);
-  const now = terminalExclusive(0);
-  if (!now.ok || !now.on) {
-    // Without a guardian pi still takes the terminal: a SIGKILL then leaves
-    // it exclusive, which the notice explains how to undo.
-    const set = setTerminalExclusive(0, true);
-    if (!set.ok) s.problems.push(`the terminal could not be made exclusive (${set.reason})`);
-  }
 }
 
 /** The terminal open on `fd`: its path and device number, if it is one. */

@@ -20,14 +20,17 @@
  *   every {@link POLL_MS} ms, so a password typed blindly is neither read by
  *   pi's editor when pi resumes (and sent to the model) nor run by the shell.
  *
- * Protocol on its pipes (one word a line): it makes itself non-dumpable and
- * writes `ready`; on `open` it opens the terminal (`O_NOCTTY`), sets
- * exclusive mode and writes `held`. Then pi writes `modal on`, `modal off`,
+ * Protocol on its pipes (one word a line): pi hands it its terminal as fd 3
+ * at spawn (so exclusive mode is never cleared for it to open the terminal:
+ * ADR 0009 §3); it makes itself non-dumpable and writes `held`. Then pi
+ * writes `modal on`, `modal off`,
  * `scrub` (pi stops with a modal open: drop input as above), `suspend` (the
  * human's Ctrl+Z: release when the shell takes over) and `resume` (pi runs
  * again and took the terminal back). End of file on stdin means pi is gone.
- * Non-dumpable before it opens the terminal, so no process of the user can
- * copy the descriptor out of it.
+ * It is dumpable from its exec to its `prctl`, a few milliseconds, while it
+ * holds the terminal: only a respawn happens while the agent runs, and the
+ * agent, not its ancestor, may trace it only without Yama (then the holder
+ * scans name what copied the terminal, ADR 0009 §2).
  *
  * It reads `/proc/<pid>/stat` of pi and of pi's parent through libc (FFI):
  * Deno grants `/proc` only with `--allow-all`, and the guardian's only flag
@@ -44,8 +47,6 @@ import { DUMPABLE_PRCTL, TTY_IOCTL } from "../../kernel/tty_ioctls.ts";
 const [libcPath, ttyPath] = Deno.args;
 const encoder = new TextEncoder();
 const O_RDONLY = 0o0;
-const O_RDWR = 0o2;
-const O_NOCTTY = 0o400;
 const O_CLOEXEC = 0o2000000;
 /** `c_lflag`'s offset in the kernel's `struct termios`, and its ECHO bit. */
 const LFLAG_OFFSET = 12;
@@ -108,7 +109,13 @@ const shell = statOf(pi.ppid);
 /** A job-control shell on pi's terminal: pi runs in a process group of its own. */
 const jobShell = shell !== undefined && shell.ttyNr === pi.ttyNr && pi.ttyNr !== 0 &&
   shell.pgrp !== pi.pgrp;
-say("ready");
+
+/** pi's terminal: pi's own descriptor, handed over at spawn (ADR 0009 §3). */
+const fd = 3;
+if (c.ioctlPtr(fd, BigInt(TTY_IOCTL.TCGETS), new Uint8Array(64)) !== 0) fail("no terminal");
+// Exclusive already (pi set it before it started us); set again, in case.
+c.ioctl(fd, BigInt(TTY_IOCTL.TIOCEXCL), 0n);
+say("held");
 
 /** Reads stdin up to the next newline; `undefined` at end of file. */
 const reader = Deno.stdin.readable.getReader();
@@ -125,12 +132,6 @@ async function nextLine(): Promise<string | undefined> {
   pending = pending.slice(line.length + 1);
   return line;
 }
-
-if (await nextLine() !== "open") Deno.exit(0);
-const fd = c.open(encoder.encode(ttyPath + "\0"), O_RDWR | O_NOCTTY | O_CLOEXEC);
-if (fd < 0) fail("open");
-if (c.ioctl(fd, BigInt(TTY_IOCTL.TIOCEXCL), 0n) !== 0) fail("ioctl");
-say("held");
 
 let modal = false;
 let scrubbing = false;

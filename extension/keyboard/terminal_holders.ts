@@ -1,5 +1,5 @@
 /**
- * Who else has pi's terminal open. Exclusive mode stops new opens, but not a
+ * Who else has a terminal pi reads open (pi's own, or a locked tmux client's). Exclusive mode stops new opens, but not a
  * process that opened the terminal before (a reader left in the terminal
  * from an earlier run), one that inherited it, or one that copied it from a
  * process that has it (`pidfd_getfd` on the shell that started pi). So before
@@ -25,17 +25,15 @@ import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 const SCAN_DEADLINE_MS = 2000;
 
 /**
- * Named reasons a modal is not opened (or is closed) because of the terminal:
- * - `terminal_shared`: another process of the user has pi's terminal open.
+ * Named reasons a modal is not opened (or is closed) because of a terminal it reads:
+ * - `terminal_shared`: another process of the user has the terminal open.
  * - `terminal_scan_incomplete`: the scan did not finish within its deadline or bounds: fail closed.
- * - `multiplexer_keys_bound`: tmux would hand typed characters to a binding of the agent's.
- * - `focus_moved`: inside tmux, typed keys would go elsewhere than pi's pane (another pane, a mode, a popup).
+ * - `terminal_unguarded`: pi's terminal is not exclusive, or no guardian holds it to close it again.
  */
 export const TERMINAL_REFUSALS = reasons(
   "terminal_shared",
   "terminal_scan_incomplete",
-  "multiplexer_keys_bound",
-  "focus_moved",
+  "terminal_unguarded",
 );
 
 /** One of the values of {@link TERMINAL_REFUSALS}. */
@@ -210,9 +208,8 @@ async function hasLiveThread(pid: number): Promise<boolean> {
 }
 
 /**
- * The verdict on one scan: when open, the young hidden processes the human
- * is asked about (policy `ask`); when closed, the process the notice names,
- * when there is one.
+ * The verdict on one scan: when open, the hidden processes the human is
+ * asked about; when closed, the process the notice names, when there is one.
  */
 export type TerminalVerdict = Result<
   { unchecked?: readonly ProcessSummary[] },
@@ -221,35 +218,19 @@ export type TerminalVerdict = Result<
 >;
 
 /**
- * What to make of a hidden process of the user (non-dumpable, so its
- * descriptors are unreadable) that started after pi, which could have copied
- * the terminal from pi's shell (ADR 0007, issue 20):
- *
- * - `ignore` when root has just listed the terminal's holders (hardened
- *   mode: root's answer replaces the guess), or when Yama's `ptrace_scope`
- *   is 1 or more (nothing of the agent's can copy a descriptor out of pi's
- *   shell or pi then: ADR 0008);
- * - `ask` otherwise: the modal names them (and any that appear while it is
- *   open) and the human decides.
- */
-export type HiddenPolicy = "ignore" | "ask";
-
-/**
  * Decides on a scan: any holder refuses (`terminal_shared`, a proven
- * threat); an incomplete scan refuses. Young hidden processes follow
- * `policy` ({@link HiddenPolicy}); hidden processes older than pi (an
- * ssh-agent started before it) are never a question.
+ * threat); an incomplete scan refuses. A hidden process is a question for
+ * the human when `asked` says so (the gate's policy, ADR 0007 amendment and
+ * ADR 0009 §2), and otherwise not counted.
  */
 export function decideTerminal(
   scan: HolderScan | undefined,
-  piStartTime: bigint,
-  policy: HiddenPolicy = "ask",
+  asked: (hidden: ProcessSummary) => boolean,
 ): TerminalVerdict {
   if (!scan) return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE };
   if (scan.holders.length > 0) {
     return { ok: false, reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit: scan.holders[0] };
   }
-  const young = scan.hidden.filter((p) => p.startTime > piStartTime);
-  if (young.length === 0 || policy === "ignore") return { ok: true };
-  return { ok: true, unchecked: young };
+  const unchecked = scan.hidden.filter(asked);
+  return unchecked.length === 0 ? { ok: true } : { ok: true, unchecked };
 }

@@ -26,7 +26,7 @@ const SCROLL_KEYS = [[Key.up, -1], [Key.down, 1], [Key.pageUp, -8], [Key.pageDow
 const OVERLAY: OverlayOptions = { anchor: "center", width: 80, margin: 1 };
 
 /** What the component needs of a request: when to cancel, and the queue behind it. */
-interface QueuedRequest {
+export interface QueuedRequest {
   /** Epoch milliseconds at which the modal cancels by itself. */
   readonly deadline: number;
   /** How many other requests wait behind this one right now. */

@@ -8,6 +8,7 @@
 
 import type { PromptOutcome, SecretPromptRequest } from "../../askpass/prompter.ts";
 import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
+import { type Elsewhere, showElsewhere } from "./elsewhere.ts";
 import type { ModalRenderer, ModalUI } from "./masked_prompt.ts";
 import {
   commandLines,
@@ -77,6 +78,16 @@ export function showSecretModal(
   ui: ModalUI,
   request: SecretPromptRequest,
   signal: AbortSignal,
+  elsewhere?: Elsewhere,
 ): Promise<PromptOutcome> {
-  return showModal(ui, request, signal, SecretModal, "secret for pi-secret-run");
+  return elsewhere
+    ? showElsewhere(
+      ui,
+      request,
+      signal,
+      SecretModal,
+      "🔑 pi-secret-run: the box is on your terminal",
+      elsewhere,
+    )
+    : showModal(ui, request, signal, SecretModal, "secret for pi-secret-run");
 }

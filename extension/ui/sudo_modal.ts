@@ -10,6 +10,7 @@ import { truncateToWidth } from "@earendil-works/pi-tui";
 import type { PromptOutcome, PromptRequest, UncheckedProcess } from "../../askpass/prompter.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
+import { type Elsewhere, showElsewhere } from "./elsewhere.ts";
 import type { ModalRenderer, ModalUI } from "./masked_prompt.ts";
 import { commandLines, modalRenderer, scrolledLines, untrustedLines } from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
@@ -31,9 +32,20 @@ export interface SudoModalState extends MaskedInputView {
 /** Most processes named one by one; the rest are counted. */
 export const MAX_UNCHECKED_SHOWN = 4;
 
+/** What pi proved of a process's origin, in words (ADR 0009 §2). */
+export const ORIGIN_TEXT = {
+  agent: "started by the agent: it descends from pi (a tool call or a ! command)",
+  during_call: "started while a tool call of pi ran",
+} as const;
+
+/** The one step that lets root answer instead of the human. */
+export const ROOT_CHECK_OFFER = "Root can check these for you: /sudo-prompt install-broker";
+
 /**
- * The "could not be checked" section: each process with its pid, start time,
- * parent and command line, in the warning colour, then what to do.
+ * The "could not be checked" section: each process with its pid, start time
+ * and parent, what pi proved of where it came from (in the error colour),
+ * what could not be checked, and what the process calls itself (its own
+ * claim); then what to do, and the root check that would decide instead.
  */
 function uncheckedLines(
   list: readonly UncheckedProcess[],
@@ -44,19 +56,33 @@ function uncheckedLines(
   const warn = (s: string) => theme.fg("warning", s);
   const head = "⚠ Not checked: if you do not know one of these, press Escape.";
   const lines = wrapped(head, width, warn);
-  for (const p of list.slice(0, MAX_UNCHECKED_SHOWN)) {
+  // What pi proved comes first: it must never hide behind "… and N more".
+  const rank = (p: UncheckedProcess) => p.origin === "agent" ? 0 : p.origin ? 1 : 2;
+  const sorted = [...list].sort((a, b) => rank(a) - rank(b));
+  for (const p of sorted.slice(0, MAX_UNCHECKED_SHOWN)) {
     const when = p.started ? `, started ${sanitizeUntrusted(p.started, 8)}` : "";
     const parent = p.parent ? `, parent ${sanitizeUntrusted(p.parent, 40)}` : "";
     lines.push(...wrapped(`• ${p.pid}${when}${parent}`, width, warn));
+    if (p.origin) {
+      // It may read this terminal too, and take the keys (Escape included): how to stop it.
+      const stop = p.origin === "agent" ? `; stop it: kill ${p.pid}` : "";
+      lines.push(
+        ...wrapped(`  ${ORIGIN_TEXT[p.origin]}${stop}`, width, (s) => theme.fg("error", s)),
+      );
+    }
     lines.push(...wrapped(`  ${sanitizeUntrusted(p.why, 80)}`, width, warn));
     lines.push(
-      "  " + truncateToWidth(escapeUnsafe(sanitizeUntrusted(p.command, 200)), width - 2, "…"),
+      "  " + truncateToWidth(
+        `calls itself: ${escapeUnsafe(sanitizeUntrusted(p.command, 200))}`,
+        width - 2,
+        "…",
+      ),
     );
   }
   if (list.length > MAX_UNCHECKED_SHOWN) {
     lines.push(warn(`  … and ${list.length - MAX_UNCHECKED_SHOWN} more`));
   }
-  return [...lines, ""];
+  return [...lines, ...wrapped(ROOT_CHECK_OFFER, width, (s) => theme.fg("muted", s)), ""];
 }
 
 /**
@@ -135,6 +161,16 @@ export function showSudoModal(
   ui: ModalUI,
   request: PromptRequest,
   signal: AbortSignal,
+  elsewhere?: Elsewhere,
 ): Promise<PromptOutcome> {
-  return showModal(ui, request, signal, SudoModal, "sudo password");
+  return elsewhere
+    ? showElsewhere(
+      ui,
+      request,
+      signal,
+      SudoModal,
+      "🔐 sudo: the password box is on your terminal",
+      elsewhere,
+    )
+    : showModal(ui, request, signal, SudoModal, "sudo password");
 }

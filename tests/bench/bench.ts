@@ -55,7 +55,7 @@ import {
   startSession,
 } from "../../extension/channel/session_server.ts";
 import type { Prompter, PromptOutcome, PromptRequest } from "../../askpass/prompter.ts";
-import { verifyRequester } from "../../kernel/peer_verification.ts";
+import { readStat, verifyRequester } from "../../kernel/peer_verification.ts";
 import { ownUid } from "../../shared/own_uid.ts";
 import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
 import { socketInodesOf, unixPeerInodeByInode } from "../../kernel/socket_peer.ts";
@@ -83,8 +83,8 @@ import { decidePairing } from "../../extension/pairing/sudo_pairing.ts";
 import { rootPairingInstalled, runRootPairing } from "../../extension/pairing/root_pairing.ts";
 import { scanTerminalHolders } from "../../extension/keyboard/terminal_holders.ts";
 import { terminalGate } from "../../extension/keyboard/terminal_gate.ts";
-import { checkTmuxKeyTables } from "../../extension/keyboard/multiplexer_keys.ts";
-import { closeTmuxControl } from "../../extension/keyboard/tmux_control.ts";
+import { promptOnTmuxClients } from "../../extension/keyboard/tmux_prompt.ts";
+import { DENO_RUN_PINNED } from "../../askpass/helper_permissions.ts";
 
 // --- settings ---------------------------------------------------------------
 
@@ -127,10 +127,8 @@ const TARGETS = {
   /** Node helper time over Deno helper time. */
   nodeOverDeno: 1.5,
   lagMs: 20,
-  /** The event-loop lag of the 100 ms re-check of an open modal (scan + tmux). */
+  /** The event-loop lag of the 100 ms re-check of an open modal. */
   recheckLagMs: 5,
-  /** What tmux's focus checks may add to that lag. */
-  focusLagMs: 3,
   memoryMb: 5,
   bashFixedMs: 0.3,
 } as const;
@@ -155,6 +153,8 @@ const QUICK_LIMITS = {
   checksOverPlain: { max: 1.6 },
   /** Row g: our bash tool over pi's built-in. */
   bashOverBuiltin: { max: 1.3 },
+  /** Row t: the modal on a locked tmux client over tmux's lock running a one-line Deno program. */
+  takeoverOverFloor: { max: 2.0 },
 } as const;
 type QuickName = keyof typeof QUICK_LIMITS;
 /** The ratios `--quick` checks, filled in by the rows. */
@@ -396,7 +396,8 @@ async function main(): Promise<void> {
     await attempt("a2", () => firstRequests());
     if (!QUICK) await attempt("c", () => verificationCost(session, prompter));
     if (!QUICK) await attempt("p", () => pairingCost(session, prompter));
-    await attempt("k", () => addedChecksCost(tmp));
+    await attempt("k", () => addedChecksCost());
+    await attempt("t", () => tmuxTakeover(tmp));
     if (!QUICK) await attempt("e", () => eventLoopLag(session, prompter, events));
     if (!QUICK) await attempt("f", () => memoryGrowth(session, events, gc));
     await attempt("g", () => bashOverhead());
@@ -442,8 +443,9 @@ async function remeasureOutliers(
     firstOverWarm: () => firstRequests(),
     helperOverFloor: () => helperStartup(tmp),
     nodeOverDeno: () => helperStartup(tmp),
-    checksOverPlain: () => addedChecksCost(tmp),
+    checksOverPlain: () => addedChecksCost(),
     bashOverBuiltin: () => bashOverhead(),
+    takeoverOverFloor: () => tmuxTakeover(tmp),
   };
   for (const name of Object.keys(QUICK_LIMITS) as QuickName[]) {
     for (let again = 1; again <= 2 && !withinLimit(name, quickRatios.get(name)); again++) {
@@ -937,35 +939,25 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
 
 /**
  * What the pairing checks (ADR 0005) and the keyboard gate (ADR 0007) add to
- * sudo → prompter: real sudo flows through three sessions, interleaved: one
- * without either (the baseline), one with both (a real pty to scan), and one
- * with both inside a real tmux server (the gate also asks tmux for its key
- * tables). The gate starts when a signed request arrives, beside the kernel
- * and pairing checks, so only what it takes beyond them is added. Also each
- * check alone, a bare tmux client (the floor of the tmux check), and the
- * event-loop lag while the checks repeat every 100 ms, as they do while a
- * modal is open.
+ * sudo → prompter: real sudo flows through two sessions, interleaved: one
+ * without either (the baseline) and one with both (a real pty to scan). The
+ * gate starts when a signed request arrives, beside the kernel and pairing
+ * checks, so only what it takes beyond them is added. Also the scan alone,
+ * and the event-loop lag while the checks repeat every 100 ms, as they do
+ * while a modal is open.
  */
-async function addedChecksCost(tmp: string): Promise<void> {
+async function addedChecksCost(): Promise<void> {
   log("k: sudo → prompter without vs with the pairing checks and the keyboard gate");
   // A real terminal to look for: `script` makes a pty and runs sleep on it.
   const holder = spawn("script", ["-qfc", "sleep 60", "/dev/null"], {
     stdio: ["pipe", "ignore", "ignore"],
     detached: true,
   });
-  const socket = join(tmp, `tmux-${Date.now()}.sock`);
-  // TMUX_PANE as pi has it inside tmux: the gate then asks through its kept
-  // control-mode client (extension/keyboard/tmux_control.ts).
-  const tmuxEnv = { TMUX: `${socket},0,0`, TMUX_PANE: "" };
   const sessions: AskpassSession[] = [];
   const plainTimes: number[] = [];
   const checkedTimes: number[] = [];
-  const tmuxTimes: number[] = [];
   const scans: number[] = [];
-  const tmuxRuns: number[] = [];
-  const tmuxFloor: number[] = [];
   let lag = NaN;
-  let lagWithoutTmux = NaN;
   let idle = NaN;
   let processes = 0;
   try {
@@ -977,30 +969,12 @@ async function addedChecksCost(tmp: string): Promise<void> {
       return undefined;
     }, waitDeadline());
     const rdev = (await stat(ttyPath)).rdev;
-    await new Promise<void>((resolve, reject) =>
-      execFile(
-        "tmux",
-        ["-S", socket, "new-session", "-d", "sleep 60"],
-        { timeout: spawnDeadline() },
-        (e) => e ? reject(e) : resolve(),
-      )
-    );
-    tmuxEnv.TMUX_PANE = await new Promise<string>((resolve, reject) =>
-      execFile(
-        "tmux",
-        ["-S", socket, "display-message", "-p", "#{pane_id}"],
-        { timeout: spawnDeadline() },
-        (e, out) => e ? reject(e) : resolve(String(out).trim()),
-      )
-    );
     // The scan runs in full but the pty's own holders do not count: the
     // gate must let the flow through for its cost to be measured.
-    const gateFor = (env: Record<string, string>) =>
-      terminalGate(ownUid(), {
-        env,
-        terminal: () => ({ ttyPath, rdev }),
-        exclude: [sleeper, holder.pid ?? 0],
-      });
+    const gate = terminalGate(ownUid(), {
+      terminal: () => ({ ttyPath, rdev }),
+      exclude: [sleeper, holder.pid ?? 0],
+    });
     const start = async (
       options: Partial<Parameters<typeof startSession>[0]>,
       tuning: Parameters<typeof startSession>[1] = {},
@@ -1013,12 +987,10 @@ async function addedChecksCost(tmp: string): Promise<void> {
       return { session: started.session, prompter };
     };
     const plain = await start({}, { pairing: { user: false, root: false } });
-    const checked = await start({ gate: gateFor({}) });
-    const inTmux = await start({ gate: gateFor(tmuxEnv) });
+    const checked = await start({ gate });
     const variants = [
       { s: plain, times: plainTimes },
       { s: checked, times: checkedTimes },
-      { s: inTmux, times: tmuxTimes },
     ];
     for (const v of variants) await timedFlow(v.s.session, v.s.prompter, "a row k warm-up flow");
     for (let i = 0; i < SUDO_RUNS; i++) {
@@ -1031,17 +1003,10 @@ async function addedChecksCost(tmp: string): Promise<void> {
     const spec = { ttyPath, rdev, uid: ownUid(), exclude: new Set([process.pid]) };
     const runs = QUICK ? 10 : VERIFY_RUNS / 4;
     for (let i = 0; i < runs; i++) {
-      let t0 = performance.now();
+      const t0 = performance.now();
       const scan = await scanTerminalHolders(spec);
       scans.push(performance.now() - t0);
       if (!scan || scan.holders.length === 0) throw new Error("the scan missed the pty's holders");
-      t0 = performance.now();
-      const keys = await checkTmuxKeyTables(tmuxEnv);
-      tmuxRuns.push(performance.now() - t0);
-      if (!keys.ok) throw new Error(`tmux check refused the default tables: ${keys.reason}`);
-      tmuxFloor.push(
-        (await timeSpawn("tmux", ["-S", socket, "display-message", "-p", "x"], {})).ms,
-      );
     }
     processes = (await readdir("/proc")).filter((n) => /^\d+$/.test(n)).length;
     if (!QUICK) {
@@ -1049,24 +1014,13 @@ async function addedChecksCost(tmp: string): Promise<void> {
       const beat = startHeartbeat();
       const until = performance.now() + 3000;
       while (performance.now() < until) {
-        await Promise.all([scanTerminalHolders(spec), checkTmuxKeyTables(tmuxEnv), sleep(100)]);
-      }
-      lag = beat.stop();
-      // The same re-check without tmux: what the focus checks add to it.
-      const plainBeat = startHeartbeat();
-      const plainUntil = performance.now() + 3000;
-      while (performance.now() < plainUntil) {
         await Promise.all([scanTerminalHolders(spec), sleep(100)]);
       }
-      lagWithoutTmux = plainBeat.stop();
+      lag = beat.stop();
       idle = await idleLag(3000);
     }
   } finally {
     for (const s of sessions) await s.close();
-    closeTmuxControl();
-    await new Promise<void>((resolve) =>
-      execFile("tmux", ["-S", socket, "kill-server"], { timeout: spawnDeadline() }, () => resolve())
-    );
     if (holder.pid) {
       try {
         process.kill(-holder.pid, "SIGKILL");
@@ -1076,10 +1030,6 @@ async function addedChecksCost(tmp: string): Promise<void> {
     }
   }
   const added = median(checkedTimes) - median(plainTimes);
-  const addedInTmux = median(tmuxTimes) - median(plainTimes);
-  const floor = median(tmuxFloor);
-  // What being inside tmux adds to a request beyond row k's checks.
-  const tmuxPart = median(tmuxTimes) - median(checkedTimes);
   quickRatios.set("checksOverPlain", median(checkedTimes) / median(plainTimes));
   const lagNote = QUICK ? "" : `; lag of the 100 ms re-check ${ms(lag)} (idle ${ms(idle)})`;
   rows.push({
@@ -1101,29 +1051,167 @@ async function addedChecksCost(tmp: string): Promise<void> {
         ms(facts.pairingMs, 2)
       } (row p); what of them runs on pi's thread adds up on the request's path`,
   });
+}
+
+// --- row t: the modal on a locked tmux client (ADR 0009) ---------------------
+
+/**
+ * Inside tmux the modal is drawn on the client's own terminal during tmux's
+ * lock: from asking (`promptOnTmuxClients`) to the modal's first frame on the
+ * client, through `lock-session`, the keeper's Deno start and connect, its
+ * kernel check, taking the terminal and the keyboard gate on it. The floor
+ * is tmux's own lock running a one-line Deno program that only connects to a
+ * socket (the same `deno run` flags), from `lock-session` to its connect;
+ * interleaved, against one real client on a pty (`script`).
+ */
+async function tmuxTakeover(tmp: string): Promise<void> {
+  log("t: inside tmux, asking → the modal on the locked client, vs tmux's lock around a bare Deno");
+  const socket = join(tmp, `tmux-t-${Date.now()}.sock`);
+  const tmux = (...args: string[]) => execText("tmux", ["-S", socket, ...args]);
+  await tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "sleep 600");
+  const pane = (await tmux("display-message", "-p", "-t", "t", "#{pane_id}")).trim();
+  const serverPid = Number((await tmux("display-message", "-p", "#{pid}")).trim());
+  const client = spawn("script", ["-qfc", `tmux -S '${socket}' attach -t t`, "/dev/null"], {
+    stdio: ["pipe", "ignore", "ignore"],
+    detached: true,
+    env: { ...process.env, TERM: "xterm-256color" },
+  });
+  const ours: number[] = [];
+  const floor: number[] = [];
+  try {
+    const clientPid = await waitFor("the client to attach", async () => {
+      const out = await tmux("list-clients", "-F", "#{client_pid}").catch(() => "");
+      return Number(out.trim().split("\n")[0]) || undefined;
+    }, waitDeadline());
+    /** Until tmux's lock of the client has ended (its lock process gone). */
+    const unlocked = () =>
+      waitFor("the client unlocked", async () => {
+        for (const name of await readdir("/proc")) {
+          if (
+            /^\d+$/.test(name) && await readStat(Number(name)).then((s) => s?.ppid) === clientPid
+          ) {
+            return undefined;
+          }
+        }
+        return true;
+      }, waitDeadline());
+    const gate = terminalGate(ownUid(), {
+      terminal: () => ({}),
+      exclude: [serverPid, client.pid ?? 0],
+    });
+    const oneOurs = async () => {
+      const abort = new AbortController();
+      const t0 = performance.now();
+      let drawnAt: number | undefined;
+      const drawn = new Promise<void>((resolve) => {
+        const prompt = promptOnTmuxClients({ socket, pane }, {
+          make: () => ({
+            render: () => {
+              drawnAt ??= performance.now();
+              resolve();
+              return ["modal"];
+            },
+            handleInput: () => {},
+            dispose: () => {},
+          }),
+          signal: abort.signal,
+          recheck: async () => (await gate.check("open")).ok,
+        });
+        void prompt.outcome.then(() => resolve());
+      });
+      await deadline("the modal on the client", drawn, flowDeadline());
+      abort.abort("bench");
+      if (drawnAt === undefined) throw new Error("the modal was not drawn on the client");
+      ours.push(drawnAt - t0);
+      await unlocked();
+    };
+    const deno = await resolveDenoBinary();
+    const envPath = await firstExecutable(["/usr/bin/env", "/bin/env"]);
+    if (!deno || !envPath) throw new Error("deno or env not found for the lock's floor");
+    const floorSocket = join(tmp, "t-floor.sock");
+    const program = join(tmp, "t_floor.ts");
+    await writeFile(program, "await Deno.connect({ transport: 'unix', path: Deno.args[0] });\n");
+    const flags = [
+      `--allow-read=${floorSocket}`,
+      `--allow-write=${floorSocket}`,
+      `--allow-net=unix:${floorSocket}`,
+    ];
+    const command = `exec ${envPath} -i DENO_DIR=${join(tmp, "t-deno")} NO_COLOR=1 ${deno} ${
+      DENO_RUN_PINNED.join(" ")
+    } ${flags.join(" ")} ${program} ${floorSocket} >/dev/null 2>&1`;
+    let connected: (() => void) | undefined;
+    const server = createServer((c) => {
+      c.on("error", () => {});
+      connected?.();
+      c.destroy();
+    });
+    await deadline(
+      "the lock floor's socket",
+      new Promise<void>((resolve) => server.listen(floorSocket, () => resolve())),
+      spawnDeadline(),
+    );
+    const oneFloor = async () => {
+      const t0 = performance.now();
+      const accepted = new Promise<number>((resolve) =>
+        connected = () => resolve(performance.now())
+      );
+      await tmux(
+        "set-option",
+        "-t",
+        pane,
+        "lock-command",
+        command,
+        ";",
+        "lock-session",
+        "-t",
+        pane,
+      );
+      floor.push(await deadline("the floor's connect", accepted, flowDeadline()) - t0);
+      await unlocked();
+    };
+    try {
+      await oneFloor(); // warm-up: the Deno caches of both
+      await oneOurs();
+      const runs = QUICK ? 4 : 20;
+      for (let i = 0; i < runs; i++) {
+        if (i % 2 === 0) {
+          await oneOurs();
+          await oneFloor();
+        } else {
+          await oneFloor();
+          await oneOurs();
+        }
+      }
+    } finally {
+      server.close();
+    }
+  } finally {
+    await tmux("kill-server").catch(() => "");
+    if (client.pid) {
+      try {
+        process.kill(-client.pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  }
+  const extra = median(ours) - median(floor);
+  quickRatios.set("takeoverOverFloor", median(ours) / median(floor));
   rows.push({
-    id: "k2",
-    what: "the same inside tmux (the gate also asks tmux for its key tables)",
-    ours: dist(tmuxTimes),
-    baseline: `${dist(plainTimes)}: without both; a bare tmux client: ${ms(floor, 2)}`,
-    extra: `+${ms(addedInTmux)}, of which tmux's part ${ms(tmuxPart)}; alone: tmux check ${
-      ms(median(tmuxRuns), 2)
-    }${QUICK ? "" : `; the focus checks add ${ms(lag - lagWithoutTmux)} to the re-check's lag`}`,
-    target: `tmux's part ≤ one bare tmux client + ${TARGETS.verifyMs} ms${
-      QUICK ? "" : `; ≤ ${TARGETS.focusLagMs} ms added to the re-check`
-    }`,
-    met: atMost(tmuxPart - floor, TARGETS.verifyMs) &&
-      (QUICK || atMost(lag - lagWithoutTmux, TARGETS.focusLagMs)),
-    note: "tmux is asked through a control-mode client kept for the session (one line per " +
-      "command on its stdin: `display-message ; list-clients ; list-panes ; list-keys`, then a " +
-      "random word that must come back last); a bare `tmux display-message -p x` against the " +
-      `same server (${ms(floor, 2)} here) is what one tmux run would cost at least`,
+    id: "t",
+    what: "inside tmux: asking → the modal drawn on the locked client (ADR 0009)",
+    ours: dist(ours),
+    baseline: `${dist(floor)}: tmux's lock running a one-line Deno that connects`,
+    extra: `+${ms(extra)}`,
+    target: `≤ ${TARGETS.openMs} ms extra (p50)`,
+    met: atMost(extra, TARGETS.openMs),
+    note: "ours: the lock command, the keeper's Deno start and connect, its kernel check " +
+      "(SO_PEERCRED, /proc of the keeper and its client), opening the client's terminal " +
+      "(exclusive, raw) and the keyboard gate's scan of it, then the first frame. The floor is " +
+      "tmux's lock running a Deno program with the same pinned flags that only connects",
     why: () =>
-      `alone, the tmux check takes ${ms(median(tmuxRuns), 2)} and a bare client ${
-        ms(floor, 2)
-      }; inside a flow it adds ${ms(addedInTmux - added)} to row k's checks${
-        QUICK ? "" : `, and ${ms(lag - lagWithoutTmux)} to the re-check's lag`
-      }, with tmux, sudo, the helper's Deno and pi sharing ${os.availableParallelism()} cores`,
+      `beyond tmux's lock and Deno's start, the kernel check, the terminal and the gate's scan ` +
+      `take ${ms(extra)}, with tmux, Deno and pi sharing ${os.availableParallelism()} cores`,
   });
 }
 

@@ -6,6 +6,14 @@
  * user's tmux server or `~/.tmux.conf`. All calls are asynchronous
  * (`execFile` with a timeout); nothing blocks the event loop.
  *
+ * **Keys are typed through a real tmux client on a pty**, as a human types
+ * them, never with `send-keys` to the program's pane: a second private
+ * server (the "terminal", `<tmpdir>/term`) runs `tmux attach` to the
+ * program's session in a pane of its own. That pane's pty is the client's
+ * terminal; {@link TmuxSession.sendText} and {@link TmuxSession.sendKeys}
+ * type into it, and {@link TmuxSession.capture} shows its screen: what the
+ * human sees (pi's modal is drawn there while tmux is locked, ADR 0009).
+ *
  * Runtime-neutral: only `node:` built-ins, so it runs under Node and Deno.
  *
  * ```ts
@@ -63,6 +71,8 @@ export interface CaptureOptions {
   joinWrapped?: boolean;
   /** Keep colours and attributes as escape sequences. */
   ansi?: boolean;
+  /** The program's own pane instead of the client's terminal (pi's panel while tmux is locked). */
+  pane?: boolean;
 }
 
 /** Options for {@link TmuxSession.waitFor}. */
@@ -133,8 +143,10 @@ export class TmuxSession {
   readonly dir: string;
   /** Path of the private tmux server socket. */
   readonly socket: string;
-  /** Target for tmux commands (the single pane). */
+  /** Target for tmux commands (the program's pane, on the program's server). */
   readonly target: string;
+  /** The terminal server's socket (the one the human's client runs in). */
+  readonly terminalSocket: string;
   /**
    * Pid of the pane's process: a small `sh` that runs the program and
    * records its exit status. It leads the pane's process group.
@@ -148,6 +160,7 @@ export class TmuxSession {
     this.socket = socket;
     this.target = target;
     this.pid = pid;
+    this.terminalSocket = join(dir, "term");
     this.statusFile = join(dir, "exit-status");
   }
 
@@ -210,12 +223,91 @@ export class TmuxSession {
         ...options.argv,
       ], env);
       const [target, pid] = stdout.trim().split(" ");
-      return new TmuxSession(dir, socket, target, Number(pid));
+      const session = new TmuxSession(dir, socket, target, Number(pid));
+      await session.attachClient(cols, rows, env);
+      return session;
     } catch (e) {
       await run("tmux", ["-S", socket, "kill-server"]).catch(() => {});
+      await run("tmux", ["-S", join(dir, "term"), "kill-server"]).catch(() => {});
       await rm(dir, { recursive: true, force: true });
       throw e;
     }
+  }
+
+  /**
+   * The human's client: `tmux attach` to the program's session, run in a pane
+   * of a second private server (its pty is the client's terminal). Another
+   * call attaches another client, in a window of its own (`window` is then
+   * the terminal target to type into).
+   */
+  async attachClient(
+    cols: number,
+    rows: number,
+    env: Record<string, string | undefined> = process.env,
+    window = "0",
+  ): Promise<string> {
+    const conf = join(this.dir, "term.conf");
+    await writeFile(
+      conf,
+      ["set -g status off", "set -g remain-on-exit on", "set -g escape-time 0", ""].join("\n"),
+    );
+    const attach = [
+      "env",
+      "-u",
+      "TMUX",
+      "-u",
+      "TMUX_PANE",
+      "tmux",
+      "-S",
+      this.socket,
+      "attach",
+      "-t",
+      "test",
+    ];
+    const clientEnv = { ...env, TERM: "xterm-256color" };
+    if (window === "0") {
+      await run("tmux", [
+        "-S",
+        this.terminalSocket,
+        "-f",
+        conf,
+        "new-session",
+        "-d",
+        "-s",
+        "term",
+        "-x",
+        String(cols),
+        "-y",
+        String(rows),
+        "--",
+        ...attach,
+      ], clientEnv);
+    } else {
+      await run("tmux", [
+        "-S",
+        this.terminalSocket,
+        "new-window",
+        "-d",
+        "-t",
+        `term:${window}`,
+        "--",
+        ...attach,
+      ], clientEnv);
+    }
+    // Attached once the program's server lists it.
+    const deadline = Date.now() + TMUX_CALL_TIMEOUT_MS;
+    const want = window === "0" ? 1 : Number(window) + 1;
+    while (Date.now() < deadline) {
+      const { stdout } = await this.tmux("list-clients", "-F", "#{client_pid}");
+      if (stdout.trim().split("\n").filter(Boolean).length >= want) return `term:${window}`;
+      await sleep(20);
+    }
+    throw new Error("tmux: the client did not attach");
+  }
+
+  /** Runs a tmux command against the terminal server (the human's client runs there). */
+  terminal(...args: string[]): Promise<ExecResult> {
+    return run("tmux", ["-S", this.terminalSocket, ...args]);
   }
 
   /** Runs a tmux command against this session's private server. */
@@ -223,27 +315,45 @@ export class TmuxSession {
     return run("tmux", ["-S", this.socket, ...args]);
   }
 
-  /** Returns the screen text (trailing spaces trimmed by tmux). */
+  /**
+   * What the human sees: the client's terminal (trailing spaces trimmed by
+   * tmux). With `history`, the program's pane with its scrollback too,
+   * then that screen (a notice pi printed long ago is in the pane's
+   * history; a modal drawn on the client's terminal is on the screen).
+   */
   async capture(options: CaptureOptions = {}): Promise<string> {
-    const args = ["capture-pane", "-p", "-t", this.target];
-    if (options.history) args.push("-S", "-");
-    if (options.joinWrapped) args.push("-J");
-    if (options.ansi) args.push("-e");
-    return (await this.tmux(...args)).stdout;
+    const flags = [...(options.joinWrapped ? ["-J"] : []), ...(options.ansi ? ["-e"] : [])];
+    if (options.pane) {
+      return (await this.tmux("capture-pane", "-p", "-t", this.target, ...flags)).stdout;
+    }
+    const screen = (await this.terminal("capture-pane", "-p", "-t", "term:0", ...flags)).stdout;
+    if (!options.history) return screen;
+    const pane = await this.tmux("capture-pane", "-p", "-t", this.target, "-S", "-", ...flags);
+    return `${pane.stdout}\n${screen}`;
   }
 
-  /** Types literal text (`send-keys -l`): no key names are interpreted. */
-  async sendText(text: string): Promise<void> {
-    await this.tmux("send-keys", "-t", this.target, "-l", "--", text);
+  /** The program's own pane (not the client's terminal), e.g. pi's panel while tmux is locked. */
+  async capturePane(): Promise<string> {
+    return (await this.tmux("capture-pane", "-p", "-t", this.target)).stdout;
   }
 
   /**
-   * Sends named keys, e.g. `"Enter"`, `"Escape"`, `"BSpace"`, `"C-c"`,
-   * `"Up"`. Each argument is one tmux key name.
+   * Types literal text into the client's terminal, as typed on a keyboard
+   * (`send-keys -l` into the terminal server's pane: its pty is the
+   * client's tty). `client` names another client from {@link attachClient}.
+   */
+  async sendText(text: string, client = "term:0"): Promise<void> {
+    await this.terminal("send-keys", "-t", client, "-l", "--", text);
+  }
+
+  /**
+   * Types named keys into the client's terminal, e.g. `"Enter"`,
+   * `"Escape"`, `"BSpace"`, `"C-c"`, `"Up"`. Each argument is one tmux key
+   * name.
    */
   async sendKeys(...keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.tmux("send-keys", "-t", this.target, ...keys);
+    await this.terminal("send-keys", "-t", "term:0", ...keys);
   }
 
   /**
@@ -336,17 +446,9 @@ export class TmuxSession {
     );
   }
 
-  /** Resizes the terminal. */
+  /** Resizes the terminal (the client's, which tmux then gives the program's window). */
   async resize(cols: number, rows: number): Promise<void> {
-    await this.tmux(
-      "resize-window",
-      "-t",
-      this.target,
-      "-x",
-      String(cols),
-      "-y",
-      String(rows),
-    );
+    await this.terminal("resize-window", "-t", "term:0", "-x", String(cols), "-y", String(rows));
   }
 
   /**
@@ -359,6 +461,7 @@ export class TmuxSession {
   async kill(graceMs = 2_000): Promise<void> {
     if (this.killed) return;
     this.killed = true;
+    await this.terminal("kill-server").catch(() => {});
     await this.tmux("kill-server").catch(() => {});
     const deadline = Date.now() + graceMs;
     while (groupExists(this.pid) && Date.now() < deadline) {

@@ -177,7 +177,8 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
         const screen = await pi.tmux.capture();
         assert.equal(count(screen, TITLE), 1, "still exactly the one real modal");
         assert.match(screen, LEGIT_COMMAND_LINE);
-        assert.match(screen, /refused a password request/, "pi noted the refusal");
+        // The notice is in pi's pane; the modal is on the client's terminal (ADR 0009).
+        assert.match(await pi.tmux.capturePane(), /refused a password request/, "pi noted it");
 
         await answerModal(pi, "FLOW-DONE");
         const results = await waitForResults(pi, 1);

@@ -226,27 +226,26 @@ describe("fault injection (real pi, real sudo)", () => {
         const [typed, rest] = [PASSWORD.slice(0, 3), PASSWORD.slice(3)];
         await typeMasked(pi, typed);
         const dropping = (screen: string) => screen.includes("are dropped until Enter or a pause");
-        // Each withdrawn in turn, right as the next modal shows (empty: the drop holds its keys).
+        // Each withdrawn in turn: the terminal stays locked and drops what is typed
+        // (ADR 0009 §1), and the modals queued behind wait until the drop ends.
         for (let i = 0; i < queued; i++) {
           kill9(byStart[i]);
-          const left = queued - 1 - i;
-          await waitFor(`modal ${i + 2}, empty, saying keys are dropped`, async () => {
+          await waitFor(`the keys of modal ${i + 1} dropped`, async () => {
             const screen = await pi.tmux.capture();
-            const waiting = left === 0
-              ? !screen.includes("more waiting")
-              : screen.includes(`${left} more waiting`);
-            return screen.includes(TITLE) && waiting && !screen.includes("•") && dropping(screen)
-              ? true
-              : undefined;
+            return !screen.includes(TITLE) && dropping(screen) ? true : undefined;
+          }, 10_000);
+          await waitFor(`helper ${i + 1} gone`, async () => {
+            return await isRunning(byStart[i]) ? undefined : true;
           }, 10_000);
         }
         // The human, not yet aware, finishes typing and presses Enter.
         await pi.tmux.sendText(rest);
         await pi.tmux.sendKeys("Enter");
-        const screen = await waitFor("the drop to end", async () => {
+        const screen = await waitFor("the last modal, after the drop", async () => {
           const screen = await pi.tmux.capture();
-          return dropping(screen) ? undefined : screen;
+          return !dropping(screen) && screen.includes(TITLE) ? screen : undefined;
         }, 10_000);
+        assert.ok(!screen.includes("more waiting"), "the withdrawn requests left the queue");
         assert.ok(
           screen.includes(TITLE),
           `the last modal closed:\n${screen.replaceAll(rest, "<rest>")}`,
@@ -429,8 +428,8 @@ describe("fault injection (real pi, real sudo)", () => {
           () => exists(`${trigger}.fired`).then((e) => e || undefined),
         );
         // pi's warning "Wait for the current response to finish before
-        // reloading." (its right part is hidden behind the modal).
-        await pi.tmux.waitFor("Warning: Wait for t", 5_000);
+        // reloading.", in pi's pane (the modal is on the client's terminal).
+        await pi.tmux.waitFor("Warning: Wait for t", { timeoutMs: 5_000, pane: true });
         const screen = await pi.tmux.capture();
         assert.match(screen, new RegExp(TITLE), "the modal is still open");
         assert.equal(await isRunning(p.helper), true, "the helper still waits");

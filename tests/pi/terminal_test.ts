@@ -9,9 +9,7 @@
  * - a key logger that copied the terminal out of pi's shell (the one door
  *   exclusive mode leaves open without Yama) is found: no modal opens while
  *   it runs (`terminal_shared`), and a modal already open closes;
- * - a tmux binding for a printable key refuses the modal
- *   (`multiplexer_keys_bound`), and it really is a key logger when a real
- *   client types through it;
+ * - (tmux's own attacks, which the lock makes moot: `tmux_lock_test.ts`);
  * - pi killed with SIGKILL: the guardian releases the terminal and `sudo`
  *   in the same shell prompts again.
  *
@@ -19,10 +17,8 @@
  * the canary password is nowhere.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import process from "node:process";
 import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
 import type { PiSession } from "./pi_runner.ts";
@@ -41,7 +37,6 @@ import {
   withPi,
   withScratch,
 } from "./attack_scripts/pi_checks.ts";
-import { shQuote } from "../../extension/channel/shell_injection.ts";
 import { busy, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
 import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
 import { ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
@@ -91,10 +86,6 @@ function loggerPid(dir: string): Promise<number> {
   }, 15_000);
 }
 
-/** The human's tmux client, as an agent's shell finds it (not a control-mode client). */
-const HUMAN_CLIENT =
-  "$(tmux list-clients -F '#{?client_control_mode,,#{client_name}}' | grep . | head -n 1)";
-
 describe("only pi reads the keys (real pi, real sudo)", () => {
   it("opening pi's terminal to read or to draw fails (EBUSY); /proc/<pi>/mem, ptrace and pidfd_getfd on pi and on its guardian fail", async () => {
     // …and /sudo-prompt doctor says so (exclusive terminal, pi non-dumpable, tmux).
@@ -134,7 +125,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
       const doctor = await pi.tmux.waitFor(/X11 keyboard/, 30_000);
       assert.match(doctor, /✓ exclusive terminal/);
       assert.match(doctor, /✓ pi non-dumpable/);
-      assert.match(doctor, /✓ tmux key tables/);
+      assert.match(doctor, /✓ terminal multiplexer/);
       await pi.tmux.sendKeys("Escape");
     }, { rows: 100 }); // tall enough for the whole doctor panel
   });
@@ -159,243 +150,6 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
     // The user's scan sees a young hidden process (terminal_unverifiable);
     // with the broker, root's re-check sees the holder (terminal_shared).
     await loggerDuringModal("steal-then-hide", /(has this terminal open|hides its open files)/);
-  });
-
-  it("a tmux client switched into the agent's key table refuses the modal (multiplexer_keys_bound)", async () => {
-    await withLoggerScratch(async (dir) => {
-      const log = join(dir, "tmux-keys");
-      // The client stays in the table until its next key arrives.
-      const table = `tmux bind -r -T logger a run-shell "printf a >> '${log}'" \\; ` +
-        `switch-client -c "${HUMAN_CLIENT}" -T logger`;
-      const script: FauxStep[] = [
-        {
-          bash: `while [ ! -e '${dir}/attached' ]; do sleep 0.1; done; ${table}; ${LEGIT}; ` +
-            `echo "rc=$?"`,
-        },
-        { bash: `while [ ! -e '${dir}/reset' ]; do sleep 0.1; done; ${LEGIT}` },
-        { text: "FLOW-DONE" },
-      ];
-      await withPi(script, async (pi) => {
-        await withAttachedClient(pi, async (client) => {
-          await pi.tmux.sendText("go");
-          await pi.tmux.sendKeys("Enter");
-          await writeFile(join(dir, "attached"), "");
-          const results = await waitForResults(pi, 1);
-          assert.match(results[0], /no password was provided/, results[0]);
-          const screen = await pi.tmux.waitUntil(
-            (t) => /a tmux client of this session types into the key table logger/.test(flat(t)),
-            "the notice",
-            { timeoutMs: 10_000, history: true },
-          );
-          assert.equal(count(screen, TITLE), 0, "no modal");
-          await pi.tmux.tmux("switch-client", "-c", client.name, "-T", "root");
-          await writeFile(join(dir, "reset"), "");
-          await answerLegit(pi, "FLOW-DONE");
-          const all = await waitForResults(pi, 2);
-          assert.equal(all[1].trim(), "0");
-          await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
-        });
-      });
-    });
-  });
-
-  it("a tmux binding for a printable key refuses the modal (multiplexer_keys_bound); through a real attached client it does log keys", async () => {
-    await withLoggerScratch(async (dir) => {
-      const log = join(dir, "tmux-keys");
-      const bind = `tmux bind -n a run-shell "printf a >> '${log}'" \\; send-keys a`;
-      const script: FauxStep[] = [
-        { bash: `${bind}; ${LEGIT}; echo "rc=$?"` },
-        { bash: `while [ ! -e '${dir}/unbound' ]; do sleep 0.1; done; ${LEGIT}` },
-        { text: "FLOW-DONE" },
-      ];
-      await withPi(script, async (pi) => {
-        await pi.tmux.sendText("go");
-        await pi.tmux.sendKeys("Enter");
-        const results = await waitForResults(pi, 1);
-        assert.match(results[0], /no password was provided/, results[0]);
-        // The notice is drawn a moment after the result is recorded.
-        const screen = await pi.tmux.waitUntil(
-          (t) => /tmux has printable keys bound where you type \(a\)/.test(flat(t)),
-          "the notice",
-          { timeoutMs: 10_000, history: true },
-        );
-        assert.equal(count(screen, TITLE), 0, "no modal");
-        // The binding is real: a client attached through a pty (send-keys
-        // would bypass the key tables) types "a", and the log records it.
-        await typeThroughClient(pi, "a");
-        await waitFor(
-          "the binding to log the key",
-          async () =>
-            (await readFile(log, "utf8").catch(() => "")).includes("a") ? true : undefined,
-        );
-        await pi.tmux.tmux("unbind-key", "-n", "a");
-        await writeFile(join(dir, "unbound"), "");
-        await answerLegit(pi, "FLOW-DONE");
-        const all = await waitForResults(pi, 2);
-        assert.equal(all[1].trim(), "0");
-        await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
-      });
-    });
-  });
-
-  /**
-   * How each focus attack starts (`setup`, before the sudo: a second pane
-   * made without taking the focus, `$p`), what the agent runs once the modal
-   * shows, and where the notice says the keys would go.
-   */
-  const FOCUS_MOVES = {
-    "split-window": {
-      setup: "",
-      attack: (keys: string) => `tmux split-window -v -l 3 -t "$TMUX_PANE" "cat > '${keys}'"`,
-      goesTo: /would go to another pane,/,
-    },
-    "copy-mode": {
-      setup: "",
-      // With bindings: in copy mode a printable key runs the agent's logger.
-      attack: (keys: string) =>
-        `tmux bind -T copy-mode a run-shell "printf a >> '${keys}'" \\; ` +
-        `bind -T copy-mode-vi a run-shell "printf a >> '${keys}'" \\; ` +
-        `copy-mode -t "$TMUX_PANE"`,
-      goesTo: /would go to a mode of pi's pane/,
-    },
-    "new-window": {
-      setup: "",
-      attack: (keys: string) => `tmux new-window "cat > '${keys}'"`,
-      goesTo: /would go to another window is the active one/,
-    },
-    "select-pane": {
-      setup: "split",
-      attack: () => `tmux select-pane -t "$p"`,
-      goesTo: /would go to another pane,/,
-    },
-    "resize-pane -Z": {
-      setup: "split",
-      attack: () => `tmux resize-pane -Z -t "$p"`,
-      goesTo: /would go to another pane is zoomed over pi's/,
-    },
-    "display-popup": {
-      setup: "",
-      // The popup draws a look-alike prompt and records what is typed.
-      attack: (keys: string) =>
-        `tmux display-popup -c "${HUMAN_CLIENT}" -E ` +
-        `"printf '[sudo] password:'; cat > '${keys}'" &`,
-      goesTo: /would go to a popup \(\d+ /,
-    },
-  } as const;
-
-  for (const move of Object.keys(FOCUS_MOVES) as (keyof typeof FOCUS_MOVES)[]) {
-    it(`F: inside tmux, ${move} takes the keys while the modal shows (a real client attached): the modal is withdrawn (focus_moved), a later sudo works`, async () => {
-      const { setup, attack, goesTo } = FOCUS_MOVES[move];
-      await withLoggerScratch(async (dir) => {
-        const keys = join(dir, "keys");
-        const split = setup === "split"
-          ? `p=$(tmux split-window -d -v -l 3 -P -F '#{pane_id}' -t "$TMUX_PANE" "cat > '${keys}'"); `
-          : "";
-        const script: FauxStep[] = [
-          {
-            bash: `${split}(while [ ! -e '${dir}/shown' ]; do sleep 0.05; done; ${
-              attack(keys)
-            }) & ${LEGIT}; echo "rc=$?"`,
-          },
-          { bash: `while [ ! -e '${dir}/back' ]; do sleep 0.1; done; ${LEGIT}` },
-          { text: "FLOW-DONE" },
-        ];
-        await withPi(script, async (pi) => {
-          const paneId =
-            (await pi.tmux.tmux("display-message", "-p", "-t", pi.tmux.target, "#{pane_id}"))
-              .stdout.trim();
-          const piPane = () =>
-            pi.tmux.tmux("capture-pane", "-p", "-t", paneId).then((r) => r.stdout);
-          await withAttachedClient(pi, async (client) => {
-            await pi.tmux.sendText("go");
-            await pi.tmux.sendKeys("Enter");
-            await pi.tmux.waitFor(TITLE, 30_000);
-            await writeFile(join(dir, "shown"), "");
-            // The human looks at pi's pane: the modal must be gone before they type.
-            const moved = Date.now();
-            await waitFor("the modal withdrawn", async () => {
-              return (await piPane()).includes(TITLE) ? undefined : true;
-            }, 5_000);
-            const after = Date.now() - moved;
-            assert.ok(after < 2_500, `the modal stayed ${after} ms after the focus moved`);
-            const results = await waitForResults(pi, 1);
-            assert.match(results[0], /rc=1/, results[0]);
-            const screen = flat(await piPane() + await pi.tmux.capture({ history: true }));
-            assert.match(screen, /keys typed now would go to/);
-            assert.match(screen, goesTo);
-            assert.match(screen, /details: \/sudo-prompt doctor focus_moved/);
-            // Focus back on pi: close the popup, leave the mode, unzoom, kill
-            // the agent's pane or window.
-            if (move === "display-popup") {
-              await pi.tmux.tmux("display-popup", "-C", "-c", client.name);
-            }
-            if (move === "copy-mode") await pi.tmux.tmux("send-keys", "-X", "-t", paneId, "cancel");
-            const zoomed = await pi.tmux.tmux(
-              "display-message",
-              "-p",
-              "-t",
-              paneId,
-              "#{window_zoomed_flag}",
-            );
-            if (zoomed.stdout.trim() === "1") {
-              await pi.tmux.tmux("resize-pane", "-Z", "-t", paneId);
-            }
-            if (move === "new-window") await pi.tmux.tmux("kill-window", "-a", "-t", paneId);
-            else await pi.tmux.tmux("kill-pane", "-a", "-t", paneId);
-            await pi.tmux.tmux("select-window", "-t", paneId);
-            await pi.tmux.tmux("select-pane", "-t", paneId);
-            client.type("");
-          });
-          await writeFile(join(dir, "back"), "");
-          await answerLegit(pi, "FLOW-DONE");
-          const all = await waitForResults(pi, 2);
-          assert.equal(all[1].trim(), "0");
-          const logged = await readFile(keys, "utf8").catch(() => "");
-          assert.ok(!logged.includes(PASSWORD), "the agent's pane got the password");
-          await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
-        });
-      });
-    });
-  }
-
-  it("F: a tmux user key (user-keys[0] = a, bind -n User0) refuses the modal (multiplexer_keys_bound); through a real client it does log keys", async () => {
-    await withLoggerScratch(async (dir) => {
-      const log = join(dir, "tmux-keys");
-      const bind =
-        `tmux set -s 'user-keys[0]' a \\; bind -n User0 run-shell "printf a >> '${log}'"`;
-      const script: FauxStep[] = [
-        { bash: `${bind}; ${LEGIT}; echo "rc=$?"` },
-        { bash: `while [ ! -e '${dir}/unbound' ]; do sleep 0.1; done; ${LEGIT}` },
-        { text: "FLOW-DONE" },
-      ];
-      await withPi(script, async (pi) => {
-        await pi.tmux.sendText("go");
-        await pi.tmux.sendKeys("Enter");
-        const results = await waitForResults(pi, 1);
-        assert.match(results[0], /no password was provided/, results[0]);
-        const screen = await pi.tmux.waitUntil(
-          (t) => /tmux has printable keys bound where you type \(User0\)/.test(flat(t)),
-          "the notice",
-          { timeoutMs: 10_000, history: true },
-        );
-        assert.equal(count(screen, TITLE), 0, "no modal");
-        assert.match(flat(screen), /details: \/sudo-prompt doctor multiplexer_keys_bound/);
-        // The user key is real: "a" typed through an attached client runs the binding.
-        await typeThroughClient(pi, "a");
-        await waitFor(
-          "the user key to log",
-          async () =>
-            (await readFile(log, "utf8").catch(() => "")).includes("a") ? true : undefined,
-        );
-        await pi.tmux.tmux("unbind-key", "-n", "User0");
-        await pi.tmux.tmux("set", "-su", "user-keys[0]");
-        await writeFile(join(dir, "unbound"), "");
-        await answerLegit(pi, "FLOW-DONE");
-        const all = await waitForResults(pi, 2);
-        assert.equal(all[1].trim(), "0");
-        await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
-      });
-    });
   });
 
   it("pi killed with SIGKILL while its terminal is exclusive: the guardian releases it and sudo -v in that shell prompts and works", async () => {
@@ -538,45 +292,5 @@ async function loggerBeforeModal(mode: string): Promise<void> {
       assert.ok(!keys.includes(PASSWORD), "the logger got the password");
       await assertNoLeak(pi, PASSWORD, { extraDirs: [dir] });
     });
-  });
-}
-
-/**
- * Runs `run` while a real tmux client is attached to pi's session through a
- * pseudo-terminal (`script` makes one): keys written to it go through tmux's
- * key tables as a human's would. `run` gets the client's name and a writer.
- */
-async function withAttachedClient(
-  pi: PiSession,
-  run: (client: { name: string; type(text: string): void }) => Promise<void>,
-): Promise<void> {
-  const socket = pi.tmux.socket;
-  const client = spawn(
-    "script",
-    ["-qfc", `tmux -S ${shQuote(socket)} attach -t test`, "/dev/null"],
-    {
-      stdio: ["pipe", "ignore", "ignore"],
-      env: { ...process.env, TERM: "xterm-256color" },
-    },
-  );
-  try {
-    const name = await waitFor("the client to attach", async () => {
-      // Not pi's own control-mode client (extension/keyboard/tmux_control.ts).
-      const r = await pi.tmux.tmux("list-clients", "-F", "#{?client_control_mode,,#{client_name}}");
-      return r.stdout.split("\n").find((name) => name !== "") || undefined;
-    }, 10_000);
-    await run({ name, type: (text) => client.stdin.write(text) });
-  } finally {
-    // Detach first: killing `script` alone can leave the tmux client behind.
-    await pi.tmux.tmux("detach-client", "-s", "test").catch(() => {});
-    client.kill("SIGKILL");
-  }
-}
-
-/** Types `text` through a real attached client (see {@link withAttachedClient}). */
-function typeThroughClient(pi: PiSession, text: string): Promise<void> {
-  return withAttachedClient(pi, async (client) => {
-    client.type(text);
-    await new Promise((r) => setTimeout(r, 500));
   });
 }

@@ -17,29 +17,24 @@
  *   is one.
  */
 import assert from "node:assert/strict";
-import { cp, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { REPO_ROOT, startPi } from "./pi_runner.ts";
+import { startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
 import { defaultAuditPath } from "../../extension/audit/entry.ts";
 import {
   ATTACK_SCRIPTS,
   EXTENSION,
+  mutatedExtension,
+  type Mutation,
   TITLE,
   toolResults,
   waitFor,
 } from "./attack_scripts/pi_checks.ts";
 
 const PASSWORD = testPassword();
-
-/** One change to one product file of a copy of the checkout. */
-interface Mutation {
-  readonly file: string;
-  readonly from: string;
-  readonly to: string;
-}
 
 /** The tracer check right before the handover, turned off. */
 const NO_TRACER_CHECK: Mutation = {
@@ -66,28 +61,6 @@ const HELPER_WRITES: Mutation = {
     "  const c = libc();\n  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };",
   to: "  return { ok: false, reason: PIPE_HANDOVER_ERRORS.NOT_PERMITTED };",
 };
-
-/**
- * A copy of the extension's sources with `mutations` applied (each must
- * match, so a mutation never silently does nothing); `node_modules` is the
- * checkout's. Returns the copy's extension entry.
- */
-async function mutatedExtension(dir: string, mutations: readonly Mutation[]): Promise<string> {
-  for (const name of ["index.ts", "package.json", "askpass", "kernel", "extension", "broker"]) {
-    await cp(join(REPO_ROOT, name), join(dir, name), { recursive: true });
-  }
-  for (const name of ["shared", "ops"]) {
-    await cp(join(REPO_ROOT, name), join(dir, name), { recursive: true });
-  }
-  await symlink(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
-  for (const m of mutations) {
-    const path = join(dir, m.file);
-    const text = await readFile(path, "utf8");
-    assert.ok(text.includes(m.from), `mutation target missing in ${m.file}: ${m.from}`);
-    await writeFile(path, text.replace(m.from, m.to));
-  }
-  return join(dir, "extension/index.ts");
-}
 
 /** Runs the attack with `tracer` against `extension`; returns the tool result and the trace log. */
 async function traceAttack(

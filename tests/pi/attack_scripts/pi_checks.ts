@@ -8,7 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -257,9 +257,10 @@ export async function submitCommand(pi: PiSession, completion: string): Promise<
 export async function withPi(
   script: FauxStep[],
   run: (pi: PiSession) => Promise<void>,
-  options: { rows?: number } = {},
+  options: { rows?: number; extension?: string } = {},
 ): Promise<void> {
-  const pi = await startPi({ script, extensions: [EXTENSION], ...options });
+  const { extension, ...rest } = options;
+  const pi = await startPi({ script, extensions: [extension ?? EXTENSION], ...rest });
   try {
     await run(pi);
   } finally {
@@ -283,4 +284,36 @@ export async function withScratch(
     await cleanup?.(dir);
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** One change to one product file of a copy of the checkout. */
+export interface Mutation {
+  readonly file: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/**
+ * A copy of the extension's sources with `mutations` applied (each must
+ * match, so a mutation never silently does nothing); `node_modules` is the
+ * checkout's. Returns the copy's extension entry.
+ */
+export async function mutatedExtension(
+  dir: string,
+  mutations: readonly Mutation[],
+): Promise<string> {
+  for (const name of ["index.ts", "package.json", "askpass", "kernel", "extension", "broker"]) {
+    await cp(join(REPO_ROOT, name), join(dir, name), { recursive: true });
+  }
+  for (const name of ["shared", "ops"]) {
+    await cp(join(REPO_ROOT, name), join(dir, name), { recursive: true });
+  }
+  await symlink(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
+  for (const m of mutations) {
+    const path = join(dir, m.file);
+    const text = await readFile(path, "utf8");
+    assert.ok(text.includes(m.from), `mutation target missing in ${m.file}: ${m.from}`);
+    await writeFile(path, text.replace(m.from, m.to));
+  }
+  return join(dir, "extension/index.ts");
 }

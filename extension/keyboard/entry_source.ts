@@ -1,0 +1,74 @@
+/**
+ * Where a Deno entry point of the keyboard part runs from: the terminal
+ * guardian and the lock keeper. Both are exempt from the holder scans (they
+ * hold a terminal pi reads), so in hardened mode (the broker installed) they
+ * run the root-owned deno, sources and cache only: nothing they run may come
+ * from files the user, and so the agent, can change (ADR 0008, 0009).
+ * Otherwise the package's own copy, with a cache of this process's.
+ *
+ * @module
+ */
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { resolveDenoBinary } from "../../shared/executables.ts";
+import { isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { BROKER_ROOT, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
+
+/** Where one entry point runs from. */
+export interface EntrySource {
+  readonly deno: string;
+  /** The entry point's real path. */
+  readonly path: string;
+  readonly denoDir: string;
+  /** The root-owned copies (hardened mode). */
+  readonly rootOwned: boolean;
+}
+
+/** One cache for every package-copy entry point of this process, removed at exit. */
+let packageCache: Promise<string> | undefined;
+
+function processCache(): Promise<string> {
+  packageCache ??= mkdtemp(join(tmpdir(), "pi-sudo-prompt-deno-")).then((dir) => {
+    process.once("exit", () => void rm(dir, { recursive: true, force: true }).catch(() => {}));
+    return dir;
+  });
+  return packageCache;
+}
+
+/**
+ * The source of `entry` (a path relative to the package root), which imports
+ * exactly `files` (the entry included, relative paths as the installer copies
+ * them): root-owned when every one of them is root-protected.
+ */
+export async function entrySource(
+  entry: string,
+  files: readonly string[],
+): Promise<EntrySource | undefined> {
+  const root = [ROOT_DENO, ...files.map((f) => `${ROOT_SOURCES}/${f}`)];
+  if ((await Promise.all(root.map(isProtectedPath))).every(Boolean)) {
+    return {
+      deno: ROOT_DENO,
+      path: `${ROOT_SOURCES}/${entry}`,
+      denoDir: `${BROKER_ROOT}/deno-cache`,
+      rootOwned: true,
+    };
+  }
+  const deno = await resolveDenoBinary();
+  if (!deno) return undefined;
+  const path = await realpath(fileURLToPath(new URL(`../../${entry}`, import.meta.url)));
+  return { deno, path, denoDir: await processCache(), rootOwned: false };
+}
+
+/** The libc pi has mapped: an entry point may load exactly that file (`--allow-ffi`). */
+export function libcPath(): string | undefined {
+  try {
+    const maps = readFileSync("/proc/self/maps", "utf8");
+    return /\s(\/\S*\/libc\.so\.6)$/m.exec(maps)?.[1];
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The one place where the lock keeper's Deno flags and environment are
+ * written down (each is explained in `docs/permissions.md`). pi builds
+ * tmux's `lock-command` from these lists, and checks the keeper's
+ * `/proc/<pid>/cmdline` and `environ` against the very same lists.
+ *
+ * @module
+ */
+import { DENO_RUN_PINNED, isSafeFlagPath } from "../../askpass/helper_permissions.ts";
+
+/** Where the keeper runs from, and what it connects to. */
+export interface KeeperPlace {
+  readonly deno: string;
+  readonly keeper: string;
+  readonly denoDir: string;
+  readonly libc: string;
+  readonly socket: string;
+  /** pi's pid: the keeper drops typed keys while pi is stopped. */
+  readonly pi: number;
+}
+
+/**
+ * argv of the keeper: the pinned `deno run` flags; read, write and connect
+ * for exactly pi's socket of this lock (Deno asks for all three to connect
+ * to a Unix socket); FFI for exactly the libc pi has loaded (to drop typed
+ * keys, clear exclusive mode and read pi's `/proc/<pid>/stat`: Deno has no
+ * `ioctl`, and grants `/proc` only with `--allow-all`).
+ */
+export function keeperArgv(p: KeeperPlace): string[] {
+  return [
+    p.deno,
+    ...DENO_RUN_PINNED,
+    `--allow-read=${p.socket}`,
+    `--allow-write=${p.socket}`,
+    `--allow-net=unix:${p.socket}`,
+    `--allow-ffi=${p.libc}`,
+    p.keeper,
+    p.socket,
+    p.libc,
+    String(p.pi),
+  ];
+}
+
+/** The keeper's whole environment, `NAME=value`: its Deno cache, and no colours. */
+export function keeperEnvironment(p: KeeperPlace): string[] {
+  return [`DENO_DIR=${p.denoDir}`, "NO_COLOR=1"];
+}
+
+/**
+ * tmux's `lock-command` for the keeper: `sh -c` runs it, so it `exec`s (the
+ * keeper is then the client's own child) through `env -i` (nothing of the
+ * client's environment reaches Deno), with stdout and stderr on
+ * `/dev/null` (the keeper holds the client's terminal on stdin only).
+ * `undefined` when a path could not be written safely into it.
+ */
+export function keeperLockCommand(p: KeeperPlace, envPath: string): string | undefined {
+  const parts = [envPath, "-i", ...keeperEnvironment(p), ...keeperArgv(p)];
+  if (![envPath, p.deno, p.keeper, p.denoDir, p.libc, p.socket].every(isSafeFlagPath)) {
+    return undefined;
+  }
+  return `exec ${parts.map((a) => `'${a}'`).join(" ")} >/dev/null 2>&1`;
+}

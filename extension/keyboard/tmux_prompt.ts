@@ -1,0 +1,327 @@
+/**
+ * A modal inside tmux (ADR 0009 §1): drawn on each locked client's own
+ * terminal, fed the keys pi reads there, never in pi's pane. One request's
+ * life, top-down: lock the clients (`tmux_lock.ts`); for each verified
+ * keeper, take its client's terminal (`raw_terminal.ts`: exclusive, raw),
+ * let the keyboard gate judge it with the others, then draw the modal there;
+ * the first modal to end ends them all; restore every terminal; unlock.
+ *
+ * While a modal shows, every locked client is looked at every
+ * {@link TICK_MS}: a client that stops or ends (its terminal would go back
+ * to the user's shell) or a keeper that ends (tmux would read the terminal
+ * again) interrupts the request: typed keys are dropped, the modal is
+ * erased with a warning, and the request is cancelled.
+ *
+ * A modal withdrawn under the human's fingers (its request refused or gone,
+ * its deadline past) keeps the terminals locked and drops what is typed
+ * until a pause or Enter (ADR 0008's drop, here before tmux reads the
+ * terminal again): the rest of a password reaches neither tmux nor a modal
+ * queued behind it, which waits until the drop ends.
+ *
+ * @module
+ */
+import { CURSOR_MARKER, StdinBuffer } from "@earendil-works/pi-tui";
+import type { PromptOutcome } from "../../askpass/prompter.ts";
+import { DENY_REASONS } from "../../askpass/protocol.ts";
+import { ancestors } from "../../kernel/proc.ts";
+import { readStat } from "../../kernel/peer_verification.ts";
+import { ClientLocks, type HeldLock, type TmuxPlace } from "./tmux_lock.ts";
+import { RawTerminal } from "./raw_terminal.ts";
+import type { LockedClient } from "./keeper_check.ts";
+
+/** How often input is read and the locked clients are looked at while a modal shows. */
+const TICK_MS = 25;
+/**
+ * A tick this late means pi was stopped (SIGSTOP gives no warning): the
+ * modal is then never drawn again, and the request is cancelled, as pi's
+ * own SIGCONT handler does (ADR 0008); the keeper has erased it meanwhile.
+ */
+const STOPPED_GAP_MS = 2000;
+/** Most client terminals drawn on per request. */
+const MAX_TERMINALS = 8;
+/** Widest the modal is drawn. */
+const MODAL_WIDTH = 80;
+/** A drop of keys ends after this long without one (or at Enter)… */
+const DROP_IDLE_MS = 1500;
+/** …and at the latest after this long. */
+const DROP_MAX_MS = 30_000;
+const PASTE_START = "\x1b[200~";
+const PASTE_END = "\x1b[201~";
+const CANCEL: PromptOutcome = { kind: "cancel" };
+
+/** Shown on a client's terminal when its password box is interrupted. */
+export const INTERRUPTED =
+  "pi-sudo-prompt: the password box was interrupted: the request is cancelled. " +
+  "Do not type the password here.";
+/** Shown above the box when the client's terminal is itself inside tmux. */
+export const NESTED_WARNING =
+  "⚠ This terminal is itself inside tmux: that outer tmux sees your keys before pi.";
+/** Shown while keys typed for a withdrawn modal are dropped. */
+export const DROPPING = "Prompt closed: keys typed for it are dropped until Enter or a pause.";
+/** Told in pi's pane once such keys were dropped. */
+export const DROPPED = "keys typed after the prompt closed were dropped";
+
+/** What pi draws on a client's terminal: a modal component of the ui part. */
+export interface TerminalModal {
+  render(width: number): string[];
+  handleInput(data: string): void;
+  dispose(): void;
+  /** Closes it without the human (`MaskedPromptModal.abort`). */
+  abort?(): void;
+  /** It was withdrawn while the human was typing into it. */
+  readonly withdrawnWhileTyping?: boolean;
+}
+
+/** Builds one modal for one terminal; `done` is called once with its outcome. */
+export type TerminalModalFactory = (
+  redraw: () => void,
+  done: (outcome: PromptOutcome) => void,
+) => TerminalModal;
+
+/** A client terminal pi holds now, for the keyboard gate (`terminal_gate.ts`). */
+export interface TakenTerminal {
+  readonly ttyPath: string;
+  readonly rdev: number;
+  /** Holders that are no stranger here: the client, its ancestors (its shell), the keeper. */
+  readonly exempt: Promise<ReadonlySet<number>>;
+}
+
+/** Every client terminal any request of this process holds now. */
+const taken = new Set<TakenTerminal>();
+/** A drop of keys in progress: the next request locks once it ends. */
+let dropping: Promise<void> | undefined;
+
+/** The client terminals pi holds now (the gate judges each, with pi's own). */
+export function takenTerminals(): readonly TakenTerminal[] {
+  return [...taken];
+}
+
+/** What the caller gets: the outcome, and a way to lock again. */
+export interface TmuxPrompt {
+  readonly outcome: Promise<PromptOutcome>;
+  /** Locks again: a client attached since (or one whose lock did not take) gets its modal. */
+  again(): void;
+}
+
+/** What {@link promptOnTmuxClients} needs besides the place. */
+export interface TmuxPromptOptions {
+  readonly make: TerminalModalFactory;
+  readonly signal: AbortSignal;
+  /** Runs the keyboard gate now, with every taken terminal; false: the request was refused. */
+  readonly recheck: () => Promise<boolean>;
+  /** One line for the human (in pi's pane). */
+  readonly notify?: (text: string) => void;
+}
+
+/** One client terminal with its modal. */
+interface Shown {
+  readonly held: HeldLock;
+  readonly terminal: RawTerminal;
+  readonly entry: TakenTerminal;
+  readonly input: StdinBuffer;
+  modal?: TerminalModal;
+  size: { cols: number; rows: number };
+  /** The keeper is gone: tmux has the terminal again, pi must not touch it. */
+  lockEnded?: boolean;
+}
+
+/** Asks on every client of pi's tmux session; see the module's description. */
+export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): TmuxPrompt {
+  const shown = new Set<Shown>();
+  let locks: ClientLocks | undefined;
+  let finished = false;
+  let resolveOutcome!: (outcome: PromptOutcome) => void;
+  const outcome = new Promise<PromptOutcome>((r) => resolveOutcome = r);
+  let tick: ReturnType<typeof setInterval> | undefined;
+  let looking = false;
+  let lastTick = performance.now();
+  /** pi was stopped since the last tick: the modal is not drawn again. */
+  const wasStopped = () => {
+    if (performance.now() - lastTick < STOPPED_GAP_MS) return false;
+    interrupt("pi was stopped");
+    return true;
+  };
+
+  /** Gives every terminal back (modes, exclusive mode) and ends the locks. */
+  const release = (note?: string) => {
+    clearInterval(tick);
+    for (const s of shown) {
+      s.input.destroy();
+      taken.delete(s.entry);
+      if (s.lockEnded) {
+        s.terminal.abandon();
+        continue;
+      }
+      if (note) s.terminal.write(`\x1b[0m\x1b[2J\x1b[H${note}\r\n`);
+      s.terminal.write("\x1b[?2004l\x1b[?25h");
+      s.terminal.restore();
+    }
+    shown.clear();
+    void locks?.close();
+  };
+
+  const finish = (result: PromptOutcome, how: "ended" | "withdrawn" | "interrupted") => {
+    if (finished) return;
+    finished = true;
+    o.signal.removeEventListener("abort", onAbort);
+    let typing = false;
+    for (const s of shown) {
+      if (how === "withdrawn") s.modal?.abort?.();
+      typing ||= s.modal?.withdrawnWhileTyping === true;
+      s.modal?.dispose();
+    }
+    resolveOutcome(result);
+    if (how === "interrupted") {
+      for (const s of shown) if (!s.lockEnded) s.terminal.dropInput();
+      return release(INTERRUPTED);
+    }
+    if (!typing || shown.size === 0) return release();
+    dropping = dropKeys().finally(() => dropping = undefined);
+  };
+
+  /** Holds the terminals and drops what is typed until a pause or Enter, then releases them. */
+  const dropKeys = () =>
+    new Promise<void>((resolve) => {
+      clearInterval(tick);
+      const started = performance.now();
+      let last = started;
+      let dropped = false;
+      for (const s of shown) draw(s, [DROPPING]);
+      tick = setInterval(() => {
+        const now = performance.now();
+        for (const s of shown) {
+          const data = s.terminal.read();
+          if (!data) continue;
+          dropped = true;
+          last = now;
+          if (data.includes("\r")) last = -Infinity;
+        }
+        if (now - last < DROP_IDLE_MS && now - started < DROP_MAX_MS) return;
+        release();
+        if (dropped) o.notify?.(DROPPED);
+        resolve();
+      }, TICK_MS);
+    });
+
+  const onAbort = () => {
+    const reason = o.signal.reason;
+    // A closing session or a stopped pi: what is typed next is meant for pi.
+    const forPi = reason === DENY_REASONS.SESSION_CLOSED || reason === DENY_REASONS.PI_STOPPED;
+    finish(CANCEL, forPi ? "ended" : "withdrawn");
+  };
+  if (o.signal.aborted) {
+    finished = true;
+    resolveOutcome(CANCEL);
+    return { outcome, again: () => {} };
+  }
+  o.signal.addEventListener("abort", onAbort, { once: true });
+
+  const interrupt = (why: string) => {
+    if (finished) return;
+    o.notify?.(
+      `the password box on your terminal was interrupted (${why}): the request is cancelled`,
+    );
+    finish(CANCEL, "interrupted");
+  };
+
+  /** Draws `lines` (the modal's, else the given ones) centred on the client's terminal. */
+  const draw = (s: Shown, lines?: readonly string[]) => {
+    if (!lines && wasStopped()) return;
+    s.size = s.terminal.size();
+    const width = Math.max(20, Math.min(MODAL_WIDTH, s.size.cols - 2));
+    if (!lines && (finished || !s.modal)) return;
+    const body = lines ?? s.modal!.render(width).map((l) => l.replaceAll(CURSOR_MARKER, ""));
+    const all = [...(s.held.locked.nested ? [NESTED_WARNING] : []), ...body];
+    const top = Math.max(1, Math.floor((s.size.rows - all.length) / 2) + 1);
+    const left = Math.max(1, Math.floor((s.size.cols - width) / 2) + 1);
+    let frame = "\x1b[?25l\x1b[0m\x1b[H\x1b[2J";
+    all.forEach((line, i) => frame += `\x1b[${top + i};${left}H${line}\x1b[0m`);
+    s.terminal.write(frame);
+  };
+
+  /** Reads what was typed, follows a resize, and looks at every locked client. */
+  const onTick = () => {
+    if (wasStopped()) return;
+    lastTick = performance.now();
+    for (const s of shown) {
+      const data = s.terminal.read();
+      if (data && s.modal) s.input.process(data);
+      if (finished) return;
+      const now = s.terminal.size();
+      if (now.cols !== s.size.cols || now.rows !== s.size.rows) draw(s);
+    }
+    if (looking) return;
+    looking = true;
+    void Promise.all([...shown].map(async (s) => {
+      const c = s.held.locked.client;
+      const stat = await readStat(c.pid);
+      if (!stat || stat.startTime !== c.startTime || stat.state === "Z") {
+        return "your tmux client ended";
+      }
+      if (stat.state === "T" || stat.state === "t") return "your tmux client was stopped";
+      return undefined;
+    })).then((whys) => {
+      looking = false;
+      const why = whys.find((w) => w !== undefined);
+      if (why) interrupt(why);
+    });
+  };
+
+  const onClient = async (held: HeldLock) => {
+    if (finished || shown.size >= MAX_TERMINALS) return held.release();
+    const { locked } = held;
+    const took = RawTerminal.take(locked.ttyPath, locked.rdev);
+    if (!took.ok) {
+      o.notify?.(
+        `pi could not take your tmux client's terminal ${locked.ttyPath} (${took.reason})`,
+      );
+      return held.release();
+    }
+    const entry: TakenTerminal = {
+      ttyPath: locked.ttyPath,
+      rdev: locked.rdev,
+      exempt: exemptOf(locked),
+    };
+    const input = new StdinBuffer();
+    const s: Shown = { held, terminal: took.terminal, entry, input, size: took.terminal.size() };
+    shown.add(s);
+    taken.add(entry);
+    held.onEnd(() => {
+      s.lockEnded = true;
+      interrupt("the lock of your tmux client ended");
+    });
+    if (!tick) {
+      lastTick = performance.now();
+      tick = setInterval(onTick, TICK_MS);
+    }
+    // The gate judges this terminal with the others before anything is drawn.
+    if (!await o.recheck().catch(() => false) || finished) return;
+    s.terminal.write("\x1b[?2004h");
+    s.modal = o.make(() => draw(s), (result) => finish(result, "ended"));
+    input.on("data", (seq: string) => s.modal?.handleInput(seq));
+    input.on("paste", (text: string) => s.modal?.handleInput(PASTE_START + text + PASTE_END));
+    draw(s);
+  };
+
+  // A drop of keys for a withdrawn modal ends first: its keys are not this one's.
+  void (dropping ?? Promise.resolve())
+    .then(() => finished ? undefined : ClientLocks.open(place, (held) => void onClient(held)))
+    .then(async (opened) => {
+      if (!opened) return;
+      if (!opened.ok) {
+        o.notify?.(`pi could not lock your tmux client to ask there (${opened.reason})`);
+        return;
+      }
+      if (finished) return void opened.locks.close();
+      locks = opened.locks;
+      await locks.lock();
+    });
+  return { outcome, again: () => void locks?.lock() };
+}
+
+/** The client, its ancestors (the user's shell there holds the terminal too) and the keeper. */
+async function exemptOf(locked: LockedClient): Promise<ReadonlySet<number>> {
+  const out = new Set<number>([locked.keeper.pid]);
+  for await (const pid of ancestors(locked.client.pid, readStat)) out.add(pid);
+  return out;
+}
