@@ -1,7 +1,8 @@
 /**
  * Doctor check `hardened`: which of the files pi and the helper run (the
  * extension, the helper, the deno binary, koffi, the Deno cache) the agent
- * could modify, and how to make them root-owned (hardened mode, ADR 0003).
+ * could modify, and how to make them root-owned (hardened mode, ADR 0003);
+ * and, always, what hardened mode does not cover (ADR 0009 §5).
  *
  * @module
  */
@@ -14,6 +15,14 @@ import { exists } from "../helpers.ts";
 import { rootOwnedProblem, treeProblems } from "../ownership.ts";
 
 const CACHE_LABEL = "the helper's Deno cache";
+/**
+ * What hardened mode never covers, said whatever its state (ADR 0009 §5):
+ * everything that runs inside pi's own process sees the modal's keys.
+ */
+export const NOT_COVERED = "Not covered by hardened mode: pi itself, node, and every other " +
+  "extension or package pi loads (~/.pi/agent/extensions, the packages in pi's settings) run " +
+  "inside pi's process and see the modal's keys: code that can rewrite those files can read " +
+  "your password";
 /** The package's entries that hold code pi or the helper loads. */
 const PACKAGE_ENTRIES = [
   "package.json",
@@ -41,7 +50,7 @@ export const hardenedCheck = defineCheck("hardened", "hardened mode", async (ctx
     return {
       status: "ok",
       detail: "hardened: the extension, helper, deno binary and Deno cache are root-owned; the " +
-        "agent cannot rewrite them",
+        `agent cannot rewrite them. ${NOT_COVERED}`,
     };
   }
   const listed = items.map(({ label, problems }) =>
@@ -70,7 +79,7 @@ export const hardenedCheck = defineCheck("hardened", "hardened mode", async (ctx
   }
   return {
     status: "warn",
-    detail: `not hardened${copyNote}: the agent could modify ${listed.join("; ")}`,
+    detail: `not hardened${copyNote}: the agent could modify ${listed.join("; ")}. ${NOT_COVERED}`,
     fix: fixes.join("; "),
   };
 });

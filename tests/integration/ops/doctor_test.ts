@@ -14,6 +14,7 @@
  *
  * Run: node_modules/.bin/node --test tests/integration/ops/doctor_test.ts
  */
+import { NOT_COVERED } from "../../../ops/doctor/checks/hardened.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import {
@@ -637,6 +638,7 @@ describe("doctor: checks that fail or warn on purpose", () => {
     const c = await runCheck("hardened", options);
     assert.equal(c.status, "warn");
     assert.match(c.detail, /^not hardened: the agent could modify the extension \(/);
+    assert.ok(c.detail.endsWith(NOT_COVERED), "what hardened mode does not cover is said");
     assert.match(c.detail, /\(you\), not root/);
     assert.match(c.detail, /the askpass helper \(/);
     assert.match(c.detail, /the deno binary \(/);
