@@ -349,7 +349,7 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
           await pi.tmux.sendText("again");
           await pi.tmux.sendKeys("Enter");
           const screen = await pi.tmux.waitUntil(
-            (t) => modalFrame(t) !== undefined,
+            (t) => t.includes(TITLE) && modalFrame(t) !== undefined,
             "the real modal's frame",
             20_000,
           );
