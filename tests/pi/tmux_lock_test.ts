@@ -279,13 +279,21 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
     });
   });
 
-  it("mutation check: without pi's provenance, the forged ssh-agent reads the password typed at the modal", async (t) => {
-    if (await rootTerminalCheckInstalled()) {
-      return t.skip("root's check decides: the run before the broker proves this");
-    }
+  it("mutation check: without pi's provenance, the forged ssh-agent reads the password typed at the modal (with root's check, it is still refused)", async () => {
+    const root = await rootTerminalCheckInstalled();
     await withScratch("pi-tmux-fake-", async (d) => {
       await withExtension(NO_PROVENANCE, fakeScript(d), async (pi) => {
         await go(pi);
+        if (root) {
+          // Root lists the holder: provenance is not what stops it here.
+          const fake = Number(
+            await waitFor("the fake", () => read(join(d, "fake.pid")).then((t) => t || undefined)),
+          );
+          await pi.tmux.waitFor(`process ${fake}`, { timeoutMs: 30_000, history: true });
+          const [result] = await resultsOf(pi, 1);
+          assert.match(result, /rc=1/, "refused: sudo got nothing");
+          return;
+        }
         const screen = await pi.tmux.waitFor(TITLE, 30_000);
         assert.doesNotMatch(screen.replace(/[│\s]+/g, " "), /started by the agent/);
         await pi.tmux.sendText(PASSWORD);
