@@ -20,24 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from terminal_attacks import stat_fields, tty_of  # noqa: E402
-
-
-def helper_running(pi):
-    """True when a deno child of a sudo under pi's tool shells is running."""
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            exe = os.readlink(f"/proc/{name}/exe")
-            parent = int(stat_fields(int(name))[1])
-            with open(f"/proc/{parent}/comm") as f:
-                comm = f.read().strip()
-        except OSError:
-            continue
-        if exe.endswith("/deno") and comm == "sudo":
-            return True
-    return False
+from terminal_attacks import detach, helper_running, stat_fields, tty_of  # noqa: E402
 
 
 def main():
@@ -46,18 +29,12 @@ def main():
     work = sys.argv[3]
     seconds = float(sys.argv[4])
     stop_shell = "--no-shell-stop" not in sys.argv
-    if os.fork() > 0:
+    if not detach():
         return
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
     tty = tty_of(pi)
     shell = int(stat_fields(pi)[1])
     deadline = time.monotonic() + 60
-    while not helper_running(pi) and time.monotonic() < deadline:
+    while not helper_running() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.5)  # the modal is on screen by now
     if stop_shell:

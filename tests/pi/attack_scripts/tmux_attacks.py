@@ -27,7 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from terminal_attacks import getfd, stat_fields  # noqa: E402
+from terminal_attacks import detach, getfd, helper_running  # noqa: E402
 
 libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_DUMPABLE = 4
@@ -36,33 +36,6 @@ PR_SET_NAME = 15
 
 def tmux(*args):
     return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=5)
-
-
-def detach():
-    """setsid and a double fork: outlives the tool call, like the issue's attacker."""
-    if os.fork() > 0:
-        return False
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    return True
-
-
-def helper_running():
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            exe = os.readlink(f"/proc/{name}/exe")
-            with open(f"/proc/{int(stat_fields(int(name))[1])}/comm") as f:
-                if exe.endswith("/deno") and f.read().strip() == "sudo":
-                    return True
-        except (OSError, ValueError):
-            continue
-    return False
 
 
 def human_client():
