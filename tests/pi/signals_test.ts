@@ -14,7 +14,7 @@
  * and, for SIGTSTP and SIGSTOP, as the tmux pane's own command.
  */
 import assert from "node:assert/strict";
-import { readFile, stat } from "node:fs/promises";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { describe, it } from "node:test";
@@ -89,6 +89,7 @@ async function attackTheModal(tmux: TmuxSession, dir: string, tty: string): Prom
   await tmux.sendText("go");
   await tmux.sendKeys("Enter");
   await tmux.waitFor(TITLE, 30_000);
+  await writeFile(join(dir, "modal-seen"), "");
   await duringAttack(tmux, dir, tty);
 }
 
@@ -163,6 +164,7 @@ describe("job-control signals never hand the keys to another process (real pi, r
           await pi.tmux.sendText("go");
           await pi.tmux.sendKeys("Enter");
           await pi.tmux.waitFor(TITLE, 30_000);
+          await writeFile(join(dir, "modal-seen"), "");
           await duringAttack(pi.tmux, dir, tty);
           assert.ok(busy(tty), "the terminal stays exclusive while pi is stopped");
           process.kill(pid, "SIGCONT");

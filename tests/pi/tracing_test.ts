@@ -17,7 +17,7 @@
  *   is one.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -83,6 +83,7 @@ async function traceAttack(
       await pi.tmux.sendKeys("Enter");
       const modal = await pi.tmux.waitFor(TITLE, 30_000);
       assert.match(modal, /Command: \/usr\/bin\/sudo -A -k id -u/);
+      await writeFile(join(work, "modal-seen"), "");
       await waitFor(
         "the tracer attached",
         () => stat(join(work, "attached")).then(() => true, () => undefined),

@@ -8,8 +8,9 @@ the attacker read the password typed at the modal's image.
   signal_attack.py SIGNAL PI_PID WORK SECONDS [--no-shell-stop]
 
 It detaches (setsid, double fork) so it outlives the tool call, waits until
-sudo's askpass helper runs and the modal has had time to show, then writes
-WORK/signalled, and at the end WORK/result with one line per fact:
+sudo's askpass helper runs and the test has seen the modal (WORK/modal-seen,
+written by the test: no fixed sleep), then writes WORK/signalled, and at the
+end WORK/result with one line per fact:
   open: EBUSY        every open of the terminal was refused
   open: OK           the terminal opened (keys read go to WORK/keys)
 It never resumes what it stopped: the test plays the human who does.
@@ -36,7 +37,9 @@ def main():
     deadline = time.monotonic() + 60
     while not helper_running() and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(1.5)  # the modal is on screen by now
+    # The modal is on screen once the test has seen it (no fixed sleep).
+    while not os.path.exists(os.path.join(work, "modal-seen")) and time.monotonic() < deadline:
+        time.sleep(0.02)
     if stop_shell:
         os.kill(shell, signal.SIGSTOP)
     os.kill(pi, sig)

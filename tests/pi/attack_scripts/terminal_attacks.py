@@ -181,7 +181,9 @@ def steal_leaderless(pi, out, marker, seconds):
     import threading
     t = threading.Thread(target=_steal, args=(pi, out, marker, seconds, False))
     t.start()
-    time.sleep(0.5)
+    # The main thread leaves once the thread holds the copy (its marker), not after a guess.
+    while not os.path.exists(marker):
+        time.sleep(0.01)
     libc.syscall(60 if platform.machine() == "x86_64" else 93, 0)
 
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The tracing attack (issue 18, attack 1), run from a bash tool call of real
 # pi: start /usr/bin/sudo -A -k id -u (SUDO_ASKPASS is the session's
-# launcher), wait until sudo's child runs the deno helper and has had time to
-# be verified (the modal is then open), attach a tracer to it, and report
+# launcher), wait until sudo's child runs the deno helper and the test has
+# seen the modal (<work>/modal-seen), attach a tracer to it, and report
 # what happened. Nothing here prints what the tracer captured: the test reads
 # <work>/trace.log itself.
 #
@@ -26,8 +26,12 @@ if [ -z "$helper" ]; then
   echo "trace: no helper appeared"
   exit 1
 fi
-# Past the verification: the modal is open by now.
-sleep 1.5
+# The modal is open: the test says so once it has seen it (no fixed sleep).
+i=0
+while [ ! -e "$work/modal-seen" ] && [ $i -lt 1200 ]; do
+  i=$((i + 1))
+  sleep 0.05
+done
 case "$tracer" in
   strace) strace -f -p "$helper" -e trace=write -s 512 -o "$work/trace.log" 2>"$work/tracer.err" & ;;
   seize) python3 "$(dirname "$0")/seize_tracer.py" "$helper" "$work/trace.log" 150 2>"$work/tracer.err" & ;;
