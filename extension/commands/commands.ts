@@ -16,8 +16,14 @@ import { showInfoPanel } from "../ui/info_panel.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
 import { allowFlow } from "./allow_flow.ts";
 import { type AuditStats, statusLines } from "./status.ts";
-import { renderDoctor, runDoctor } from "../../ops/doctor/runner.ts";
-import { explainRefusal } from "../../ops/doctor/explain.ts";
+import process from "node:process";
+import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
+import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
+
+/** The command-line doctor, run by `/sudo-prompt doctor` in a process of its own. */
+const DOCTOR_CLI = fileURLToPath(new URL("../../bin/pi-sudo-prompt.mjs", import.meta.url));
+/** Longer than every check's own deadline (15 s each, run side by side). */
+const DOCTOR_DEADLINE_MS = 60_000;
 
 /** Subcommands, for completion and help. */
 export const SUBCOMMANDS = ["install-broker", "uninstall-broker", "allow", "status", "doctor"];
@@ -67,19 +73,26 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
             await statusLines(session, deps.auditStats?.()),
           );
         case "doctor": {
-          if (reason !== undefined) {
-            const explained = explainRefusal(reason);
-            if (!explained.ok) return void ctx.ui.notify(`doctor: ${explained.reason}`, "error");
-            return void await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", explained.lines);
-          }
-          const checks = await runDoctor(
-            session && {
-              denoPath: session.denoPath,
-              helperPath: session.helperPath,
-              denoCacheDir: session.denoDir,
-            },
-          );
-          return await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", renderDoctor(checks));
+          // The doctor runs in a process of its own: none of it loads into pi.
+          const args = reason !== undefined ? ["--explain", reason] : [
+            "--width",
+            "76",
+            "--inside-pi",
+            JSON.stringify({
+              session: session && {
+                denoPath: session.denoPath,
+                helperPath: session.helperPath,
+                denoCacheDir: session.denoDir,
+              },
+              piState: terminalGuardStatus(),
+            }),
+          ];
+          const run = await spawnWithDeadline(process.execPath, [DOCTOR_CLI, "doctor", ...args], {
+            deadlineMs: DOCTOR_DEADLINE_MS,
+            outputCap: 256 * 1024,
+          });
+          const lines = (run.stdout.trim() || run.stderr.trim() || "doctor: no answer").split("\n");
+          return await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", lines.slice(0, 400));
         }
         default:
           ctx.ui.notify(`usage: /sudo-prompt ${SUBCOMMANDS.join(" | ")}`, "info");

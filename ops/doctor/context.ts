@@ -15,6 +15,7 @@ import { dirname } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { isSafeFlagPath } from "../../askpass/helper_permissions.ts";
+import type { TerminalGuardStatus } from "../../extension/keyboard/terminal_guard.ts";
 import {
   ALLOWLIST_PATH,
   BROKER_LAUNCHER,
@@ -124,10 +125,16 @@ export interface DoctorOptions {
   readonly checkTimeoutMs?: number;
   /** Runs the child processes; default {@link runCommand}. */
   readonly runCommand?: RunCommand;
+  /**
+   * pi's own process as pi reported it (`/sudo-prompt doctor` runs this
+   * doctor in a process of its own and hands it pi's terminal guard status);
+   * default: this process's, which outside pi has nothing to judge.
+   */
+  readonly piState?: TerminalGuardStatus;
 }
 
 /** Inputs that may stay absent once resolved (not on this machine, or not a fixed directory). */
-type MaybeAbsent = "denoPath" | "denoCacheDir" | "koffiDir";
+type MaybeAbsent = "denoPath" | "denoCacheDir" | "koffiDir" | "piState";
 
 /** Everything a check needs: {@link DoctorOptions} resolved, the command runner as `run`. */
 export type Context =
@@ -169,6 +176,7 @@ export async function resolveContext(o: DoctorOptions): Promise<Context> {
     allowlistPath: o.allowlistPath ?? ALLOWLIST_PATH,
     tmpBase: isSafeFlagPath(tmp) && tmp.length < TMP_BASE_MAX ? tmp : "/tmp",
     commandTimeoutMs: o.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    piState: o.piState,
     run: o.runCommand ?? runCommand,
   };
 }

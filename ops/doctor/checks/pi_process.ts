@@ -21,8 +21,8 @@ function piProcessCheck<Id extends string>(
   title: string,
   judge: (s: TerminalGuardStatus) => Finding,
 ) {
-  return defineCheck(id, title, () => {
-    const s = terminalGuardStatus();
+  return defineCheck(id, title, (ctx) => {
+    const s = ctx.piState ?? terminalGuardStatus();
     if (!s.started) {
       return {
         status: "info",
