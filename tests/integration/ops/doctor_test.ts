@@ -213,7 +213,41 @@ describe("doctor: checks that pass on this machine", () => {
     assert.equal(bad.stderr.trimEnd().split("\n").length, 1, bad.stderr);
     const missing = await runCli(["--explain"]);
     assert.equal(missing.code, 2);
-    assert.match(missing.stderr, /usage: pi-sudo-prompt doctor \[--json\] \[--explain REASON\]/);
+    assert.match(
+      missing.stderr,
+      /usage: pi-sudo-prompt doctor \[--json\] \[--width N\] \[--explain REASON\]/,
+    );
+  });
+
+  it("--inside-pi: pi's terminal guard status as pi hands it over is judged; a bent one exits 2 in one line", async () => {
+    const piState = {
+      started: true,
+      ttyPath: "/dev/pts/9",
+      rdev: 34825,
+      exclusive: true,
+      nonDumpable: true,
+      dumpableByChoice: false,
+      guardianPid: 4242,
+      guardianRootOwned: false,
+      problems: [],
+    };
+    const r = await runCli(["--json", "--inside-pi", JSON.stringify({ piState })]);
+    const checks = JSON.parse(r.stdout) as DoctorCheck[];
+    assert.equal(checks.find((c) => c.id === "terminal")?.status, "ok");
+    assert.match(checks.find((c) => c.id === "terminal")!.detail, /guardian pid 4242/);
+    assert.equal(checks.find((c) => c.id === "dumpable")?.status, "ok");
+    const open = await runCli([
+      "--json",
+      "--inside-pi",
+      JSON.stringify({ piState: { ...piState, exclusive: false } }),
+    ]);
+    const terminal = (JSON.parse(open.stdout) as DoctorCheck[]).find((c) => c.id === "terminal");
+    assert.equal(terminal?.status, "fail");
+    for (const bent of ['{"piState": {"started": "yes"}}', "{", '{"session":{"denoPath":"rel"}}']) {
+      const bad = await runCli(["--inside-pi", bent]);
+      assert.equal(bad.code, 2, bent);
+      assert.match(bad.stderr, /^doctor: --inside-pi: not the JSON \/sudo-prompt doctor writes\n/);
+    }
   });
 });
 
