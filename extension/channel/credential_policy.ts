@@ -71,18 +71,13 @@ export function cachingAllowedNow(options: CachePolicyOptions): boolean {
 }
 
 /**
- * The mode from pi's flags and the environment (ADR 0006, as amended by
- * issue 22). The default is `"call"`: one approval per tool call or `!`
- * command. `--sudo-strict`, `PI_SUDO_PROMPT_STRICT=1` or
- * `PI_SUDO_PROMPT_CACHE=none` choose `"none"`: every sudo asks. The old
- * opt-in (`--sudo-cache-per-call`, `PI_SUDO_PROMPT_CACHE=call`) still
- * selects `"call"`; strict wins over it.
+ * The mode from pi's flag and the environment (ADR 0006, as amended by issue
+ * 22): one approval per tool call or `!` command (`"call"`) unless
+ * `--sudo-strict` or `PI_SUDO_PROMPT_STRICT=1` asks for per-sudo (`"none"`).
  */
 export function resolveCacheMode(
-  flags: { readonly strict: boolean; readonly cachePerCall: boolean },
+  strict: boolean,
   env: Readonly<Record<string, string | undefined>>,
 ): CredentialCacheMode {
-  if (flags.strict || env.PI_SUDO_PROMPT_STRICT === "1") return "none";
-  if (env.PI_SUDO_PROMPT_CACHE === "none" && !flags.cachePerCall) return "none";
-  return "call";
+  return strict || env.PI_SUDO_PROMPT_STRICT === "1" ? "none" : "call";
 }

@@ -1,8 +1,7 @@
 /**
  * pi's command-line flags of this extension, declared and read in one
- * place: `--sudo-strict` and `--sudo-cache-per-call` choose how long an
- * approval lasts (ADR 0006); `--sudo-refuse-risky` refuses what the modal
- * would otherwise name in red.
+ * place: `--sudo-strict` makes every sudo ask (ADR 0006);
+ * `--sudo-refuse-risky` refuses what the modal would otherwise name in red.
  *
  * @module
  */
@@ -21,7 +20,7 @@ export function registerFlags(pi: ExtensionAPI): void {
     type: "boolean",
     default: false,
     description: "pi-sudo-prompt: every sudo asks (per-sudo approval; sudo caches nothing). " +
-      "The default is one approval per tool call or ! command",
+      "The default is one approval per tool call or ! command (also PI_SUDO_PROMPT_STRICT=1)",
   });
   pi.registerFlag("sudo-refuse-risky", {
     type: "boolean",
@@ -29,12 +28,6 @@ export function registerFlags(pi: ExtensionAPI): void {
     description: "pi-sudo-prompt: refuse a sudo that lets its environment choose what root " +
       "runs (-s, -E, VAR=value) or runs a program you could have written, instead of warning " +
       "in red (also PI_SUDO_PROMPT_REFUSE_RISKY=1)",
-  });
-  pi.registerFlag("sudo-cache-per-call", {
-    type: "boolean",
-    default: false,
-    description: "pi-sudo-prompt: one approval per tool call or ! command (the default; " +
-      "sudo -K removes every sudo credential when such a call ends)",
   });
 }
 
@@ -44,10 +37,7 @@ export function sessionFlags(
   env: Record<string, string | undefined>,
 ): SessionFlags {
   return {
-    cacheMode: resolveCacheMode({
-      strict: pi.getFlag("sudo-strict") === true,
-      cachePerCall: pi.getFlag("sudo-cache-per-call") === true,
-    }, env),
+    cacheMode: resolveCacheMode(pi.getFlag("sudo-strict") === true, env),
     refuseRiskySudo: pi.getFlag("sudo-refuse-risky") === true ||
       env.PI_SUDO_PROMPT_REFUSE_RISKY === "1",
   };

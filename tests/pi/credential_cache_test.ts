@@ -199,19 +199,4 @@ describe("an approval ends with its call (real pi, real sudo)", () => {
       },
     );
   });
-
-  it("--sudo-cache-per-call (the old opt-in) is still accepted and means the default", async () => {
-    await withPi(
-      [{ bash: "sudo true && sudo -n id -u" }, { text: "FLOW-DONE" }],
-      async (pi) => {
-        await pi.tmux.sendText("go");
-        await pi.tmux.sendKeys("Enter");
-        await pi.tmux.waitFor(TITLE, 30_000);
-        await answer(pi);
-        const [cached] = await waitForResults(pi, 1);
-        assert.equal(cached.trim(), "0", "one modal for both sudos");
-      },
-      ["--sudo-cache-per-call"],
-    );
-  });
 });

@@ -84,20 +84,11 @@ describe("cachingAllowedNow and resolveCacheMode", () => {
     assert.equal(cachingAllowedNow({ credentialCache: "call", callInProgress: throwing }), false);
   });
 
-  it("pi's default is one approval per call; per-sudo is --sudo-strict, PI_SUDO_PROMPT_STRICT=1 or PI_SUDO_PROMPT_CACHE=none; strict wins", () => {
-    const off = { strict: false, cachePerCall: false };
-    assert.equal(resolveCacheMode(off, {}), "call");
-    assert.equal(resolveCacheMode({ ...off, cachePerCall: true }, {}), "call");
-    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "call" }), "call");
-    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "yes" }), "call");
-    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "none" }), "none");
-    assert.equal(resolveCacheMode(off, { PI_SUDO_PROMPT_STRICT: "1" }), "none");
-    assert.equal(resolveCacheMode({ ...off, strict: true }, {}), "none");
-    assert.equal(resolveCacheMode({ strict: true, cachePerCall: true }, {}), "none");
-    assert.equal(
-      resolveCacheMode(off, { PI_SUDO_PROMPT_CACHE: "call", PI_SUDO_PROMPT_STRICT: "1" }),
-      "none",
-    );
+  it("pi's default is one approval per call; per-sudo is --sudo-strict or PI_SUDO_PROMPT_STRICT=1", () => {
+    assert.equal(resolveCacheMode(false, {}), "call");
+    assert.equal(resolveCacheMode(false, { PI_SUDO_PROMPT_STRICT: "1" }), "none");
+    assert.equal(resolveCacheMode(false, { PI_SUDO_PROMPT_STRICT: "yes" }), "call");
+    assert.equal(resolveCacheMode(true, {}), "none");
   });
 });
 
