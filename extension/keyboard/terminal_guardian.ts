@@ -113,8 +113,8 @@ const jobShell = shell !== undefined && shell.ttyNr === pi.ttyNr && pi.ttyNr !==
 /** pi's terminal: pi's own descriptor, handed over at spawn (ADR 0009 §3). */
 const fd = 3;
 if (c.ioctlPtr(fd, BigInt(TTY_IOCTL.TCGETS), new Uint8Array(64)) !== 0) fail("no terminal");
-// Exclusive already (pi set it before it started us); set again, in case.
-c.ioctl(fd, BigInt(TTY_IOCTL.TIOCEXCL), 0n);
+// Exclusive mode is pi's to set, never ours: pi set it before it started
+// us, and a Ctrl+Z while we start up has already cleared it for the shell.
 say("held");
 
 /** Reads stdin up to the next newline; `undefined` at end of file. */

@@ -376,7 +376,9 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
         await pi.tmux.sendKeys("Enter");
         await waitFor("the leftover's sudo -n", async () => {
           return /^0$/m.test(await read(join(d, "late"))) ? true : undefined;
-        }, 20_000);
+        }, 20_000).catch(async (e) => {
+          throw new Error(`${e.message}; it wrote: ${JSON.stringify(await read(join(d, "late")))}`);
+        });
       });
     });
   });
