@@ -149,7 +149,8 @@ for f in $sources; do
   install -d -m 0755 -o root -g root "$(dirname "$stage/src/$f")"
   install -m 0644 -o root -g root "$pkg/$f" "$stage/src/$f"
 done
-for f in pi-secret-broker.sh pairing_check.sh terminal_check.sh allowlist-append.sh root-deno.sh; do
+for f in pi-secret-broker.sh pairing_check.sh terminal_check.sh allowlist-append.sh root-deno.sh \
+  proc-tables.sh; do
   regular "$pkg/broker/$f"
 done
 install -m 0755 -o root -g root "$pkg/broker/pi-secret-broker.sh" "$stage/pi-secret-broker"
@@ -158,6 +159,8 @@ install -m 0755 -o root -g root "$pkg/broker/terminal_check.sh" "$stage/terminal
 install -m 0755 -o root -g root "$pkg/broker/allowlist-append.sh" "$stage/allowlist-append"
 # Sourced by pi-secret-broker and allowlist-append, never run: not executable.
 install -m 0644 -o root -g root "$pkg/broker/root-deno.sh" "$stage/root-deno.sh"
+# Sourced by pairing-check and terminal-check.
+install -m 0644 -o root -g root "$pkg/broker/proc-tables.sh" "$stage/proc-tables.sh"
 version=$(sed -n 's/^export const PACKAGE_VERSION = "\(.*\)";$/\1/p' "$pkg/askpass/version.ts")
 protocol=$(sed -n 's/^export const PROTOCOL_VERSION = \([0-9]*\);$/\1/p' "$pkg/askpass/protocol.ts")
 [ -n "$version" ] && [ -n "$protocol" ] || die "cannot read the package and protocol versions"

@@ -46,10 +46,15 @@ field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | tr '\t'
 [ "$(field "$sudo_pid" Uid)" = "$caller 0 0 0" ] || no sudo_not_setuid_front_end
 [ "$(readlink "/proc/$helper/fd/1")" = "pipe:[$ino]" ] || no stdout_not_that_pipe
 
-# Every descriptor of every thread that holds the pipe (threads may have
-# their own fd tables, so task/*/fd, not only the leader's fd).
+# Every descriptor that holds the pipe: in every task of the caller's
+# processes (sudo's too: its real uid is the caller's), and in the leader's
+# table of every other process (proc-tables.sh says why).
+. /usr/local/libexec/pi-sudo-prompt/proc-tables.sh # fd_tables
+ulimit -s unlimited 2>/dev/null || ulimit -s 65536 2>/dev/null
+fd_tables "$caller" leaders
 reads_in_sudo=no
-holders=$(find /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -lname "pipe:\[$ino\]" 2>/dev/null)
+# shellcheck disable=SC2086 # the globs expand here, to the tables' directories
+holders=$(find $dirs -maxdepth 1 -lname "pipe:\[$ino\]" 2>/dev/null)
 for link in $holders; do
   pid=${link#/proc/}
   pid=${pid%%/*}

@@ -45,38 +45,40 @@ tty_nr=$(((minor & 255) | (major << 8) | ((minor & ~255) << 12)))
 # skip directories. Root may raise them; any failure below is an error.
 ulimit -s unlimited 2>/dev/null || ulimit -s 65536 2>/dev/null
 ulimit -n 4096 2>/dev/null
-# find: 0, or 1 when a process vanished during the walk (benign); anything
-# else (it could not run, or the list was too long) fails closed. Matched on
-# the file itself (device and inode, -samefile through the link), not on the
-# link's text: a descriptor opened through a bind mount of the pts, or in
-# another mount namespace, names another path.
-links() {
-  found=$(find -L /proc/[0-9]*/task/[0-9]*/fd -maxdepth 1 -samefile "$1" 2>/dev/null)
+# Only the caller's processes are reported: only their tables are walked.
+. /usr/local/libexec/pi-sudo-prompt/proc-tables.sh # fd_tables
+fd_tables "$caller"
+# One walk over those tables (every task's: a thread can have its own). Each
+# descriptor is matched on the file itself (device and inode, -samefile
+# through the link), not on the link's text: a descriptor opened through a
+# bind mount of the pts, or in another mount namespace, names another path.
+# "p PATH" for /dev/pts/N, "t PATH" for /dev/tty. find: 0, or 1 when a
+# process vanished during the walk (benign); anything else (it could not
+# run, or the list was too long) fails closed.
+found=""
+if [ -n "$dirs" ]; then
+  # shellcheck disable=SC2086 # the globs expand here, to the tasks' fd dirs
+  found=$(find -L $dirs -maxdepth 1 \( -samefile "/dev/pts/$n" -printf 'p%p\n' \) \
+    -o \( -samefile /dev/tty -printf 't%p\n' \) 2>/dev/null)
   rc=$?
   [ "$rc" -le 1 ] || { say "error: find exited $rc"; exit 1; }
-}
+fi
 
 holders=""
-add() { # $1: pid; kept when its real uid is the caller's, once
-  uid=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-  [ "$uid" = "$caller" ] || return 0
-  case " $holders " in *" $1 "*) ;; *) holders="$holders $1" ;; esac
-}
-links "/dev/pts/$n"
 for link in $found; do
-  pid=${link#/proc/}
-  add "${pid%%/*}"
-done
-# /dev/tty is the controlling terminal of whoever opened it; a process that
-# has since left its session (setsid: no controlling terminal now) cannot be
-# told apart, and counts as a holder.
-links /dev/tty
-for link in $found; do
-  pid=${link#/proc/}
+  pid=${link#?/proc/}
   pid=${pid%%/*}
-  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
-  set -- ${stat##*) }
-  case "${5-}" in "$tty_nr" | 0) add "$pid" ;; esac
+  case "$link" in
+    t*)
+      # /dev/tty is the controlling terminal of whoever opened it; a process
+      # that has since left its session (setsid: no controlling terminal
+      # now) cannot be told apart, and counts as a holder.
+      read -r stat 2>/dev/null <"/proc/$pid/stat" || continue
+      set -- ${stat##*) }
+      case "${5-}" in "$tty_nr" | 0) ;; *) continue ;; esac
+      ;;
+  esac
+  case " $holders " in *" $pid "*) ;; *) holders="$holders $pid" ;; esac
 done
 say "holders${holders}"
 exit 0

@@ -101,5 +101,8 @@ broker_state_restore() {
   for p in $BROKER_STATE; do
     if [ -e "$work/saved$p" ] || [ -L "$work/saved$p" ]; then mv "$work/saved$p" "$p"; fi
   done
+  # Once only: a second call (cleanup after an explicit restore) must not
+  # remove what was just put back.
+  rm -rf "$work/saved"
   visudo -c >/dev/null 2>&1 || echo "WARNING: visudo -c fails after restoring the broker state" >&2
 }

@@ -83,12 +83,24 @@ import { decidePairing } from "../../extension/pairing/sudo_pairing.ts";
 import { rootPairingInstalled, runRootPairing } from "../../extension/pairing/root_pairing.ts";
 import { scanTerminalHolders } from "../../extension/keyboard/terminal_holders.ts";
 import { terminalGate } from "../../extension/keyboard/terminal_gate.ts";
+import {
+  rootTerminalCheckInstalled,
+  runRootTerminalCheck,
+} from "../../extension/keyboard/root_terminal.ts";
+import { BROKER_LAUNCHER } from "../../broker/paths.ts";
 import { promptOnTmuxClients } from "../../extension/keyboard/tmux_prompt.ts";
 import { DENO_RUN_PINNED } from "../../askpass/helper_permissions.ts";
 
 // --- settings ---------------------------------------------------------------
 
 const QUICK = process.argv.includes("--quick");
+/**
+ * `--root-rows` (run by tests/bench/run.sh while the broker is installed):
+ * row r only, written as JSON for the full run's table.
+ */
+const ROOT_ROWS = process.argv.includes("--root-rows");
+/** Where `--root-rows` leaves row r for the full run, in the log directory. */
+const ROOT_ROWS_FILE = "root-rows.json";
 const SUDO_RUNS = QUICK ? 6 : 40; // per variant, after warm-up, for rows a, b and k
 const FRESH_SESSIONS = QUICK ? 2 : 5; // row a2
 const VERIFY_RUNS = 200;
@@ -122,6 +134,8 @@ const TARGETS = {
   firstRatio: 1.3,
   submitMs: 20,
   verifyMs: 5,
+  /** One root terminal check (`sudo -n … --terminal-holders`), whole. */
+  rootCheckMs: 30,
   /** Helper start → exit after its self-check, against an empty one-line program. */
   helperOverFloor: 1.15,
   /** Node helper time over Deno helper time. */
@@ -196,8 +210,8 @@ interface Row {
   readonly target: string;
   readonly met: boolean;
   readonly note: string;
-  /** Why the target was missed, computed when the table is rendered. */
-  readonly why?: () => string;
+  /** Why the target was missed, computed when the table is rendered (text for row r). */
+  readonly why?: (() => string) | string;
 }
 
 /** Figures one row's explanation (or a quick ratio) takes from another row. */
@@ -310,6 +324,15 @@ function execText(file: string, args: string[]): Promise<string> {
   });
 }
 
+/** Runs `file` and resolves with its exit code (never rejects; -1 when it could not run). */
+function execFileResult(file: string, args: string[]): Promise<{ code: number }> {
+  return new Promise((resolve) => {
+    const child = execFile(file, args, { timeout: 10_000 }, () => {});
+    child.once("error", () => resolve({ code: -1 }));
+    child.once("exit", (code) => resolve({ code: code ?? -1 }));
+  });
+}
+
 // --- a prompter that records precise times ------------------------------------
 
 /** Answers at once with the password (or waits for a gate) and timestamps each call. */
@@ -371,6 +394,7 @@ function epochNsToPerf(text: string, offset: number): number {
 
 async function main(): Promise<void> {
   if (!LOG_DIR) throw new Error("PI_SUDO_PROMPT_TEST_LOG_DIR is not set: run tests/bench/run.sh");
+  if (ROOT_ROWS) return await rootRows(LOG_DIR);
   loadFactor = await calibrate();
   log(`calibration: deadlines ×${loadFactor.toFixed(1)}${QUICK ? " (quick mode)" : ""}`);
   armWatchdog();
@@ -414,10 +438,36 @@ async function main(): Promise<void> {
     if (!verdict.ok) process.exitCode = 1;
     return;
   }
+  rows.push(...await readRootRows(LOG_DIR));
   const machine = await describeMachine();
   const text = render(machine);
   process.stdout.write(text);
   await writeFile(join(LOG_DIR, "benchmarks.md"), text);
+}
+
+/**
+ * `--root-rows`: row r while the broker is installed, written to
+ * {@link ROOT_ROWS_FILE} for the full run (which runs with no broker, as a
+ * user-level install does).
+ */
+async function rootRows(logDir: string): Promise<void> {
+  loadFactor = await calibrate();
+  armWatchdog();
+  if (!await rootTerminalCheckInstalled()) {
+    throw new Error("--root-rows: the broker is not installed");
+  }
+  await attempt("r", () => addedChecksCost("r"));
+  const text = JSON.stringify(
+    rows.map((r) => ({ ...r, why: typeof r.why === "function" ? r.why() : r.why })),
+  );
+  await writeFile(join(logDir, ROOT_ROWS_FILE), text);
+  for (const r of rows) log(`row ${r.id}: ${r.ours} vs ${r.baseline} → ${r.extra}`);
+}
+
+/** Row r from `--root-rows`, when it ran before this run; none otherwise. */
+async function readRootRows(logDir: string): Promise<Row[]> {
+  const text = await readFile(join(logDir, ROOT_ROWS_FILE), "utf8").catch(() => undefined);
+  return text === undefined ? [] : JSON.parse(text) as Row[];
 }
 
 /** Whether a quick ratio is within its regression limit. */
@@ -946,8 +996,8 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
  * and the event-loop lag while the checks repeat every 100 ms, as they do
  * while a modal is open.
  */
-async function addedChecksCost(): Promise<void> {
-  log("k: sudo → prompter without vs with the pairing checks and the keyboard gate");
+async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
+  log(`${id}: sudo → prompter without vs with the pairing checks and the keyboard gate`);
   // A real terminal to look for: `script` makes a pty and runs sleep on it.
   const holder = spawn("script", ["-qfc", "sleep 60", "/dev/null"], {
     stdio: ["pipe", "ignore", "ignore"],
@@ -957,6 +1007,8 @@ async function addedChecksCost(): Promise<void> {
   const plainTimes: number[] = [];
   const checkedTimes: number[] = [];
   const scans: number[] = [];
+  const roots: number[] = [];
+  const launchers: number[] = [];
   let lag = NaN;
   let idle = NaN;
   let processes = 0;
@@ -1009,7 +1061,26 @@ async function addedChecksCost(): Promise<void> {
       if (!scan || scan.holders.length === 0) throw new Error("the scan missed the pty's holders");
     }
     processes = (await readdir("/proc")).filter((n) => /^\d+$/.test(n)).length;
-    if (!QUICK) {
+    if (id === "r") {
+      // The root check alone, whole (sudo, launcher, walk), against the same
+      // sudo and launcher refusing a call without a number (no walk).
+      const n = Number(ttyPath.slice("/dev/pts/".length));
+      const sudo = await firstExecutable(["/usr/bin/sudo"]);
+      if (!sudo) throw new Error("no /usr/bin/sudo");
+      for (let i = 0; i < VERIFY_RUNS / 4; i++) {
+        let t0 = performance.now();
+        const r = await runRootTerminalCheck(sudo, n);
+        roots.push(performance.now() - t0);
+        if (!r.ok || !r.holders.includes(sleeper)) {
+          throw new Error(`the root check missed the pty's holder: ${JSON.stringify(r)}`);
+        }
+        t0 = performance.now();
+        const usage = await execFileResult(sudo, ["-n", BROKER_LAUNCHER, "--terminal-holders"]);
+        if (usage.code !== 125) throw new Error(`the launcher's usage exit was ${usage.code}`);
+        launchers.push(performance.now() - t0);
+      }
+    }
+    if (!QUICK && id === "k") {
       // The re-check of an open modal: one at a time, every 100 ms, for 3 s.
       const beat = startHeartbeat();
       const until = performance.now() + 3000;
@@ -1030,6 +1101,30 @@ async function addedChecksCost(): Promise<void> {
     }
   }
   const added = median(checkedTimes) - median(plainTimes);
+  if (id === "r") {
+    const root = median(roots);
+    rows.push({
+      id: "r",
+      what: "hardened mode's root checks (ADR 0005, 0007): sudo → prompter with vs without; " +
+        "the root terminal check alone",
+      ours: dist(checkedTimes),
+      baseline: `${dist(plainTimes)}: the same session without the checks`,
+      extra: `+${ms(added)}; alone: root check ${dist(roots)} (sudo -n and launcher without ` +
+        `the walk ${ms(median(launchers))})`,
+      target: `root check ≤ ${TARGETS.rootCheckMs} ms`,
+      met: atMost(root, TARGETS.rootCheckMs),
+      note: `measured while the broker is installed (tests/bench/run.sh installs it for this ` +
+        `row alone, then restores the machine); ${SUDO_RUNS} flows per session, interleaved, ` +
+        `against a real pty; ${processes} processes in /proc. A request in hardened mode waits ` +
+        "for the user's scan and root's `--terminal-holders` side by side, and for root's " +
+        "`--verify-pairing`; the root check is one `sudo -n`, the launcher, and one walk of " +
+        "the caller's descriptor tables (no runtime starts)",
+      why: `the root check takes ${ms(root)}, of which sudo -n and the launcher ${
+        ms(median(launchers))
+      }`,
+    });
+    return;
+  }
   quickRatios.set("checksOverPlain", median(checkedTimes) / median(plainTimes));
   const lagNote = QUICK ? "" : `; lag of the 100 ms re-check ${ms(lag)} (idle ${ms(idle)})`;
   rows.push({
@@ -1796,7 +1891,11 @@ function render(m: Machine): string {
     ...(missed.length === 0 ? ["All targets met."] : [
       "Missed targets:",
       "",
-      ...missed.map((r) => `- **${r.id}** (${r.target}): ${r.why?.() ?? "see the note"}.`),
+      ...missed.map((r) =>
+        `- **${r.id}** (${r.target}): ${
+          (typeof r.why === "function" ? r.why() : r.why) ?? "see the note"
+        }.`
+      ),
     ]),
     "",
   ];

@@ -20,9 +20,14 @@ fi
 for tool in "$node" "$deno"; do
   [ -x "$tool" ] || { echo "tests/bench/run.sh: $tool missing: run 'npm ci' first" >&2; exit 1; }
 done
+# One run at a time, shared with tests/run.sh: row r installs the real broker.
+if [ -z "${PI_TEST_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
+  PI_TEST_LOCKED=1 exec flock /tmp/pi-sudo-prompt-tests.lock sh "$0" "$@"
+fi
 . "$repo/tests/test_user.sh"
 cleanup() {
   status=$?
+  broker_state_restore
   test_user_cleanup
   exit "$status"
 }
@@ -36,6 +41,23 @@ for arg in "$@"; do
     *) echo "tests/bench/run.sh: unknown argument '$arg' (only --quick)" >&2; exit 2 ;;
   esac
 done
+
+# Row r (hardened mode's root checks) first, with the broker installed for
+# this user; then the machine as it was (any broker of its own back), and
+# every other row measured the way a user-level install runs.
+if [ "$quick" = no ]; then
+  broker_state_save
+  if ! sh "$work/repo/broker/install.sh" --user "$user" >"$logs/install.log" 2>&1; then
+    echo "tests/bench/run.sh: installing the broker for row r failed:" >&2
+    tail -n 5 "$logs/install.log" >&2
+    exit 1
+  fi
+  if ! as_user node_modules/.bin/node tests/bench/bench.ts --root-rows; then
+    echo "tests/bench/run.sh: row r failed" >&2
+    exit 1
+  fi
+  broker_state_restore
+fi
 
 set +e
 as_user node_modules/.bin/node --expose-gc tests/bench/bench.ts "$@"

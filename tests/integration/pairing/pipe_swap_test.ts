@@ -10,6 +10,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +32,29 @@ import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import process from "node:process";
 import { REPO_ROOT, testPassword, WITHOUT_BROKER } from "../../helpers/test_env.ts";
+
+/**
+ * argv: HELPER MARKER. A thread unshares its descriptor table, copies the
+ * helper's stdout pipe into it (`pidfd_getfd`: the pipe is root's, so /proc
+ * cannot open it), writes MARKER and waits: the copy is in that thread's
+ * table only.
+ */
+const THREAD_HOLDER = `
+import ctypes, os, sys, threading, time
+helper, marker = sys.argv[1], sys.argv[2]
+def hold():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x400) != 0:  # CLONE_FILES
+        sys.exit(1)
+    pidfd = os.pidfd_open(int(helper))
+    if libc.syscall(438, pidfd, 1, 0) < 0:  # pidfd_getfd
+        sys.exit(1)
+    os.close(pidfd)
+    open(marker, "w").close()
+    time.sleep(30)
+threading.Thread(target=hold, daemon=True).start()
+time.sleep(30)
+`;
 
 const PASSWORD = testPassword();
 const SWAP = join(REPO_ROOT, "tests/pi/attack_scripts/pipe_swap.sh");
@@ -195,7 +219,7 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
         // An askpass that just waits (exec: no child shares its fd 1).
         const askpass = join(scratch, "wait");
         await runShell(
-          `printf '#!/bin/sh\\nexec sleep 5\\n' > '${askpass}'; chmod 700 '${askpass}'`,
+          `printf '#!/bin/sh\\nexec sleep 60\\n' > '${askpass}'; chmod 700 '${askpass}'`,
           {
             PATH: "/usr/bin:/bin",
           },
@@ -234,6 +258,29 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
             ...args,
           });
           assert.ok(!v.ok && v.reason === PAIRING_REFUSALS.ROOT_PAIRING_REFUSED, JSON.stringify(v));
+        }
+        // A process of the user holds the pipe only in a thread with a
+        // table of its own (root walks every thread of the caller's).
+        const marker = join(scratch, "held");
+        const holder = spawn("python3", ["-c", THREAD_HOLDER, String(helper), marker], {
+          stdio: "ignore",
+          detached: true,
+        });
+        try {
+          await waitFor("the thread's copy", () => existsSync(marker) || undefined, 10_000);
+          const held = await runRootPairing("/usr/bin/sudo", {
+            helperPid: helper,
+            sudoPid: sudo.pid!,
+            pipeInode: inode,
+          });
+          assert.ok(
+            !held.ok && held.reason === PAIRING_REFUSALS.ROOT_PAIRING_REFUSED,
+            JSON.stringify(held),
+          );
+          // Refused for the copy, not because the askpass had gone.
+          assert.ok(existsSync(`/proc/${helper}`), "the askpass exited during the check");
+        } finally {
+          process.kill(-holder.pid!, "SIGKILL");
         }
         const junk = await runShell(
           "/usr/bin/sudo -n /usr/local/libexec/pi-sudo-prompt/pi-secret-broker --verify-pairing 1 2 '3;id'",
