@@ -167,8 +167,13 @@ const QUICK_LIMITS = {
   checksOverPlain: { max: 1.6 },
   /** Row g: our bash tool over pi's built-in. */
   bashOverBuiltin: { max: 1.3 },
-  /** Row t: the modal on a locked tmux client over tmux's lock running a one-line Deno program. */
-  takeoverOverFloor: { max: 2.0 },
+  /**
+   * Row t: the modal on a locked tmux client over tmux's lock running a
+   * one-line Deno program. About 1.7× on a quiet machine and up to 2.3× with
+   * two CPU-bound jobs beside it (tmux, Deno and pi share the cores); a
+   * doubled figure is 3.4×.
+   */
+  takeoverOverFloor: { max: 2.6 },
 } as const;
 type QuickName = keyof typeof QUICK_LIMITS;
 /** The ratios `--quick` checks, filled in by the rows. */

@@ -13,7 +13,7 @@ pi, work = sys.argv[1], sys.argv[2]
 while not os.path.exists(f"{work}/approved"):
     time.sleep(0.01)
 before = set(open(f"/proc/{pi}/task/{pi}/children").read().split())
-# Every millisecond until the leftover has run (or 40 s): pi's sudo -K lives
+# Every millisecond until the leftover has run (or 40 s): the sudo -K of pi lives
 # a few milliseconds, and a loaded machine must not let one slip through.
 end = time.monotonic() + 40
 while time.monotonic() < end and not os.path.exists(f"{work}/late"):
