@@ -2,7 +2,7 @@
  * pi-sudo-prompt: the typed, runtime-neutral core of the secure sudo password
  * prompt for the pi coding agent.
  *
- * - The askpass wire protocol: signed frames between the Deno helper that
+ * - The askpass wire protocol: the frames between the Deno helper that
  *   sudo runs and the session server inside pi.
  * - The helper's pinned Deno permissions and environment.
  * - The named reasons for which a requester is refused.
@@ -12,28 +12,24 @@
  * root, so pi lists it by the package's name); it is loaded by pi, not
  * imported from here.
  *
- * @example A signed password request, as the helper sends it and the session reads it
+ * @example A password request, as the helper sends it and the session reads it
  * ```ts
  * import {
  *   decodeRequest,
  *   encodeRequest,
  *   FrameReader,
- *   importSessionKey,
  *   newRequestId,
- *   newSessionKeyHex,
  * } from "./mod.ts";
  *
- * const imported = await importSessionKey(newSessionKeyHex());
- * if (!imported.ok) throw new Error(imported.reason);
- * const frame = await encodeRequest(imported.key, {
+ * const frame = encodeRequest({
  *   id: newRequestId(),
  *   prompt: "[sudo] password for alice: ",
  *   pid: 4242,
  * });
- * // The session reads the length-prefixed frame, then checks it and its signature.
+ * // The session reads the length-prefixed frame, then checks it.
  * const read = new FrameReader().push(frame);
  * if (read.ok && read.body) {
- *   const decoded = await decodeRequest(imported.key, read.body);
+ *   const decoded = decodeRequest(read.body);
  *   if (decoded.ok) console.log(decoded.message.prompt); // "[sudo] password for alice: "
  * }
  * ```
@@ -52,7 +48,6 @@ export {
   encodeResponse,
   encodeSecretRequest,
   FrameReader,
-  importSessionKey,
   type IncomingRequest,
   MAX_FRAME_BYTES,
   MAX_LABEL_BYTES,
@@ -60,7 +55,6 @@ export {
   MAX_PROMPT_BYTES,
   MAX_SECRET_ARGS,
   newRequestId,
-  newSessionKeyHex,
   type PasswordDenied,
   type PasswordRequest,
   type PasswordResponse,
@@ -70,7 +64,6 @@ export {
   type Reply,
   REQUEST_ID_HEX_LENGTH,
   type SecretRequest,
-  SESSION_KEY_BYTES,
 } from "./askpass/protocol.ts";
 export {
   HELPER_ENV,

@@ -28,7 +28,6 @@
 import {
   decodeReply,
   encodeRequest,
-  importSessionKey,
   KEEPALIVE_SILENCE_MS,
   MAX_PROMPT_BYTES,
   newRequestId,
@@ -52,22 +51,16 @@ async function main(): Promise<void> {
     if (Deno.env.get(name) !== undefined) fail(`refusing to run with ${name} set`);
   }
   const socketPath = Deno.env.get(HELPER_ENV.SOCKET) ?? fail("no session socket configured");
-  const keyHex = Deno.env.get(HELPER_ENV.SECRET) ?? fail("no session key configured");
   const deadlineMs = Number(Deno.env.get(HELPER_ENV.DEADLINE_MS));
   if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) fail("bad deadline");
-  // The key import and the connect overlap: both are on the path to the modal.
   const connecting = Deno.connect({ transport: "unix", path: socketPath }).catch(() => undefined);
   // sudo has no timeout for askpass; this one guarantees the helper never
   // outlives a dead or stuck extension.
   const deadline = after(deadlineMs, () => fail("no answer before the deadline"));
-  const imported = await importSessionKey(keyHex);
-  if (!imported.ok) fail("bad session key");
-  const key = imported.key;
   const id = newRequestId();
 
   const conn = await connecting ?? fail("cannot reach the pi session (is pi still running?)");
-  const frame = await encodeRequest(key, { id, prompt, pid: Deno.pid });
-  await conn.write(frame);
+  await conn.write(encodeRequest({ id, prompt, pid: Deno.pid }));
 
   // pi sends a keepalive while the request waits; silence means pi is
   // stopped or frozen, and then nobody is asking the human any more.
@@ -83,7 +76,7 @@ async function main(): Promise<void> {
   if (!read.ok) fail(`bad reply (${read.reason})`);
   const body = read.body;
   conn.close();
-  const reply = await decodeReply(key, body, id);
+  const reply = decodeReply(body, id);
   body.fill(0);
   if (!reply.ok) fail(`bad reply (${reply.reason})`);
   if (reply.message.type === "password_denied") fail(`denied: ${reply.message.reason}`);

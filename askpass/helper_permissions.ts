@@ -16,8 +16,6 @@ export const HELPER_ENV = {
   NO_COLOR: "NO_COLOR",
   /** Absolute path of the session socket. */
   SOCKET: "PI_ASKPASS_SOCKET",
-  /** Session key (hex). A session selector, not a credential. */
-  SECRET: "PI_ASKPASS_SECRET",
   /** The helper's own hard deadline in milliseconds. */
   DEADLINE_MS: "PI_ASKPASS_DEADLINE_MS",
 } as const;
@@ -52,7 +50,6 @@ export const DENO_RUN_PINNED: readonly string[] = [
 export interface HelperEnvValues {
   readonly denoDir: string;
   readonly socketPath: string;
-  readonly sessionKeyHex: string;
   readonly deadlineMs: number;
 }
 
@@ -62,7 +59,6 @@ export function helperEnvironment(v: HelperEnvValues): string[] {
     `${HELPER_ENV.DENO_DIR}=${v.denoDir}`,
     `${HELPER_ENV.NO_COLOR}=1`,
     `${HELPER_ENV.SOCKET}=${v.socketPath}`,
-    `${HELPER_ENV.SECRET}=${v.sessionKeyHex}`,
     `${HELPER_ENV.DEADLINE_MS}=${v.deadlineMs}`,
   ];
 }

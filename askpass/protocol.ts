@@ -4,9 +4,9 @@
  * (which sudo needs the askpass, the prompter's contract, untrusted text
  * made safe). Imports nothing of ours from outside the folder.
  *
- * This file: the wire protocol, runtime-neutral (Web Crypto and plain bytes).
- * One connection carries exactly one exchange: the helper sends a signed
- * `password_request`, the server answers with a signed `password_delivered`
+ * This file: the wire protocol, runtime-neutral (plain bytes).
+ * One connection carries exactly one exchange: the helper sends a
+ * `password_request`, the server answers with `password_delivered`
  * (pi wrote the password into sudo's pipe itself: the helper exits without
  * writing), `password_response` (the password, for the helper to write, only
  * where pi cannot take the pipe) or `password_denied`, and both sides close.
@@ -14,24 +14,22 @@
  * Frame layout (all integers big-endian):
  *
  * ```text
- * u32 body length | body = u16 header length | header (UTF-8 JSON) | payload | MAC (32 bytes)
+ * u32 body length | body = u16 header length | header (UTF-8 JSON) | payload
  * ```
  *
  * The header is a JSON object: `v` (the protocol version), `type`, and the
- * fields of that type, each listed once in {@link MESSAGE_FIELDS}. The MAC is
- * an HMAC-SHA256, keyed with the session key, over the body's bytes as sent,
- * up to the MAC itself: what is checked is exactly what arrived, never a
- * re-encoding of it. The session key signs nothing else. The payload carries
- * the password in a response and is empty otherwise, so the password travels
- * as bytes that both ends can zero.
+ * fields of that type, each listed once in {@link MESSAGE_FIELDS}. The
+ * payload carries the secret in a response and is empty otherwise, so a
+ * secret travels as bytes that both ends can zero.
  *
- * A body is read in this order: its size, the header's JSON and version (an
- * older peer gets `unsupported_version`, not `bad_signature`), the MAC, then
+ * A body is read in this order: its size, the header's JSON and version, then
  * the type and each field.
  *
- * The session key is a session *selector*, not a credential: the agent can
- * read it from its own environment. Who may receive a password is decided by
- * the kernel-verified peer checks in `kernel/peer_verification.ts`.
+ * Nothing is signed: any key both ends could hold, the agent could read from
+ * its own environment (ADR 0001, amendment of protocol 5). Who may receive a
+ * password is decided by the kernel-verified peer checks in
+ * `kernel/peer_verification.ts`, and who answers the broker by its check of
+ * the socket's owner.
  *
  * Decoding never throws: every function returns a typed result whose failure
  * `reason` is one of {@link PROTOCOL_ERRORS}.
@@ -40,11 +38,7 @@
  */
 
 /** Protocol version; both ends must agree exactly. */
-export const PROTOCOL_VERSION = 4;
-/** Bytes of the MAC at the end of every body. */
-const MAC_BYTES = 32;
-/** Bytes in a session key (256 bits). */
-export const SESSION_KEY_BYTES = 32;
+export const PROTOCOL_VERSION = 5;
 /** Hex characters in a request id (128 bits). */
 export const REQUEST_ID_HEX_LENGTH = 32;
 /** sudo's prompt as passed in argv[1]; larger prompts are refused. */
@@ -68,12 +62,10 @@ export const PROTOCOL_ERRORS = {
   UNSUPPORTED_VERSION: "unsupported_version",
   UNEXPECTED_TYPE: "unexpected_type",
   BAD_FIELD: "bad_field",
-  BAD_SIGNATURE: "bad_signature",
   PROMPT_TOO_LONG: "prompt_too_long",
   PASSWORD_TOO_LONG: "password_too_long",
   PASSWORD_HAS_LINE_BREAK: "password_has_line_break",
   ID_MISMATCH: "id_mismatch",
-  BAD_SESSION_KEY: "bad_session_key",
 } as const;
 
 /** One of the values of {@link PROTOCOL_ERRORS}. */
@@ -166,31 +158,6 @@ export type Decoded<T> =
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
-const HMAC_SHA256 = { name: "HMAC", hash: "SHA-256" };
-
-/**
- * Imports a hex session key for HMAC-SHA256. Returns a failure for anything
- * that is not exactly {@link SESSION_KEY_BYTES} bytes of lowercase hex.
- */
-export async function importSessionKey(
-  hex: string,
-): Promise<{ ok: true; key: CryptoKey } | { ok: false; reason: ProtocolError }> {
-  if (!new RegExp(`^[0-9a-f]{${SESSION_KEY_BYTES * 2}}$`).test(hex)) {
-    return { ok: false, reason: PROTOCOL_ERRORS.BAD_SESSION_KEY };
-  }
-  const raw = hexToBytes(hex);
-  const key = await crypto.subtle.importKey("raw", raw, HMAC_SHA256, false, ["sign", "verify"]);
-  raw.fill(0);
-  return { ok: true, key };
-}
-
-/** A fresh random session key as lowercase hex. */
-export function newSessionKeyHex(): string {
-  const raw = crypto.getRandomValues(new Uint8Array(SESSION_KEY_BYTES));
-  const hex = bytesToHex(raw);
-  raw.fill(0);
-  return hex;
-}
 
 /** A fresh random 128-bit request id as lowercase hex. */
 export function newRequestId(): string {
@@ -227,71 +194,54 @@ type MessageType = keyof typeof MESSAGE_FIELDS;
 /** Any message, as the encoders take it and the decoders return it. */
 type Message = IncomingRequest | Reply;
 
-/** Encodes and signs a request into a complete frame (length prefix included). */
-export function encodeRequest(
-  key: CryptoKey,
-  request: Omit<PasswordRequest, "type">,
-): Promise<Uint8Array> {
-  return encodeMessage(key, { type: "password_request", ...request });
+/** Encodes a request into a complete frame (length prefix included). */
+export function encodeRequest(request: Omit<PasswordRequest, "type">): Uint8Array {
+  return encodeMessage({ type: "password_request", ...request });
 }
 
-/** Encodes and signs a secret request (the broker's side). */
-export function encodeSecretRequest(
-  key: CryptoKey,
-  request: Omit<SecretRequest, "type">,
-): Promise<Uint8Array> {
-  return encodeMessage(key, { type: "secret_request", ...request });
+/** Encodes a secret request (the broker's side). */
+export function encodeSecretRequest(request: Omit<SecretRequest, "type">): Uint8Array {
+  return encodeMessage({ type: "secret_request", ...request });
 }
 
-/** Encodes and signs a password response. The caller still owns and zeroes `password`. */
-export function encodeResponse(
-  key: CryptoKey,
-  id: string,
-  password: Uint8Array,
-): Promise<Uint8Array> {
-  return encodeMessage(key, { type: "password_response", id, password });
+/** Encodes a response carrying a secret. The caller still owns and zeroes `password`. */
+export function encodeResponse(id: string, password: Uint8Array): Uint8Array {
+  return encodeMessage({ type: "password_response", id, password });
 }
 
-/** Encodes and signs a `password_delivered`: the password is already in sudo's pipe. */
-export function encodeDelivered(key: CryptoKey, id: string): Promise<Uint8Array> {
-  return encodeMessage(key, { type: "password_delivered", id });
+/** Encodes a `password_delivered`: the password is already in sudo's pipe. */
+export function encodeDelivered(id: string): Uint8Array {
+  return encodeMessage({ type: "password_delivered", id });
 }
 
-/** Encodes and signs a denial. */
-export function encodeDenied(key: CryptoKey, id: string, reason: DenyReason): Promise<Uint8Array> {
-  return encodeMessage(key, { type: "password_denied", id, reason });
+/** Encodes a denial. */
+export function encodeDenied(id: string, reason: DenyReason): Uint8Array {
+  return encodeMessage({ type: "password_denied", id, reason });
 }
 
 /**
- * Decodes and verifies a request frame body (without the length prefix):
- * size, version, signature, type, every field and the size caps.
+ * Decodes and checks a request frame body (without the length prefix):
+ * size, version, type, every field and the size caps.
  */
-export function decodeRequest(key: CryptoKey, body: Uint8Array): Promise<Decoded<PasswordRequest>> {
-  return decodeMessage<PasswordRequest>(key, body, ["password_request"]);
+export function decodeRequest(body: Uint8Array): Decoded<PasswordRequest> {
+  return decodeMessage<PasswordRequest>(body, ["password_request"]);
 }
 
 /**
- * Decodes and verifies whichever request a peer sent: a helper's
+ * Decodes and checks whichever request a peer sent: a helper's
  * `password_request` or the broker's `secret_request`.
  */
-export function decodeIncoming(
-  key: CryptoKey,
-  body: Uint8Array,
-): Promise<Decoded<IncomingRequest>> {
-  return decodeMessage<IncomingRequest>(key, body, ["password_request", "secret_request"]);
+export function decodeIncoming(body: Uint8Array): Decoded<IncomingRequest> {
+  return decodeMessage<IncomingRequest>(body, ["password_request", "secret_request"]);
 }
 
 /**
- * Decodes and verifies the server's reply to request `expectedId`. The
+ * Decodes and checks the server's reply to request `expectedId`. The
  * returned password (if any) is a fresh buffer the caller must zero.
  */
-export async function decodeReply(
-  key: CryptoKey,
-  body: Uint8Array,
-  expectedId: string,
-): Promise<Decoded<Reply>> {
+export function decodeReply(body: Uint8Array, expectedId: string): Decoded<Reply> {
   const types = ["password_response", "password_delivered", "password_denied"] as const;
-  const decoded = await decodeMessage<Reply>(key, body, types);
+  const decoded = decodeMessage<Reply>(body, types);
   if (decoded.ok && decoded.message.id !== expectedId) {
     if (decoded.message.type === "password_response") decoded.message.password.fill(0);
     return fail(PROTOCOL_ERRORS.ID_MISMATCH);
@@ -414,32 +364,28 @@ export async function readFrame(
 
 type Header = Record<string, unknown>;
 
-/** Header (fields in {@link MESSAGE_FIELDS} order), payload, then the MAC over the body so far. */
-async function encodeMessage(key: CryptoKey, message: Message): Promise<Uint8Array> {
+/** Header (fields in {@link MESSAGE_FIELDS} order), then the payload. */
+function encodeMessage(message: Message): Uint8Array {
   const fields = message as unknown as Header;
   const header: Header = { v: PROTOCOL_VERSION, type: message.type };
   for (const name of Object.keys(MESSAGE_FIELDS[message.type])) header[name] = fields[name];
   const payload = message.type === "password_response" ? message.password : new Uint8Array(0);
   const headerBytes = encoder.encode(JSON.stringify(header));
-  const signedLength = HEADER_LENGTH_BYTES + headerBytes.length + payload.length;
-  const frame = new Uint8Array(LENGTH_PREFIX_BYTES + signedLength + MAC_BYTES);
+  const bodyLength = HEADER_LENGTH_BYTES + headerBytes.length + payload.length;
+  const frame = new Uint8Array(LENGTH_PREFIX_BYTES + bodyLength);
   const view = new DataView(frame.buffer);
-  view.setUint32(0, signedLength + MAC_BYTES);
+  view.setUint32(0, bodyLength);
   view.setUint16(LENGTH_PREFIX_BYTES, headerBytes.length);
   frame.set(headerBytes, LENGTH_PREFIX_BYTES + HEADER_LENGTH_BYTES);
   frame.set(payload, LENGTH_PREFIX_BYTES + HEADER_LENGTH_BYTES + headerBytes.length);
-  const signed = frame.subarray(LENGTH_PREFIX_BYTES, LENGTH_PREFIX_BYTES + signedLength);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, signed));
-  frame.set(mac, LENGTH_PREFIX_BYTES + signedLength);
   return frame;
 }
 
 /** Decodes a body into one of `types`, or the first reason it is refused (module doc's order). */
-async function decodeMessage<T extends Message>(
-  key: CryptoKey,
+function decodeMessage<T extends Message>(
   body: Uint8Array,
   types: readonly T["type"][],
-): Promise<Decoded<T>> {
+): Decoded<T> {
   if (body.length > MAX_FRAME_BYTES) return fail(PROTOCOL_ERRORS.FRAME_TOO_LARGE);
   if (body.length < HEADER_LENGTH_BYTES) return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
   const headerLength = new DataView(body.buffer, body.byteOffset, body.length).getUint16(0);
@@ -456,13 +402,6 @@ async function decodeMessage<T extends Message>(
   }
   const header = parsed as Header;
   if (header.v !== PROTOCOL_VERSION) return fail(PROTOCOL_ERRORS.UNSUPPORTED_VERSION);
-  if (payloadStart + MAC_BYTES > body.length) return fail(PROTOCOL_ERRORS.MALFORMED_FRAME);
-  const macStart = body.length - MAC_BYTES;
-  // subtle.verify compares in constant time; the bytes signed are the bytes received.
-  const signed = body.slice(0, macStart);
-  const authentic = await crypto.subtle.verify("HMAC", key, body.slice(macStart), signed);
-  signed.fill(0);
-  if (!authentic) return fail(PROTOCOL_ERRORS.BAD_SIGNATURE);
   const type = header.type;
   if (typeof type !== "string" || !(types as readonly string[]).includes(type)) {
     return fail(PROTOCOL_ERRORS.UNEXPECTED_TYPE);
@@ -478,7 +417,7 @@ async function decodeMessage<T extends Message>(
     if (verdict !== true) return fail(verdict === false ? PROTOCOL_ERRORS.BAD_FIELD : verdict);
     message[name] = header[name];
   }
-  const payload = body.slice(payloadStart, macStart);
+  const payload = body.slice(payloadStart);
   if (type !== "password_response") {
     if (payload.length !== 0) return fail(PROTOCOL_ERRORS.BAD_FIELD);
   } else {
@@ -548,12 +487,6 @@ function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
     out.set(c, at);
     at += c.length;
   }
-  return out;
-}
-
-function hexToBytes(hex: string): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;
 }
 

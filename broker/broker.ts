@@ -30,7 +30,6 @@ import { createConnection, type Socket } from "node:net";
 import {
   decodeReply,
   encodeSecretRequest,
-  importSessionKey,
   MAX_FRAME_BYTES,
   MAX_LABEL_BYTES,
   MAX_SECRET_ARGS,
@@ -57,11 +56,10 @@ import {
 } from "../kernel/proc.ts";
 import { openDenoLibc } from "../kernel/deno_libc.ts";
 
-/** Everything before the request reaches pi (start, slot, checks, key, connect). */
+/** Everything before the request reaches pi (start, slot, checks, connect). */
 const PRECONSENT_DEADLINE_MS = 10_000;
 /** The human's answer: the modal's 120 s plus slack; queued requests get their own 120 s. */
 const ANSWER_DEADLINE_MS = 125_000;
-const KEY_DEADLINE_MS = 1_000;
 const STDIN_DEADLINE_MS = 10_000;
 const PARENT_POLL_MS = 200;
 const encoder = new TextEncoder();
@@ -294,32 +292,13 @@ async function checkPeer(socket: Socket, uid: number, invoker: number): Promise<
   refuse(R.SOCKET_PEER);
 }
 
-/** The session key, one hex line on stdin from pi-secret-run (kept out of argv and sudo's log). */
-async function readSessionKey(): Promise<string> {
-  const buf = new Uint8Array(80);
-  let got = 0;
-  const timer = setTimeout(() => refuse(R.NO_KEY), KEY_DEADLINE_MS);
-  while (got < buf.length) {
-    const n = await Deno.stdin.read(buf.subarray(got));
-    if (n === null) break;
-    got += n;
-    if (buf.subarray(0, got).includes(0x0a)) break;
-  }
-  clearTimeout(timer);
-  return new TextDecoder().decode(buf.subarray(0, got)).split("\n")[0];
-}
-
 /** Asks the pi session for the secret; returns it as bytes (caller zeroes), and pi's pid. */
 async function askSession(
   socketPath: string,
-  keyHex: string,
   who: { uid: number; invoker: number },
   request: Omit<SecretRequest, "type" | "pid">,
   preconsent: ReturnType<typeof setTimeout>,
 ): Promise<{ secret: Uint8Array; piPid: number }> {
-  const imported = await importSessionKey(keyHex);
-  if (!imported.ok) refuse(R.BAD_KEY);
-  const key = imported.key;
   const socket = createConnection({ path: socketPath });
   await new Promise<void>((resolve) => {
     socket.once("connect", resolve);
@@ -331,15 +310,13 @@ async function askSession(
     return refuse(read.reason === "closed" ? R.CLOSED : `bad reply (${read.reason})`);
   });
   const { proof, ...rest } = request;
-  socket.write(
-    await encodeSecretRequest(key, { ...rest, proof: proof.slice(-32), pid: Deno.pid }),
-  );
+  socket.write(encodeSecretRequest({ ...rest, proof: proof.slice(-32), pid: Deno.pid }));
   clearTimeout(preconsent);
   const timer = setTimeout(() => refuse(R.ANSWER_TIMEOUT), ANSWER_DEADLINE_MS);
   const frame = await body;
   clearTimeout(timer);
   socket.destroy();
-  const reply = await decodeReply(key, frame, request.id);
+  const reply = decodeReply(frame, request.id);
   frame.fill(0);
   if (!reply.ok) refuse(`bad reply (${reply.reason})`);
   if (reply.message.type === "password_denied") {
@@ -583,7 +560,6 @@ async function main(): Promise<void> {
   const allowlisted = await argvIsAllowlisted(argv);
   const { secret, piPid } = await askSession(
     args.socketPath,
-    await readSessionKey(),
     { uid: who.uid, invoker: parent.invoker },
     { id, proof: proofPath!, argv, cwd: args.cwd, label: args.label, allowlisted },
     preconsent,

@@ -64,8 +64,6 @@ export const BROKER_REFUSALS = {
   /** A `/proc` file too long to read whole (a status with ~1000 groups): never a truncated read. */
   PROC_TOO_LARGE: "a /proc file of the caller is too large to read whole",
   SOCKET_PEER: "the session socket is not served by a pi of the caller; sent nothing",
-  NO_KEY: "no session key on stdin",
-  BAD_KEY: "bad session key",
   UNREACHABLE: "cannot reach the pi session (is pi still running?)",
   CLOSED: "the pi session closed the connection (refused: see pi's notice)",
   PRECONSENT_TIMEOUT: "timed out before the request reached pi",
@@ -107,8 +105,7 @@ export interface BrokerArgs {
 
 /**
  * Serialises {@link BrokerArgs}; the socket must come first (the launcher
- * reads it). The session key is not an argument (sudo logs argv): the
- * client writes it on the broker's stdin.
+ * reads it).
  */
 export function brokerArgs(a: BrokerArgs): string[] {
   return ["--socket", a.socketPath, "--label", a.label, "--cwd", a.cwd, "--", ...a.argv];
@@ -135,7 +132,7 @@ export function piSecretRunArgv(denoPath: string, entry: string): string[] {
     denoPath,
     ...DENO_RUN_PINNED,
     "--allow-read",
-    "--allow-env=PATH,PI_ASKPASS_SOCKET,PI_ASKPASS_SECRET",
+    "--allow-env=PATH,PI_ASKPASS_SOCKET",
     `--allow-run=${PI_SECRET_RUN_SUDO}`,
     entry,
   ];

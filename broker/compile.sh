@@ -67,7 +67,7 @@ skip() {
 }
 
 if ! NO_COLOR=1 "$deno" compile --no-check --no-config --no-lock --no-prompt \
-  --allow-read --allow-env=PATH,PI_ASKPASS_SOCKET,PI_ASKPASS_SECRET --allow-run=/usr/bin/sudo \
+  --allow-read --allow-env=PATH,PI_ASKPASS_SOCKET --allow-run=/usr/bin/sudo \
   -o "$new" broker/pi_secret_run.ts >"$log" 2>&1; then
   skip "$(cause_of "$log")"
 fi

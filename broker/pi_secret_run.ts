@@ -122,8 +122,7 @@ async function main(): Promise<void> {
   const parsed = parseCommandLine(Deno.args);
   if (!parsed) refuse(USAGE);
   const socketPath = Deno.env.get("PI_ASKPASS_SOCKET");
-  const keyHex = Deno.env.get("PI_ASKPASS_SECRET");
-  if (!socketPath || !keyHex) {
+  if (!socketPath) {
     refuse("not inside an interactive pi session (run it from pi's bash tool or a ! command)");
   }
   await checkBroker();
@@ -131,14 +130,10 @@ async function main(): Promise<void> {
   const argv = [await resolveOnPath(parsed.argv[0], cwd), ...parsed.argv.slice(1)];
   const child = new Deno.Command(PI_SECRET_RUN_SUDO, {
     args: ["-n", BROKER_LAUNCHER, ...brokerArgs({ socketPath, label: parsed.label, cwd, argv })],
-    stdin: "piped",
+    stdin: "null",
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
-  // The session key goes on the broker's stdin, not in argv (sudo logs argv).
-  const writer = child.stdin.getWriter();
-  await writer.write(encoder.encode(`${keyHex}\n`)).catch(() => {});
-  await writer.close().catch(() => {});
   const status = await child.status;
   Deno.exit(status.signal ? 128 + 15 : status.code);
 }

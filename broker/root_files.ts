@@ -19,6 +19,7 @@ export const ROOT_SOURCE_FILES = [
   "broker/paths.ts",
   "broker/allowlist.ts",
   "broker/allowlist_policy.ts",
+  "broker/protected_path.ts",
   "broker/allowlist_append.ts",
   "shared/errno.ts",
   "shared/result.ts",

@@ -1,7 +1,7 @@
 /**
  * Each new connection to the session socket: the kernel's word on the peer
  * first (SO_PEERCRED, the pidfd, our socket's inode), which starts the
- * verification's reads of `/proc`; then one bounded, signed frame, then the
+ * verification's reads of `/proc`; then one bounded frame, then the
  * judgement of a helper or of the broker, the credential policy (ADR 0006)
  * and the pairing (ADR 0005). Only then is the request handed to the
  * {@link ModalQueue}. Anything else is refused with a named reason, before
@@ -20,7 +20,6 @@ import {
   type ProtocolError,
   type SecretRequest,
 } from "../../askpass/protocol.ts";
-import { argvIsAllowlisted } from "../../broker/allowlist_policy.ts";
 import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
 import { PEER_CREDENTIAL_ERRORS } from "../../kernel/peer_credentials.ts";
 import {
@@ -40,11 +39,12 @@ import { sanitizePrompt } from "../../askpass/prompt_text.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
 import { cachingAllowedNow, credentialDecision } from "./credential_policy.ts";
-import type { ModalQueue, Pending } from "./modal_queue.ts";
+import type { ModalQueue } from "./modal_queue.ts";
 import { PeerConnection } from "./peer_connection.ts";
 import {
   CONNECTION_ERRORS,
   type ConnectionError,
+  type Pending,
   type RefusalReason,
   type SessionEvent,
   type SessionSettings,
@@ -53,13 +53,12 @@ import {
 /** Request ids remembered against replay (the oldest is forgotten first). */
 const SEEN_ID_CAPACITY = 4096;
 
-/** What a session's intake is made of (one session's settings, key, queue and pairing guard). */
+/** What a session's intake is made of (one session's settings, queue and pairing guard). */
 export interface IntakeParts {
   readonly settings: SessionSettings;
   /** The helper the session pins, and the broker it expects. */
   readonly expected: ExpectedHelper;
   readonly expectedBroker: ExpectedBroker;
-  readonly key: CryptoKey;
   /** Time to answer one request, from its arrival. */
   readonly timeoutMs: number;
   readonly queue: ModalQueue;
@@ -163,7 +162,7 @@ export class ConnectionIntake {
 
   async #onRequest(connection: PeerConnection, body: Uint8Array, early: EarlyReads) {
     const { socket, creds, inode, peerPid } = connection;
-    const decoded = await decodeIncoming(this.#parts.key, body);
+    const decoded = decodeIncoming(body);
     if (!decoded.ok) {
       if (!connection.end()) return;
       this.#queue.emit({ kind: "refused", reason: decoded.reason, peerPid });
@@ -174,7 +173,7 @@ export class ConnectionIntake {
     const end = async (event: SessionEvent, reason: DenyReason) => {
       if (!connection.end()) return;
       this.#queue.emit(event);
-      await this.#queue.reply(socket, await encodeDenied(this.#parts.key, request.id, reason));
+      await this.#queue.reply(socket, encodeDenied(request.id, reason));
     };
     const refuse = (reason: RefusalReason, notice?: string) =>
       end(
@@ -317,9 +316,9 @@ export class ConnectionIntake {
   }
 
   async #secretEntry(request: SecretRequest, verified: VerifiedBroker) {
-    // The broker says whether the argv is allowlisted; check it ourselves too
-    // and show the warning unless both agree.
-    const allowlisted = request.allowlisted && await argvIsAllowlisted(request.argv);
+    // The verified broker (root, from root-owned files) says whether the argv
+    // is allowlisted; reading the file again here would only repeat it.
+    const allowlisted = request.allowlisted;
     const traceable = await agentCanTraceAnyProcess();
     return {
       id: request.id,

@@ -16,7 +16,6 @@
  */
 import { scanSudoOptions } from "../../askpass/sudo_args.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
-import type { SessionOptions } from "./session_types.ts";
 
 /**
  * Named refusals of the credential policy:
@@ -54,8 +53,11 @@ export function credentialDecision(
   return { ok: false, reason: CREDENTIAL_REFUSALS.WOULD_CACHE_CREDENTIALS };
 }
 
-/** The session options that decide whether a ticket may be created right now. */
-export type CachePolicyOptions = Pick<SessionOptions, "credentialCache" | "callInProgress">;
+/** The session options that decide whether a ticket may be created right now (`SessionOptions`). */
+export interface CachePolicyOptions {
+  readonly credentialCache?: CredentialCacheMode;
+  readonly callInProgress?: () => boolean;
+}
 
 /**
  * True only in the opt-in `"call"` mode while a call is running: a ticket

@@ -11,7 +11,7 @@
  * The runs are child processes, one after the other, never awaited by session
  * start; each has a deadline after which it is killed, and all can be
  * cancelled when the session closes first. Their environment holds only the
- * cache directory: no session key, no socket path.
+ * cache directory: no socket path.
  *
  * @module
  */

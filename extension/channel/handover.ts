@@ -9,12 +9,10 @@
 import { encodeDelivered, encodeResponse } from "../../askpass/protocol.ts";
 import { tracerOf, VERIFY_REFUSALS } from "../../kernel/peer_verification.ts";
 import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
-import type { Pending } from "./modal_queue.ts";
-import type { RefusalReason, SessionEvent } from "./session_types.ts";
+import type { Pending, RefusalReason, SessionEvent } from "./session_types.ts";
 
 /** What {@link handOver} needs of the queue. */
 export interface HandOverQueue {
-  readonly key: CryptoKey;
   emit(event: SessionEvent): void;
   /** Ends the request with `frame` as its reply. */
   finish(entry: Pending, frame: Uint8Array): Promise<void>;
@@ -38,9 +36,9 @@ export async function handOver(
   const helper = entry.watched[0];
   const tracer = await tracerOf(helper.pid);
   if (tracer !== 0) return queue.refuse(entry, VERIFY_REFUSALS.HELPER_TRACED, tracedNotice(tracer));
-  // Signed before the write, so that nothing awaits between the write and
+  // Encoded before the write, so that nothing awaits between the write and
   // the end of the request (a liveness check must not deny it meanwhile).
-  const done = await encodeDelivered(queue.key, entry.id);
+  const done = encodeDelivered(entry.id);
   if (entry.connection.ended || entry.pipeInode === undefined) return;
   const written = writeIntoSudoPipe(
     { pidfd: entry.connection.pidfd, pid: helper.pid, pipeInode: entry.pipeInode },
@@ -71,7 +69,7 @@ export async function replyWithPassword(
   queue: HandOverQueue,
   how?: Pick<Extract<SessionEvent, { kind: "answered" }>, "writer" | "fallback">,
 ): Promise<void> {
-  const frame = await encodeResponse(queue.key, entry.id, password);
+  const frame = encodeResponse(entry.id, password);
   password.fill(0);
   if (entry.connection.ended) return void frame.fill(0);
   entry.delivered();

@@ -16,58 +16,24 @@ import {
 } from "../../askpass/protocol.ts";
 import {
   pidfdRefersTo,
-  type ProcessRef,
   readStat,
   stillRunning,
   tracerOf,
   VERIFY_REFUSALS,
 } from "../../kernel/peer_verification.ts";
-import type { PeerConnection } from "./peer_connection.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
-import type { PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
+import type { PromptOutcome } from "../../askpass/prompter.ts";
 import {
   CONNECTION_ERRORS,
+  type Pending,
   type RefusalReason,
   type SessionEvent,
   type SessionSettings,
 } from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
-import type { TicketHolder } from "./call_credentials.ts";
 import { handOver, type HandOverQueue, replyWithPassword, tracedNotice } from "./handover.ts";
-
-/** One verified request in the queue: a sudo password or a broker secret. */
-export interface Pending {
-  readonly id: string;
-  readonly kind: "sudo" | "secret";
-  /** The helper's (or broker's) connection: its socket and pidfd, answered once. */
-  readonly connection: PeerConnection;
-  readonly deadline: number;
-  readonly attempt: number;
-  readonly abort: AbortController;
-  /** Processes whose death (or a change of start time) ends the request. */
-  readonly watched: readonly ProcessRef[];
-  /** A sudo request: inode of the verified sudo pipe on the helper's stdout (pi writes into it). */
-  readonly pipeInode: number | undefined;
-  /** What the modal shows as the command (sudo's argv, or the broker's). */
-  readonly argv: readonly string[];
-  /**
-   * Opens the modal for this request; `recheck` runs the keyboard gate now
-   * (for a terminal the modal adds: a locked tmux client's, ADR 0009).
-   */
-  readonly ask: (signal: AbortSignal, recheck: () => Promise<boolean>) => Promise<PromptOutcome>;
-  /** Called once an answer has been handed over (attempt counting). */
-  readonly delivered: () => void;
-  /** The process this sudo's ticket would be keyed to, when it may leave one (ADR 0009 §4). */
-  readonly ticket?: TicketHolder;
-  /**
-   * Processes the checks could not clear, named in the modal (issue 20): the
-   * pairing's, from admission, and the keyboard gate's, from its latest check.
-   */
-  readonly unchecked: { pairing: readonly UncheckedProcess[]; gate: readonly UncheckedProcess[] };
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
 
 /** An early keyboard check stands for the modal's own only this fresh (the re-check interval). */
 const GATE_AHEAD_MAX_AGE_MS = 100;
@@ -77,15 +43,14 @@ const WRITE_GRACE_MS = 1000;
 /** The queue and its modal; one per session. */
 export class ModalQueue {
   readonly #options: SessionSettings;
-  readonly #key: CryptoKey;
   readonly #pairing: PairingGuard;
   readonly #queue: Pending[] = [];
   #active: Pending | undefined;
   #liveness: ReturnType<typeof setInterval> | undefined;
   #closing = false;
 
-  constructor(options: SessionSettings, key: CryptoKey, pairing: PairingGuard) {
-    [this.#options, this.#key, this.#pairing] = [options, key, pairing];
+  constructor(options: SessionSettings, pairing: PairingGuard) {
+    [this.#options, this.#pairing] = [options, pairing];
   }
 
   /** True once {@link shutdown} has begun: nothing new is accepted. */
@@ -136,7 +101,7 @@ export class ModalQueue {
   /**
    * Starts the `open` check early, when nothing is asked or queued (so the
    * check cannot disturb an open modal's). One at a time, so a flood of
-   * signed requests costs at most one check in flight.
+   * forged requests costs at most one check in flight.
    */
   gateAheadStart(): void {
     const gate = this.#options.gate;
@@ -206,7 +171,6 @@ export class ModalQueue {
       if (gate && !await this.#gateCheck(entry, gate, "send")) return;
       if (entry.connection.ended) return;
       const queue: HandOverQueue = {
-        key: this.#key,
         emit: (e) => this.emit(e),
         finish: (e, frame) => this.finish(e, undefined, frame),
         refuse: (e, reason, notice) => this.#refuse(e, reason, notice),
@@ -265,7 +229,7 @@ export class ModalQueue {
 
   async #deny(socket: Socket, id: string, reason: DenyReason): Promise<void> {
     if (socket.destroyed) return;
-    await this.reply(socket, await encodeDenied(this.#key, id, reason));
+    await this.reply(socket, encodeDenied(id, reason));
   }
 
   /** Helper connections that hear a keepalive until their reply (ADR 0008). */

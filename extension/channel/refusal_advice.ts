@@ -100,7 +100,6 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
   },
   unexpected_type: notOurs("the request was of a type pi does not answer"),
   bad_field: notOurs("a field of the request was missing or invalid"),
-  bad_signature: notOurs("the request was not signed with this session's key"),
   prompt_too_long: notOurs("sudo's prompt text was longer than the modal shows"),
   password_too_long: {
     means: "the typed password was longer than sudo accepts",
@@ -111,10 +110,6 @@ const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
     todo: "type your password again, without a line break",
   },
   id_mismatch: notOurs("an answer named another request than the one asked"),
-  bad_session_key: {
-    means: "the helper's session key did not match this pi's",
-    todo: "restart pi; the session directory may have been replaced",
-  },
   // The connection itself (extension/channel/session_types.ts).
   too_many_connections: {
     means: "more requests came at once than pi queues",

@@ -3,7 +3,7 @@
  * and shell injection to the verified request and its answer.
  *
  * The askpass session server: one per interactive pi session. It owns the
- * private session directory, the listening socket, the session key, the
+ * private session directory, the listening socket, the
  * per-session launcher and `sudo` wrapper, and it answers helpers' requests
  * one at a time through a `Prompter` (`prompter.ts`): `connection_intake.ts`
  * verifies each connection, `modal_queue.ts` asks the human, one at a time.
@@ -20,13 +20,8 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import {
-  DENY_REASONS,
-  importSessionKey,
-  newSessionKeyHex,
-  PROTOCOL_VERSION,
-} from "../../askpass/protocol.ts";
-import { isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { DENY_REASONS, PROTOCOL_VERSION } from "../../askpass/protocol.ts";
+import { isProtectedPath } from "../../broker/protected_path.ts";
 import { BROKER_ROOT, BROKER_VERSION_FILE, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 import { HARDENED_HELPER_FILES } from "../../broker/root_files.ts";
 import { parseBrokerVersion } from "../../broker/broker_version.ts";
@@ -74,7 +69,7 @@ export {
   type SessionEvent,
 } from "./session_types.ts";
 
-/** Starts a session: directory, key, launcher, wrapper and listening socket. */
+/** Starts a session: directory, launcher, wrapper and listening socket. */
 export async function startSession(
   given: SessionOptions,
   tuning: SessionTuning = {},
@@ -112,11 +107,6 @@ export async function startSession(
   }
 
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const keyHex = newSessionKeyHex();
-  const imported = await importSessionKey(keyHex);
-  // A fresh key is always well-formed; fail closed all the same.
-  if (!imported.ok) return await fail(SESSION_START_ERRORS.SESSION_FILES);
-  const key = imported.key;
   const userDenoDir = join(dir, "deno-cache");
   const denoDir = root?.denoDir ?? userDenoDir;
   const binDir = join(dir, "bin");
@@ -124,7 +114,6 @@ export async function startSession(
   const environment = helperEnvironment({
     denoDir,
     socketPath,
-    sessionKeyHex: keyHex,
     deadlineMs: timeoutMs + HELPER_DEADLINE_MARGIN_MS,
   });
   const argvPrefix = helperArgvPrefix(denoPath, helperPath, socketPath);
@@ -169,13 +158,12 @@ export async function startSession(
     sudoPath: options.realSudo,
     layers: options.pairing,
   });
-  const queue = new ModalQueue(options, key, pairing);
+  const queue = new ModalQueue(options, pairing);
   const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";
   const intake = new ConnectionIntake({
     settings: options,
     expected,
     expectedBroker: { socketPath, uid: expected.uid, ownerPid: expected.ownerPid },
-    key,
     timeoutMs,
     queue,
     pairing,
@@ -221,7 +209,6 @@ export async function startSession(
       for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) env[k] = v;
       env.SUDO_ASKPASS = launcherPath;
       env.PI_ASKPASS_SOCKET = socketPath;
-      env.PI_ASKPASS_SECRET = keyHex;
       env.PATH = `${binDir}:${baseEnv.PATH ?? "/usr/local/bin:/usr/bin:/bin"}`;
       return env;
     },

@@ -17,7 +17,9 @@ import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
 import type { CredentialCacheMode, CredentialRefusal } from "./credential_policy.ts";
 import type { WarmupResult } from "./deno_warmup.ts";
 import type { RootRunRefusal } from "./root_program.ts";
-import type { Prompter } from "../../askpass/prompter.ts";
+import type { Prompter, PromptOutcome, UncheckedProcess } from "../../askpass/prompter.ts";
+import type { ProcessRef } from "../../kernel/peer_verification.ts";
+import type { PeerConnection } from "./peer_connection.ts";
 import { type ReasonOf, reasons } from "../../shared/result.ts";
 
 /** Default time the human has to answer one request (docs/design.md §4.6). */
@@ -230,4 +232,36 @@ export interface AskpassSession {
   denyAllNow(): void;
   /** Denies everything pending, closes the socket and removes the directory. */
   close(): Promise<void>;
+}
+
+/** One verified request in the queue: a sudo password or a broker secret. */
+export interface Pending {
+  readonly id: string;
+  readonly kind: "sudo" | "secret";
+  /** The helper's (or broker's) connection: its socket and pidfd, answered once. */
+  readonly connection: PeerConnection;
+  readonly deadline: number;
+  readonly attempt: number;
+  readonly abort: AbortController;
+  /** Processes whose death (or a change of start time) ends the request. */
+  readonly watched: readonly ProcessRef[];
+  /** A sudo request: inode of the verified sudo pipe on the helper's stdout (pi writes into it). */
+  readonly pipeInode: number | undefined;
+  /** What the modal shows as the command (sudo's argv, or the broker's). */
+  readonly argv: readonly string[];
+  /**
+   * Opens the modal for this request; `recheck` runs the keyboard gate now
+   * (for a terminal the modal adds: a locked tmux client's, ADR 0009).
+   */
+  readonly ask: (signal: AbortSignal, recheck: () => Promise<boolean>) => Promise<PromptOutcome>;
+  /** Called once an answer has been handed over (attempt counting). */
+  readonly delivered: () => void;
+  /** The process this sudo's ticket would be keyed to, when it may leave one (ADR 0009 §4). */
+  readonly ticket?: TicketHolder;
+  /**
+   * Processes the checks could not clear, named in the modal (issue 20): the
+   * pairing's, from admission, and the keyboard gate's, from its latest check.
+   */
+  readonly unchecked: { pairing: readonly UncheckedProcess[]; gate: readonly UncheckedProcess[] };
+  timer: ReturnType<typeof setTimeout> | undefined;
 }

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { resolveDenoBinary } from "../../shared/executables.ts";
-import { isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { isProtectedPath } from "../../broker/protected_path.ts";
 import { BROKER_ROOT, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 
 /** Where one entry point runs from. */

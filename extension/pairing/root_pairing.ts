@@ -12,7 +12,7 @@
  * @module
  */
 import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
-import { isProtectedPath } from "../../broker/allowlist_policy.ts";
+import { isProtectedPath } from "../../broker/protected_path.ts";
 import { parseRootPairingVerdict, type RootPairingVerdict } from "./sudo_pairing.ts";
 import { runRootCheck } from "./root_check.ts";
 

@@ -61,12 +61,7 @@ import { closeFd, pidfdOpen } from "../../kernel/peer_credentials.ts";
 import { socketInodesOf, unixPeerInodeByInode } from "../../kernel/socket_peer.ts";
 import { firstExecutable, resolveDenoBinary } from "../../shared/executables.ts";
 import { launcherScript, sudoShellPrelude } from "../../extension/channel/shell_injection.ts";
-import {
-  encodeRequest,
-  importSessionKey,
-  newRequestId,
-  newSessionKeyHex,
-} from "../../askpass/protocol.ts";
+import { encodeRequest, newRequestId } from "../../askpass/protocol.ts";
 import {
   HELPER_ENV,
   helperArgvPrefix,
@@ -236,7 +231,7 @@ const rows: Row[] = [];
 const surprises: string[] = [];
 /**
  * While row a measures: `verifyMs` of each sudo request the session queues
- * (its checks, from the signed frame to the queue).
+ * (its checks, from the frame to the queue).
  */
 let checksMs: number[] | undefined;
 
@@ -639,12 +634,12 @@ async function sudoLatency(
     met: atMost(extraOpen, TARGETS.openMs),
     note: `${SUDO_RUNS} runs of each of three variants, interleaved, after a warm-up. Extra = ` +
       "our sudo wrapper + launcher (sh: its stdout check, env -i) + Deno start + the helper's " +
-      "checks, key and signature + connect + verification + pairing checks + queue. Deno's floor " +
+      "checks + connect + verification + pairing checks + queue. Deno's floor " +
       "here: sudo runs, as its askpass, the launcher a session writes (the helper's flags and " +
       "environment) around a program that only connects to a socket and relays the password; " +
       `it connects +${ms(floorExtra)} after the sh askpass runs. Ours is ${
         ms(median(oursOpen) - median(floorOpen))
-      } above that floor, of which pi's checks (signed request → queue, the session's own ` +
+      } above that floor, of which pi's checks (request → queue, the session's own ` +
       `timing) take ${ms(median(checks))}. Row d's one-line program takes ${
         ms(facts.denoOneLineMs)
       } to start and exit`,
@@ -652,7 +647,7 @@ async function sudoLatency(
       `Deno's floor in this place is +${ms(floorExtra)} over the sh askpass (a program that only ` +
       "connects, run by sudo through the helper's launcher with its flags, interleaved with both " +
       `flows), which leaves ${ms(TARGETS.openMs - floorExtra)} of the target for our sudo ` +
-      "wrapper, the helper's own work (checks, key import, signature), the verification (" +
+      "wrapper, the helper's own work (its checks, the request), the verification (" +
       `${ms(facts.verifyMs, 2)} alone, row c), the pairing checks (${
         ms(facts.pairingMs, 2)
       } alone, row p) and the queue; together they cost ${
@@ -710,7 +705,6 @@ Deno.stdout.writeSync(line.subarray(0, await c.read(line) ?? 0));
   const environment = helperEnvironment({
     denoDir: join(tmp, "deno-cache"),
     socketPath,
-    sessionKeyHex: newSessionKeyHex(),
     deadlineMs: DEFAULT_TIMEOUT_MS + HELPER_DEADLINE_MARGIN_MS,
   });
   const argvPrefix = helperArgvPrefix(denoPath, program, socketPath);
@@ -837,7 +831,6 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
     if (pids.length !== 1) throw new Error(`expected one waiting helper, found ${pids.length}`);
     const pid = pids[0];
     const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").slice(0, -1);
-    const keyHex = session.toolEnvironment({}).PI_ASKPASS_SECRET;
     const expected = {
       uid: ownUid(),
       exePath: denoPath,
@@ -845,7 +838,6 @@ async function verificationCost(session: AskpassSession, prompter: TimedPrompter
       environment: helperEnvironment({
         denoDir: session.denoDir,
         socketPath: session.socketPath,
-        sessionKeyHex: keyHex,
         deadlineMs: DEFAULT_TIMEOUT_MS + HELPER_DEADLINE_MARGIN_MS,
       }),
       ownerPid: process.pid,
@@ -996,7 +988,7 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
  * What the pairing checks (ADR 0005) and the keyboard gate (ADR 0007) add to
  * sudo → prompter: real sudo flows through two sessions, interleaved: one
  * without either (the baseline) and one with both (a real pty to scan). The
- * gate starts when a signed request arrives, beside the kernel and pairing
+ * gate starts when a request arrives, beside the kernel and pairing
  * checks, so only what it takes beyond them is added. Also the scan alone,
  * and the event-loop lag while the checks repeat every 100 ms, as they do
  * while a modal is open.
@@ -1382,7 +1374,6 @@ async function helperStartup(tmp: string): Promise<void> {
   const environment = helperEnvironment({
     denoDir,
     socketPath,
-    sessionKeyHex: newSessionKeyHex(),
     deadlineMs: DEFAULT_TIMEOUT_MS + HELPER_DEADLINE_MARGIN_MS,
   });
   const env: Record<string, string> = {};
@@ -1610,11 +1601,8 @@ async function memoryGrowth(
   gc: (() => void) | undefined,
 ): Promise<void> {
   log(`f: memory before and after ${FORGED_REQUESTS} forged requests`);
-  const imported = await importSessionKey(session.toolEnvironment({}).PI_ASKPASS_SECRET);
-  if (!imported.ok) throw new Error("session key did not import");
-  const key = imported.key;
   const forge = async () => {
-    const frame = await encodeRequest(key, {
+    const frame = encodeRequest({
       id: newRequestId(),
       prompt: "[sudo] password for bench: ",
       pid: process.pid,

@@ -1,7 +1,7 @@
 /**
  * A fake "pi" for attacks on the installed root broker called directly
  * (`sudo -n <launcher> …`, as the agent can): a socket server in a private
- * 0700 directory that knows the session key it hands the broker, records what
+ * 0700 directory, records what
  * arrives, and answers as told. The process that runs {@link runBroker} is
  * sudo's parent, so the broker sees it as the pi that called it.
  *
@@ -23,8 +23,6 @@ import {
   encodeDenied,
   encodeResponse,
   FrameReader,
-  importSessionKey,
-  newSessionKeyHex,
   type SecretRequest,
 } from "../../askpass/protocol.ts";
 import { BROKER_LAUNCHER } from "../../broker/paths.ts";
@@ -36,7 +34,6 @@ export type FakeAnswer = "secret" | "deny" | "close" | "hold";
 export interface FakePi {
   readonly dir: string;
   readonly socketPath: string;
-  readonly keyHex: string;
   /** Connections accepted, and bytes received on them. */
   readonly stats: { connections: number; bytes: number };
   /** Decoded requests, in order. */
@@ -53,10 +50,6 @@ export const FAKE_SECRET = "fake-pi-secret";
 export async function startFakePi(answer: FakeAnswer): Promise<FakePi> {
   const dir = await mkdtemp(join(tmpdir(), "fake-pi-"));
   const socketPath = join(dir, "askpass.sock");
-  const keyHex = newSessionKeyHex();
-  const imported = await importSessionKey(keyHex);
-  if (!imported.ok) throw new Error("key");
-  const key = imported.key;
   const stats = { connections: 0, bytes: 0 };
   const requests: SecretRequest[] = [];
   const open = new Set<Socket>();
@@ -66,20 +59,20 @@ export async function startFakePi(answer: FakeAnswer): Promise<FakePi> {
     socket.on("close", () => open.delete(socket));
     socket.on("error", () => {});
     const reader = new FrameReader();
-    socket.on("data", async (chunk: Buffer) => {
+    socket.on("data", (chunk: Buffer) => {
       stats.bytes += chunk.length;
       const step = reader.push(new Uint8Array(chunk));
       if (!step.ok || !step.body) return;
-      const decoded = await decodeIncoming(key, step.body);
+      const decoded = decodeIncoming(step.body);
       if (!decoded.ok || decoded.message.type !== "secret_request") return void socket.destroy();
       const request = decoded.message;
       requests.push(request);
       if (answer === "close") return void socket.destroy();
       if (answer === "deny") {
-        return void socket.end(await encodeDenied(key, request.id, DENY_REASONS.CANCELLED));
+        return void socket.end(encodeDenied(request.id, DENY_REASONS.CANCELLED));
       }
       if (answer === "secret") {
-        socket.end(await encodeResponse(key, request.id, new TextEncoder().encode(FAKE_SECRET)));
+        socket.end(encodeResponse(request.id, new TextEncoder().encode(FAKE_SECRET)));
       }
     });
   });
@@ -87,7 +80,6 @@ export async function startFakePi(answer: FakeAnswer): Promise<FakePi> {
   return {
     dir,
     socketPath,
-    keyHex,
     stats,
     requests,
     open,
@@ -108,12 +100,10 @@ export interface BrokerRun {
 
 /**
  * Runs `sudo -n <launcher> args…` from this process (so this process is
- * sudo's parent); writes `key` + newline on its stdin unless `key` is
- * `undefined` (then stdin stays open and empty). Killed after `deadlineMs`.
+ * sudo's parent), its stdin closed. Killed after `deadlineMs`.
  */
 export function runBroker(
   args: readonly string[],
-  key: string | undefined,
   deadlineMs = 30_000,
 ): { sudoPid: number; done: Promise<BrokerRun> } {
   const child = spawn("/usr/bin/sudo", ["-n", BROKER_LAUNCHER, ...args], {
@@ -125,7 +115,7 @@ export function runBroker(
   child.stdout.on("data", (d) => stdout += d);
   child.stderr.on("data", (d) => stderr += d);
   child.stdin.on("error", () => {});
-  if (key !== undefined) child.stdin.end(`${key}\n`);
+  child.stdin.end();
   const done = new Promise<BrokerRun>((resolve) => {
     const timer = setTimeout(() => child.kill("SIGKILL"), deadlineMs);
     child.on("close", (code) => {
@@ -153,7 +143,7 @@ if (import.meta.main || process.argv[1]?.endsWith("fake_pi.ts")) {
     process.exit(2);
   }
   const fake = await startFakePi(answer as FakeAnswer);
-  const r = await runBroker(brokerArgsFor(fake.socketPath, argv), fake.keyHex).done;
+  const r = await runBroker(brokerArgsFor(fake.socketPath, argv)).done;
   process.stdout.write(r.stdout);
   process.stderr.write(r.stderr);
   console.log(`FAKE_PI ${JSON.stringify({ code: r.code, requests: fake.requests.length })}`);

@@ -11,19 +11,13 @@
  * Prints `gated: DENIED <reason>` (or GOT_PASSWORD, never the password) on
  * stderr, and always exits 1.
  */
-import {
-  decodeReply,
-  encodeRequest,
-  FrameReader,
-  importSessionKey,
-  newRequestId,
-} from "../../askpass/protocol.ts";
+import { decodeReply, encodeRequest, FrameReader, newRequestId } from "../../askpass/protocol.ts";
 
 const say = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(`gated: ${s}\n`));
-const imported = await importSessionKey(Deno.env.get("PI_ASKPASS_SECRET") ?? "");
-if (!imported.ok) {
-  // The session's cache warm-up runs this without a key: nothing to wait for.
-  say("no key");
+const socketPath = Deno.env.get("PI_ASKPASS_SOCKET");
+if (!socketPath) {
+  // The session's cache warm-up runs this without a session: nothing to wait for.
+  say("no session");
   Deno.exit(1);
 }
 const gate = new Uint8Array(64);
@@ -32,7 +26,7 @@ if (await Deno.stdin.read(gate) === null) {
   Deno.exit(1);
 }
 const id = newRequestId();
-const conn = await Deno.connect({ transport: "unix", path: Deno.env.get("PI_ASKPASS_SOCKET")! });
+const conn = await Deno.connect({ transport: "unix", path: socketPath });
 if (new TextDecoder().decode(gate).startsWith("connect")) {
   say("connected");
   if (await Deno.stdin.read(gate) === null) {
@@ -40,9 +34,7 @@ if (new TextDecoder().decode(gate).startsWith("connect")) {
     Deno.exit(1);
   }
 }
-await conn.write(
-  await encodeRequest(imported.key, { id, prompt: Deno.args[0] ?? "", pid: Deno.pid }),
-);
+await conn.write(encodeRequest({ id, prompt: Deno.args[0] ?? "", pid: Deno.pid }));
 const reader = new FrameReader({ keepalives: true });
 const buf = new Uint8Array(4096);
 let body: Uint8Array | undefined;
@@ -59,7 +51,7 @@ while (body === undefined) {
   }
   body = step.body;
 }
-const reply = await decodeReply(imported.key, body, id);
+const reply = decodeReply(body, id);
 if (!reply.ok) say(`BAD_REPLY ${reply.reason}`);
 else if (reply.message.type === "password_denied") say(`DENIED ${reply.message.reason}`);
 else if (reply.message.type === "password_delivered") say("DELIVERED");

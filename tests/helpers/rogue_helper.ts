@@ -6,25 +6,17 @@
  * If the server ever answered with a password, this prints GOT_PASSWORD (and
  * never the password itself) so the test fails loudly.
  */
-import {
-  decodeReply,
-  encodeRequest,
-  FrameReader,
-  importSessionKey,
-  newRequestId,
-} from "../../askpass/protocol.ts";
+import { decodeReply, encodeRequest, FrameReader, newRequestId } from "../../askpass/protocol.ts";
 
 const say = (s: string) => Deno.stderr.writeSync(new TextEncoder().encode(`rogue: ${s}\n`));
-const imported = await importSessionKey(Deno.env.get("PI_ASKPASS_SECRET") ?? "");
-if (!imported.ok) {
-  say("no key");
+const socketPath = Deno.env.get("PI_ASKPASS_SOCKET");
+if (!socketPath) {
+  say("no session");
   Deno.exit(1);
 }
 const id = newRequestId();
-const conn = await Deno.connect({ transport: "unix", path: Deno.env.get("PI_ASKPASS_SOCKET")! });
-await conn.write(
-  await encodeRequest(imported.key, { id, prompt: Deno.args[0] ?? "", pid: Deno.pid }),
-);
+const conn = await Deno.connect({ transport: "unix", path: socketPath });
+await conn.write(encodeRequest({ id, prompt: Deno.args[0] ?? "", pid: Deno.pid }));
 const reader = new FrameReader({ keepalives: true });
 const buf = new Uint8Array(4096);
 let body: Uint8Array | undefined;
@@ -41,7 +33,7 @@ while (body === undefined) {
   }
   body = step.body;
 }
-const reply = await decodeReply(imported.key, body, id);
+const reply = decodeReply(body, id);
 if (!reply.ok) say(`BAD_REPLY ${reply.reason}`);
 else if (reply.message.type === "password_denied") say(`DENIED ${reply.message.reason}`);
 else if (reply.message.type === "password_delivered") say("DELIVERED");

@@ -156,7 +156,7 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
     }
   });
 
-  it("a forger with the session key races the real helper, claiming its pid and prompt: DENIED, and only sudo gets the password", async () => {
+  it("a forger on the session socket races the real helper, claiming its pid and prompt: DENIED, and only sudo gets the password", async () => {
     await withScratch("pi-agent-attack-", async (work) => {
       const command = `D='${work}'; ${LEGIT} >"$D/legit.out" 2>&1 & ` +
         `'${NODE}' '${ATTACK_SCRIPTS}/forge_race.ts' "$D"; wait; echo "legit: $(cat "$D/legit.out")"`;
@@ -184,7 +184,7 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
         const results = await waitForResults(pi, 1);
         assert.equal(results.length, 1);
         const output = results[0];
-        assert.match(output, /attacker: read PI_ASKPASS_SECRET \(64 hex chars\)/);
+        assert.match(output, /attacker: read PI_ASKPASS_SOCKET \(\/\S+\/askpass\.sock\)/);
         assert.match(output, /attacker: found helper pid \d+/);
         const outcomes = forgeryOutcomes(output);
         assert.deepEqual([...outcomes.keys()].sort(), [

@@ -64,7 +64,6 @@ async function piSecretRunAsUser(): Promise<{ code: number; out: string }> {
     "PATH=/usr/bin:/bin",
     `HOME=/home/${USER}`,
     "PI_ASKPASS_SOCKET=/tmp/none/askpass.sock",
-    `PI_ASKPASS_SECRET=${"0".repeat(64)}`,
     ...argv,
     "--label",
     "x",

@@ -85,7 +85,6 @@ async function probeHelper(ctx: Context, deno: string): Promise<Finding | undefi
       ...envObject(helperEnvironment({
         denoDir: join(dir, "deno-cache"),
         socketPath,
-        sessionKeyHex: "0".repeat(64),
         deadlineMs: ctx.commandTimeoutMs,
       })),
       // Harmless to deno itself, but one of the code-loading variables the helper must refuse:

@@ -63,7 +63,6 @@ describe("the broker called directly (hostile review)", () => {
       for (const cwd of ["/root", "/proc/1/root/root", "/root/no-such-dir"]) {
         const r = await runBroker(
           brokerArgsFor(fake.socketPath, ["/bin/sh", "-c", "cat .env; pwd"], cwd),
-          fake.keyHex,
         ).done;
         assert.equal(r.code, 125, r.stderr);
         assert.equal(r.stderr, refusal(R.CWD_UNREACHABLE), cwd);
@@ -73,7 +72,6 @@ describe("the broker called directly (hostile review)", () => {
       await symlink("/tmp", join(scratch, "to-tmp"));
       const link = await runBroker(
         brokerArgsFor(fake.socketPath, ["/bin/pwd"], join(scratch, "to-tmp")),
-        fake.keyHex,
       ).done;
       assert.equal(link.stderr, refusal(R.CWD_NOT_REAL));
       assert.equal(fake.stats.connections, 0, "pi was never asked");
@@ -84,7 +82,6 @@ describe("the broker called directly (hostile review)", () => {
     await withFake("secret", async (fake) => {
       const r = await runBroker(
         brokerArgsFor(fake.socketPath, ["/bin/sh", "-c", 'pwd; id -u; read s; echo "$s"'], scratch),
-        fake.keyHex,
       ).done;
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, `${scratch}\n${process.getuid!()}\n${FAKE_SECRET}\n`);
@@ -93,12 +90,12 @@ describe("the broker called directly (hostile review)", () => {
     });
   });
 
-  it("R2: no proof file is left behind by any refusal (deny, closed, no key, no socket, parent killed)", async () => {
+  it("R2: no proof file is left behind by any refusal (deny, closed, no socket, parent killed)", async () => {
     const names: string[] = [];
     for (const answer of ["deny", "close"] as const) {
       await withFake(answer, async (fake) => {
         for (let i = 0; i < 3; i++) {
-          const r = await runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]), fake.keyHex)
+          const r = await runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]))
             .done;
           assert.equal(r.code, 125, r.stderr);
           assert.equal(r.stderr, refusal(answer === "deny" ? "cancelled" : R.CLOSED));
@@ -109,11 +106,8 @@ describe("the broker called directly (hostile review)", () => {
     assert.equal(names.length, 6);
     for (const name of names) assert.ok(await proofGone(name), `proof ${name} left behind`);
     await withFake("hold", async (fake) => {
-      const noKey = await runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]), undefined).done;
-      assert.equal(noKey.stderr, refusal(R.NO_KEY));
       const noSocket = await runBroker(
         brokerArgsFor(join(fake.dir, "gone", "askpass.sock"), ["/bin/true"]),
-        fake.keyHex,
       ).done;
       assert.equal(noSocket.stderr, refusal(R.NO_SOCKET));
     });
@@ -121,7 +115,7 @@ describe("the broker called directly (hostile review)", () => {
     await withFake("hold", async (fake) => {
       const runs = Array.from(
         { length: MAX_BROKERS_PER_UID },
-        () => runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]), fake.keyHex),
+        () => runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"])),
       );
       await waitFor(
         "every broker's request",
@@ -140,14 +134,14 @@ describe("the broker called directly (hostile review)", () => {
     await withFake("hold", async (fake) => {
       const runs = Array.from(
         { length: MAX_BROKERS_PER_UID },
-        () => runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]), fake.keyHex),
+        () => runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"])),
       );
       await waitFor(
         "every broker's request",
         () => fake.requests.length === MAX_BROKERS_PER_UID ? true : undefined,
         20_000,
       );
-      const extra = await runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]), fake.keyHex)
+      const extra = await runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]))
         .done;
       assert.equal(extra.code, 125);
       assert.equal(extra.stderr, refusal(R.TOO_MANY));
@@ -160,7 +154,7 @@ describe("the broker called directly (hostile review)", () => {
       }, 5_000);
       assert.ok(Date.now() - started < 3_000, "stopped within 3 s");
       // A slot is free again.
-      const again = runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]), fake.keyHex);
+      const again = runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"]));
       await waitFor(
         "the new request",
         () => fake.requests.length === MAX_BROKERS_PER_UID + 1 ? true : undefined,
@@ -182,7 +176,7 @@ describe("the broker called directly (hostile review)", () => {
       const chain = 'p=$$; c=""; while [ "$p" -gt 1 ]; do c="$c $p"; ' +
         'p=$(sed "s/.*) //" /proc/$p/stat | cut -d" " -f2); done; echo "chain:$c"; ' +
         'read -r line; echo "got ${#line}"; exit 7';
-      const run = runBroker(brokerArgsFor(fake.socketPath, ["/bin/sh", "-c", chain]), fake.keyHex);
+      const run = runBroker(brokerArgsFor(fake.socketPath, ["/bin/sh", "-c", chain]));
       const r = await run.done;
       assert.equal(r.code, 7, r.stderr);
       const ancestors = (/^chain:(.*)$/m.exec(r.stdout)?.[1] ?? "").trim().split(" ").map(Number);
@@ -199,7 +193,6 @@ describe("the broker called directly (hostile review)", () => {
     await withFake("secret", async (fake) => {
       const run = runBroker(
         brokerArgsFor(fake.socketPath, [CONSUMER, "hold", scratch]),
-        fake.keyHex,
       );
       await waitFor(
         "the consumer's pid",
@@ -232,15 +225,14 @@ describe("the broker called directly (hostile review)", () => {
         const sock = join(fake.dir, "askpass.sock");
         await rm(sock);
         await symlink(join(scratch, "other.sock"), sock); // would fail the path check itself
-        const viaLink = await runBroker(brokerArgsFor(sock, ["/bin/true"]), fake.keyHex).done;
+        const viaLink = await runBroker(brokerArgsFor(sock, ["/bin/true"])).done;
         assert.equal(viaLink.stderr, refusal(R.NO_SOCKET));
       });
       const dir = await mkdtemp(join(tmpdir(), "other-pi-"));
       await import("node:fs/promises").then((fs) =>
         fs.rename(join(scratch, "other.sock"), join(dir, "askpass.sock"))
       );
-      const key = "0".repeat(64);
-      const r = await runBroker(brokerArgsFor(join(dir, "askpass.sock"), ["/bin/true"]), key).done;
+      const r = await runBroker(brokerArgsFor(join(dir, "askpass.sock"), ["/bin/true"])).done;
       assert.equal(r.code, 125);
       assert.equal(r.stderr, refusal(R.SOCKET_PEER));
       await new Promise((r) => setTimeout(r, 200));
@@ -270,11 +262,7 @@ describe("the broker called directly (hostile review)", () => {
       await waitFor("root's server", () => rootOut.includes("ready") ? true : undefined, 10_000);
       const st = await lstat(join(dir, "askpass.sock"));
       assert.equal(st.uid, process.getuid!(), "the socket file is the caller's");
-      const r = await runBroker(
-        brokerArgsFor(join(dir, "askpass.sock"), ["/bin/true"]),
-        "0".repeat(64),
-      )
-        .done;
+      const r = await runBroker(brokerArgsFor(join(dir, "askpass.sock"), ["/bin/true"])).done;
       assert.equal(r.stderr, refusal(R.SOCKET_PEER));
       await new Promise((r) => setTimeout(r, 200));
       assert.match(rootOut, /connected/, "the broker did connect");
@@ -298,15 +286,14 @@ describe("the broker called directly (hostile review)", () => {
         ],
       ];
       for (const [program, expected] of cases) {
-        const r = await runBroker(brokerArgsFor(fake.socketPath, [program]), fake.keyHex).done;
+        const r = await runBroker(brokerArgsFor(fake.socketPath, [program])).done;
         assert.equal(r.stderr, expected);
         assert.ok(!r.stderr.includes("passwords") && !r.stderr.includes("executable"));
       }
-      const a = await runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"], "/root"), fake.keyHex)
+      const a = await runBroker(brokerArgsFor(fake.socketPath, ["/bin/true"], "/root"))
         .done;
       const b = await runBroker(
         brokerArgsFor(fake.socketPath, ["/bin/true"], "/root/no-such-dir"),
-        fake.keyHex,
       ).done;
       assert.equal(a.stderr, b.stderr, "a root-only directory and a missing one look the same");
       assert.equal(fake.stats.connections, 0);

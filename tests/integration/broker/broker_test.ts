@@ -18,7 +18,7 @@ import {
   type SessionEvent,
   startSession,
 } from "../../../extension/channel/session_server.ts";
-import { encodeSecretRequest, importSessionKey, newRequestId } from "../../../askpass/protocol.ts";
+import { encodeSecretRequest, newRequestId } from "../../../askpass/protocol.ts";
 import { ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
@@ -191,9 +191,7 @@ describe("pi-secret-run and the root broker", () => {
   it("a user process pretending to be the broker is refused before any modal", async () => {
     const prompter = new ScriptedPrompter([{ submit: SECRET }]);
     await withSession(prompter, async ({ session, events }) => {
-      const key = await importSessionKey(session.toolEnvironment({}).PI_ASKPASS_SECRET);
-      assert.ok(key.ok);
-      const frame = await encodeSecretRequest(key.key, {
+      const frame = encodeSecretRequest({
         id: newRequestId(),
         argv: [CONSUMER, "report", "x"],
         label: "forged",

@@ -51,7 +51,8 @@ describe("session directory and lifecycle", () => {
       assert.equal(env.SUDO_ASKPASS, s.launcherPath);
       assert.equal(env.PATH, `${s.binDir}:/usr/bin:/bin`);
       assert.equal(env.KEEP, "1");
-      assert.match(env.PI_ASKPASS_SECRET, /^[0-9a-f]{64}$/);
+      assert.equal(env.PI_ASKPASS_SOCKET, s.socketPath);
+      assert.equal(env.PI_ASKPASS_SECRET, undefined, "no key: nothing is signed");
       await s.close();
       await assert.rejects(lstat(s.dir));
       await s.close(); // idempotent

@@ -69,9 +69,7 @@ import {
   encodeDenied,
   encodeRequest,
   FrameReader,
-  importSessionKey,
   newRequestId,
-  newSessionKeyHex,
   type SecretRequest,
 } from "../../../askpass/protocol.ts";
 import { PROOF_DIR } from "../../../broker/paths.ts";
@@ -105,7 +103,6 @@ interface Fixture {
   prompter: ScriptedPrompter;
   events: SessionEvent[];
   scratch: string;
-  key: CryptoKey;
 }
 
 async function withSession(
@@ -122,10 +119,8 @@ async function withSession(
   assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
   const session = started.session;
   const scratch = await mkdtemp(join(tmpdir(), "pi-refusal-"));
-  const imported = await importSessionKey(session.toolEnvironment({}).PI_ASKPASS_SECRET);
-  assert.ok(imported.ok);
   try {
-    await run({ session, prompter, events, scratch, key: imported.key });
+    await run({ session, prompter, events, scratch });
   } finally {
     await session.close();
     await rm(scratch, { recursive: true, force: true });
@@ -224,7 +219,7 @@ describe("refusal reasons produced by real processes", () => {
         assert.ok(ids.uid.includes(0), `sudo runs with root ids: ${ids.uid.join(" ")}`);
 
         const id = newRequestId();
-        const frame = await encodeRequest(f.key, { id, prompt: "Password: ", pid });
+        const frame = encodeRequest({ id, prompt: "Password: ", pid });
         await writeFile(join(f.scratch, "frame.tmp"), frame);
         await rename(join(f.scratch, "frame.tmp"), join(f.scratch, "frame"));
         const reply = await waitFor(
@@ -232,8 +227,8 @@ describe("refusal reasons produced by real processes", () => {
           () => readFile(join(f.scratch, "reply")).catch(() => undefined),
           15_000,
         );
-        const decoded = await decodeReply(f.key, new Uint8Array(reply).subarray(4), id);
-        assert.ok(decoded.ok, "a signed reply");
+        const decoded = decodeReply(new Uint8Array(reply).subarray(4), id);
+        assert.ok(decoded.ok, "a well-formed reply");
         assert.deepEqual(decoded.message, {
           type: "password_denied",
           id,
@@ -323,14 +318,12 @@ describe("refusal reasons produced by real processes", () => {
       try {
         const other = join(linkDir, "askpass.sock");
         await link(f.session.socketPath, other);
-        const keyHex = f.session.toolEnvironment({}).PI_ASKPASS_SECRET;
-        const control = await runBroker(brokerArgsFor(f.session.socketPath, ["/bin/true"]), keyHex)
-          .done;
+        const control = await runBroker(brokerArgsFor(f.session.socketPath, ["/bin/true"])).done;
         assert.equal(control.stderr, "pi-secret-broker: cancelled\n", "control: the modal opened");
         assert.equal(prompter.secrets.length, 1);
         assert.deepEqual(refusals(f.events), []);
 
-        const r = await runBroker(brokerArgsFor(other, ["/bin/true"]), keyHex).done;
+        const r = await runBroker(brokerArgsFor(other, ["/bin/true"])).done;
         assert.equal(r.code, 125, r.stderr);
         assert.equal(r.stderr, `pi-secret-broker: ${DENY_REASONS.VERIFICATION_FAILED}\n`);
         assert.deepEqual(refusals(f.events), [VERIFY_REFUSALS.BROKER_CMDLINE_MISMATCH]);
@@ -361,10 +354,6 @@ async function withRealBroker(check: (b: RealBroker) => Promise<void>): Promise<
   requireTestUser();
   const scratch = await realpath(await mkdtemp(join(tmpdir(), "pi-refusal-broker-")));
   const socketPath = join(scratch, "askpass.sock");
-  const keyHex = newSessionKeyHex();
-  const imported = await importSessionKey(keyHex);
-  assert.ok(imported.ok);
-  const key = imported.key;
   const sockets = new Set<Socket>();
   let arrived: { socket: Socket; creds: PeerCredentials; request: SecretRequest } | undefined;
   let problem: string | undefined;
@@ -375,11 +364,11 @@ async function withRealBroker(check: (b: RealBroker) => Promise<void>): Promise<
     const fd = socketFd(socket);
     const creds = fd === undefined ? undefined : getPeerCredentials(fd);
     const reader = new FrameReader();
-    socket.on("data", async (chunk: Uint8Array) => {
+    socket.on("data", (chunk: Uint8Array) => {
       const step = reader.push(new Uint8Array(chunk));
       if (!step.ok) return void (problem = `bad frame: ${step.reason}`);
       if (!step.body) return;
-      const decoded = await decodeIncoming(key, step.body);
+      const decoded = decodeIncoming(step.body);
       if (!creds?.ok) return void (problem = "no SO_PEERCRED");
       if (!decoded.ok || decoded.message.type !== "secret_request") {
         return void (problem = "not a secret_request");
@@ -388,7 +377,7 @@ async function withRealBroker(check: (b: RealBroker) => Promise<void>): Promise<
     });
   });
   await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  const broker = runBroker(brokerArgsFor(socketPath, ["/bin/true"]), keyHex);
+  const broker = runBroker(brokerArgsFor(socketPath, ["/bin/true"]));
   let ended: { code: number | null; stderr: string } | undefined;
   const done = broker.done.then((r) => ended = r);
   try {
@@ -406,7 +395,7 @@ async function withRealBroker(check: (b: RealBroker) => Promise<void>): Promise<
       expected: { socketPath, uid: UID, ownerPid: process.pid },
       scratch,
     });
-    got.socket.end(await encodeDenied(key, got.request.id, DENY_REASONS.CANCELLED));
+    got.socket.end(encodeDenied(got.request.id, DENY_REASONS.CANCELLED));
     const r = await done;
     assert.equal(r.stderr, "pi-secret-broker: cancelled\n");
   } finally {

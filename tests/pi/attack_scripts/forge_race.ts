@@ -7,9 +7,9 @@
  * ```
  *
  * It does what a hostile agent can do from its own shell: reads the session
- * key from its environment (`PI_ASKPASS_SECRET`), watches `/proc` for the
+ * socket from its environment (`PI_ASKPASS_SOCKET`), watches `/proc` for the
  * real askpass helper of this session, and the moment it appears races it
- * with correctly signed `password_request`s that claim the helper's pid and
+ * with well-formed `password_request`s that claim the helper's pid and
  * prompt (also sudo's pid, and its own). Then it waits for `WORKDIR/go`
  * (created by the test once the real modal is on screen) and sends the same
  * forgeries again while the real request is pending. It prints one line per
@@ -27,13 +27,11 @@ import {
   decodeReply,
   encodeRequest,
   FrameReader,
-  importSessionKey,
   newRequestId,
 } from "../../../askpass/protocol.ts";
 
 const work = process.argv[2];
 const socketPath = process.env.PI_ASKPASS_SOCKET ?? "";
-const keyHex = process.env.PI_ASKPASS_SECRET ?? "";
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,10 +58,10 @@ async function findHelper(): Promise<number | undefined> {
   return undefined;
 }
 
-/** One forged exchange: connect, send a signed request, report what came back. */
-async function forge(key: CryptoKey, label: string, pid: number, prompt: string) {
+/** One forged exchange: connect, send a request, report what came back. */
+async function forge(label: string, pid: number, prompt: string) {
   const id = newRequestId();
-  const frame = await encodeRequest(key, { id, prompt, pid });
+  const frame = encodeRequest({ id, prompt, pid });
   const body = await new Promise<Uint8Array | undefined>((resolve) => {
     const reader = new FrameReader({ keepalives: true });
     const sock = connect(socketPath);
@@ -81,7 +79,7 @@ async function forge(key: CryptoKey, label: string, pid: number, prompt: string)
     });
   });
   if (!body) return say(`ATTACK ${label}: NO_REPLY`);
-  const reply = await decodeReply(key, body, id);
+  const reply = decodeReply(body, id);
   if (!reply.ok) say(`ATTACK ${label}: BAD_REPLY ${reply.reason}`);
   else if (reply.message.type === "password_denied") {
     say(`ATTACK ${label}: DENIED ${reply.message.reason}`);
@@ -94,13 +92,11 @@ async function forge(key: CryptoKey, label: string, pid: number, prompt: string)
 }
 
 async function main(): Promise<void> {
-  const imported = await importSessionKey(keyHex);
-  if (!imported.ok) {
-    say(`attacker: no usable PI_ASKPASS_SECRET (${imported.reason})`);
+  if (!socketPath.startsWith("/")) {
+    say("attacker: no PI_ASKPASS_SOCKET in the environment");
     process.exit(2);
   }
-  say(`attacker: read PI_ASKPASS_SECRET (${keyHex.length} hex chars) and ${socketPath}`);
-  const key = imported.key;
+  say(`attacker: read PI_ASKPASS_SOCKET (${socketPath})`);
   const helper = await until("the real helper", findHelper, 30_000);
   const argv = (await readFile(`/proc/${helper}/cmdline`, "utf8")).split("\0");
   const prompt = argv.at(-2) ?? "";
@@ -110,9 +106,9 @@ async function main(): Promise<void> {
 
   // The race: straight away, while the real helper starts up and connects.
   await Promise.all([
-    forge(key, "race/claims-helper-pid", helper, prompt),
-    forge(key, "race/claims-sudo-pid", sudo, prompt),
-    forge(key, "race/claims-own-pid", process.pid, prompt),
+    forge("race/claims-helper-pid", helper, prompt),
+    forge("race/claims-sudo-pid", sudo, prompt),
+    forge("race/claims-own-pid", process.pid, prompt),
   ]);
   // The real request is pending now (the test saw the modal).
   await until(
@@ -120,8 +116,8 @@ async function main(): Promise<void> {
     () => readFile(join(work, "go")).then(() => true, () => undefined),
     60_000,
   );
-  for (let i = 1; i <= 3; i++) await forge(key, `pending/claims-helper-pid#${i}`, helper, prompt);
-  await forge(key, "pending/claims-own-pid", process.pid, prompt);
+  for (let i = 1; i <= 3; i++) await forge(`pending/claims-helper-pid#${i}`, helper, prompt);
+  await forge("pending/claims-own-pid", process.pid, prompt);
   await writeFile(join(work, "done"), "");
 }
 

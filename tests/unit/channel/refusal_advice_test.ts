@@ -58,7 +58,7 @@ describe("refusal advice", () => {
       assert.ok(text.includes(`(${reason}): ${refusalAdvice(reason)!.todo}`), text);
       assert.ok(text.endsWith(`details: /sudo-prompt doctor ${reason}`), text);
     }
-    assert.match(refusalNotice(PROTOCOL_ERRORS.BAD_SIGNATURE), /^refused a password request/);
+    assert.match(refusalNotice(PROTOCOL_ERRORS.BAD_FIELD), /^refused a password request/);
     assert.equal(
       refusalNotice("not_a_reason"),
       "refused a password request (not_a_reason) · details: /sudo-prompt doctor not_a_reason",
