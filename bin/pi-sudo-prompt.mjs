@@ -6,6 +6,8 @@
  * - `doctor [--json] [--explain REASON]`: the checks of `/sudo-prompt doctor`, outside pi,
  *   or what a refusal named in one of pi's notices means.
  * - `audit verify [path]` | `audit tail [n] [path]`: the audit log.
+ * - `status`: the installed broker, the allowlist and the audit log's last entries.
+ * - `allowlist suggest ARGV_JSON` | `allowlist check LINE ARGV_JSON`: `/sudo-prompt allow`'s steps.
  * - `install`: checks this copy and registers it with pi (`pi install`).
  * - `uninstall`: `pi remove` for this copy, and the root broker if installed.
  *
@@ -26,11 +28,13 @@ import { nodeVersionProblem } from "./node_version.mjs";
 const COMMANDS = {
   doctor: "../ops/doctor_cli.ts",
   audit: "../ops/audit_cli.ts",
+  status: "../ops/status_cli.ts",
+  allowlist: "../ops/allowlist_cli.ts",
   install: "../ops/install_cli.ts",
   uninstall: "../ops/uninstall_cli.ts",
 };
 const USAGE = "usage: pi-sudo-prompt doctor [--json] [--explain REASON] | audit verify [path] | " +
-  "audit tail [n] [path] | install | uninstall";
+  "audit tail [n] [path] | status | allowlist suggest|check … | install | uninstall";
 
 async function main() {
   const problem = nodeVersionProblem(process.version);

@@ -14,15 +14,36 @@
  * @module
  */
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { checkAllowlistFile, checkShape, suggestShape } from "../../broker/allowlist.ts";
 import { runAsRoot } from "./root_command.ts";
+import { runPackageCli } from "./package_cli.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
+
+/** Longer than the allowlist file's own reads; the grammar's checks are pure. */
+const CLI_DEADLINE_MS = 15_000;
+
+/**
+ * One step of `pi-sudo-prompt allowlist` (the grammar runs in a process of its
+ * own): its entry line, or why not.
+ */
+async function allowlistStep(
+  args: readonly string[],
+): Promise<{ ok: true; line: string } | { ok: false; message: string }> {
+  const run = await runPackageCli(["allowlist", ...args], CLI_DEADLINE_MS);
+  try {
+    const r = JSON.parse(run.stdout);
+    if (r?.ok === true && typeof r.line === "string") return { ok: true, line: r.line };
+    if (r?.ok === false && typeof r.message === "string") return { ok: false, message: r.message };
+  } catch {
+    // fall through: no answer we can read
+  }
+  const why = run.timedOut ? "timed out" : run.stderr.trim().split("\n")[0] || `exit ${run.code}`;
+  return { ok: false, message: `pi-sudo-prompt allowlist failed (${why})` };
+}
 
 /** Runs the whole flow; every outcome ends in one notice. */
 export async function allowFlow(
   ctx: Pick<ExtensionCommandContext, "ui">,
   session: AskpassSession,
-  allowlistPath: string,
   appendScript: string,
 ): Promise<void> {
   const notify = ctx.ui.notify.bind(ctx.ui);
@@ -30,19 +51,8 @@ export async function allowFlow(
   if (!argv) {
     return notify("allow: no secret request with the red warning in this session yet", "info");
   }
-  const file = await checkAllowlistFile(allowlistPath);
-  if (!file.ok) {
-    const why = file.reason.replaceAll("_", " ");
-    return notify(
-      `allow: ${allowlistPath} is ${why}: install the broker first (/sudo-prompt install-broker)`,
-      "error",
-    );
-  }
-  const suggestion = suggestShape(argv);
-  if (!suggestion.ok) {
-    notify(`allow: this command cannot be an allowlist entry (${suggestion.reason})`, "error");
-    return;
-  }
+  const suggestion = await allowlistStep(["suggest", JSON.stringify(argv)]);
+  if (!suggestion.ok) return notify(`allow: ${suggestion.message}`, "error");
   const edited = await ctx.ui.editor(
     "Allowlist entry: program path, then the exact arguments; <name> matches one argument not starting with '-'",
     suggestion.line,
@@ -52,13 +62,8 @@ export async function allowFlow(
   if (lines.length !== 1) {
     return notify("allow: write exactly one entry line; nothing written", "error");
   }
-  const shape = checkShape(lines[0], argv);
-  if (!shape.ok) {
-    return notify(
-      `allow: that entry does not match the command shown (${shape.reason}); nothing written`,
-      "error",
-    );
-  }
+  const shape = await allowlistStep(["check", lines[0], JSON.stringify(argv)]);
+  if (!shape.ok) return notify(`allow: ${shape.message}; nothing written`, "error");
   const confirmed = await ctx.ui.confirm(
     "Add this entry to the allowlist?",
     `${shape.line}\n\nMatching commands will get a secret without the red warning.`,

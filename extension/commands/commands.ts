@@ -10,20 +10,19 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { fileURLToPath } from "node:url";
 import { userInfo } from "node:os";
-import { ALLOWLIST_APPEND, ALLOWLIST_PATH } from "../../broker/paths.ts";
+import { ALLOWLIST_APPEND } from "../../broker/paths.ts";
 import { runAsRoot } from "./root_command.ts";
 import { showInfoPanel } from "../ui/info_panel.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
 import { allowFlow } from "./allow_flow.ts";
 import { type AuditStats, statusLines } from "./status.ts";
-import process from "node:process";
-import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
+import { runPackageCli } from "./package_cli.ts";
 import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
 
-/** The command-line doctor, run by `/sudo-prompt doctor` in a process of its own. */
-const DOCTOR_CLI = fileURLToPath(new URL("../../bin/pi-sudo-prompt.mjs", import.meta.url));
 /** Longer than every check's own deadline (15 s each, run side by side). */
 const DOCTOR_DEADLINE_MS = 60_000;
+/** The stored status: a few small files read. */
+const STATUS_DEADLINE_MS = 15_000;
 
 /** Subcommands, for completion and help. */
 export const SUBCOMMANDS = ["install-broker", "uninstall-broker", "allow", "status", "doctor"];
@@ -65,13 +64,19 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
         }
         case "allow":
           if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
-          return await allowFlow(ctx, session, ALLOWLIST_PATH, ALLOWLIST_APPEND);
-        case "status":
+          return await allowFlow(ctx, session, ALLOWLIST_APPEND);
+        case "status": {
+          // The stored state is read in a process of its own (`pi-sudo-prompt status`).
+          const run = await runPackageCli(["status"], STATUS_DEADLINE_MS);
+          const stored = run.code === 0
+            ? run.stdout.trimEnd().split("\n")
+            : [`(pi-sudo-prompt status failed: ${run.stderr.trim() || `exit ${run.code}`})`];
           return await showInfoPanel(
             ctx.ui,
             "pi-sudo-prompt status",
-            await statusLines(session, deps.auditStats?.()),
+            statusLines(session, stored.slice(0, 200), deps.auditStats?.()),
           );
+        }
         case "doctor": {
           // The doctor runs in a process of its own: none of it loads into pi.
           const args = reason !== undefined ? ["--explain", reason] : [
@@ -87,10 +92,7 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
               piState: terminalGuardStatus(),
             }),
           ];
-          const run = await spawnWithDeadline(process.execPath, [DOCTOR_CLI, "doctor", ...args], {
-            deadlineMs: DOCTOR_DEADLINE_MS,
-            outputCap: 256 * 1024,
-          });
+          const run = await runPackageCli(["doctor", ...args], DOCTOR_DEADLINE_MS);
           const lines = (run.stdout.trim() || run.stderr.trim() || "doctor: no answer").split("\n");
           return await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", lines.slice(0, 400));
         }

@@ -159,7 +159,7 @@ describe("messages", () => {
           "--",
           "true",
         ],
-        { ...baseEnv(), PI_ASKPASS_SOCKET: "/nonexistent/s", PI_ASKPASS_SECRET: "00" },
+        { ...baseEnv(), PI_ASKPASS_SOCKET: "/nonexistent/s" },
       );
       assert.equal(r.code, BROKER_REFUSAL_EXIT);
       assert.match(
@@ -248,13 +248,52 @@ describe("messages", () => {
     it("no command or an unknown one: the usage, exit 2", async () => {
       const usage =
         "usage: pi-sudo-prompt doctor [--json] [--explain REASON] | audit verify [path] | " +
-        "audit tail [n] [path] | install | uninstall\n";
+        "audit tail [n] [path] | status | allowlist suggest|check … | install | uninstall\n";
       const none = await run(NODE, [BIN], baseEnv());
       assert.equal(none.code, 2);
       assert.equal(none.stderr, usage);
       const bogus = await run(NODE, [BIN, "bogus"], baseEnv());
       assert.equal(bogus.code, 2);
       assert.equal(bogus.stderr, `pi-sudo-prompt: unknown command 'bogus'\n${usage}`);
+    });
+
+    it("status and allowlist run outside pi: plain lines, one JSON answer, usage on bad input", async () => {
+      const status = await run(NODE, [BIN, "status"], baseEnv());
+      assert.equal(status.code, 0, status.stderr);
+      const lines = status.stdout.split("\n");
+      assert.match(lines[0], /^broker: (not installed|version \S+, protocol \S+ \()/);
+      assert.match(lines[1], /^allowlist: /);
+      assert.match(lines[3], /^audit log: \//);
+      const check = await run(
+        NODE,
+        [
+          BIN,
+          "allowlist",
+          "check",
+          "/usr/bin/pass  show <entry>",
+          '["/usr/bin/pass","show","web"]',
+        ],
+        baseEnv(),
+      );
+      assert.equal(check.stdout, '{"ok":true,"line":"/usr/bin/pass show <entry>"}\n', check.stderr);
+      const other = await run(
+        NODE,
+        [BIN, "allowlist", "check", "/usr/bin/pass ls", '["/usr/bin/pass","show","web"]'],
+        baseEnv(),
+      );
+      assert.match(
+        other.stdout,
+        /^\{"ok":false,"message":"that entry does not match the command shown \(/,
+      );
+      for (const bad of [["check", "/usr/bin/pass"], ["suggest", "[]"], ["suggest", "{"], ["x"]]) {
+        const r = await run(NODE, [BIN, "allowlist", ...bad], baseEnv());
+        assert.equal(r.code, 2, bad.join(" "));
+        assert.equal(r.stdout, "");
+        assert.equal(
+          r.stderr,
+          "usage: pi-sudo-prompt allowlist suggest ARGV_JSON | allowlist check LINE ARGV_JSON\n",
+        );
+      }
     });
 
     it("install with pi only in node_modules: says so and names npx pi", async () => {
