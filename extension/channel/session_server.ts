@@ -156,7 +156,6 @@ export async function startSession(
     exePath: expected.exePath,
     argvPrefix: expected.argvPrefix,
     sudoPath: options.realSudo,
-    layers: options.pairing,
   });
   const queue = new ModalQueue(options, pairing);
   const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";

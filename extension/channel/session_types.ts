@@ -12,7 +12,6 @@ import type { VerifyRefusal } from "../../kernel/peer_verification.ts";
 import type { PipeHandoverError } from "../../kernel/sudo_pipe.ts";
 import type { TerminalRefusal } from "../keyboard/terminal_holders.ts";
 import type { ModalGate } from "../keyboard/terminal_gate.ts";
-import type { PairingLayers } from "../pairing/pairing_guard.ts";
 import type { PairingRefusal } from "../pairing/sudo_pairing.ts";
 import type { CredentialCacheMode, CredentialRefusal } from "./credential_policy.ts";
 import type { WarmupResult } from "./deno_warmup.ts";
@@ -142,7 +141,8 @@ export interface SessionOptions {
 /**
  * Limits and paths that only tests and the bench change: shorter deadlines
  * and smaller queues make their cases fast, other paths aim a session at a
- * rogue helper, and `pairing` switches a layer off to prove the other alone.
+ * rogue helper. No security check can be switched off here: tests that prove
+ * one pairing layer alone run a mutated copy of the code.
  * The extension passes none (`extension/index.ts`); {@link startSession}
  * takes them as a second argument, so none can ride in with the options.
  */
@@ -170,8 +170,6 @@ export interface SessionTuning {
    * with the broker when it is there and intact; `false` never does.
    */
   readonly hardened?: "auto" | false;
-  /** The pairing checks of ADR 0005 (both layers on by default). */
-  readonly pairing?: PairingLayers;
 }
 
 /** Options and tuning together, as the session's parts read them. */

@@ -30,14 +30,6 @@ const SNAPSHOT_DEADLINE_MS = 500;
 const FIRST_RETRY_MS = 20;
 const MAX_RETRY_MS = 250;
 
-/** Which layers run (tests switch one off to prove the other alone). */
-export interface PairingLayers {
-  /** The user-level checks (every install). Default on. */
-  readonly user?: boolean;
-  /** Root confirmation: `"auto"` (default) when the broker's pairing check is installed. */
-  readonly root?: "auto" | false;
-}
-
 /**
  * Options of {@link PairingGuard}: our uid and gid, and the helper the session
  * pins (its deno and argv, to tell a neighbour's helper still starting up).
@@ -49,7 +41,6 @@ export interface PairingGuardOptions {
   readonly argvPrefix: readonly string[];
   /** The real sudo, for the root check (default: the first of /usr/bin/sudo, /bin/sudo). */
   readonly sudoPath: string | undefined;
-  readonly layers?: PairingLayers;
 }
 
 /** Result of {@link PairingGuard.admit} and {@link PairingGuard.confirm}. */
@@ -110,8 +101,7 @@ export class PairingGuard {
    * flood of requests costs at most one walk in flight and one waiting.
    */
   prefetch(arrivedAt: number): void {
-    const { uid, gid, layers } = this.#options;
-    if (layers?.user === false) return;
+    const { uid, gid } = this.#options;
     const deadline = arrivedAt + SNAPSHOT_DEADLINE_MS;
     void walkProcesses({ uid, gid, notBefore: arrivedAt, deadline });
   }
@@ -134,8 +124,7 @@ export class PairingGuard {
    * checks decide, and name what they could not clear.
    */
   async #evaluate(requestId: string, entry: Known, notBefore: number): Promise<PairingResult> {
-    const layers = this.#options.layers ?? {};
-    if (layers.root !== false && await rootPairingInstalled()) {
+    if (await rootPairingInstalled()) {
       const sudoPath = this.#options.sudoPath ??
         await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
       if (entry.pipeInode === undefined || !sudoPath) {
@@ -148,7 +137,6 @@ export class PairingGuard {
         return { ok: false, reason: verdict.reason };
       }
     }
-    if (layers.user === false) return { ok: true, rootChecked: false };
     return await this.#userLevel(requestId, entry, notBefore);
   }
 

@@ -85,6 +85,7 @@ import {
 import { BROKER_LAUNCHER } from "../../broker/paths.ts";
 import { promptOnTmuxClients } from "../../extension/keyboard/tmux_prompt.ts";
 import { DENO_RUN_PINNED } from "../../askpass/helper_permissions.ts";
+import { mutatedCopy } from "../helpers/mutated_copy.ts";
 
 // --- settings ---------------------------------------------------------------
 
@@ -987,7 +988,9 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
 /**
  * What the pairing checks (ADR 0005) and the keyboard gate (ADR 0007) add to
  * sudo → prompter: real sudo flows through two sessions, interleaved: one
- * without either (the baseline) and one with both (a real pty to scan). The
+ * without either (the baseline: a copy of the sources whose pairing checks
+ * answer "paired" at once, since the product has no switch for them) and one
+ * with both (a real pty to scan). The
  * gate starts when a request arrives, beside the kernel and pairing
  * checks, so only what it takes beyond them is added. Also the scan alone,
  * and the event-loop lag while the checks repeat every 100 ms, as they do
@@ -1001,6 +1004,7 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
     detached: true,
   });
   const sessions: AskpassSession[] = [];
+  const copy = await mkdtemp(join(os.tmpdir(), "pi-sudo-bench-unpaired-"));
   const plainTimes: number[] = [];
   const checkedTimes: number[] = [];
   const scans: number[] = [];
@@ -1024,18 +1028,40 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
       terminal: () => ({ ttyPath, rdev }),
       exclude: [sleeper, holder.pid ?? 0],
     });
+    const unpaired: typeof startSession = (await import(
+      join(
+        await mutatedCopy(copy, [
+          {
+            file: "extension/pairing/pairing_guard.ts",
+            from: "    if (await rootPairingInstalled()) {",
+            to: "    if (false) {",
+          },
+          {
+            file: "extension/pairing/pairing_guard.ts",
+            from: "    return await this.#userLevel(requestId, entry, notBefore);",
+            to: "    return { ok: true, rootChecked: false };",
+          },
+          {
+            file: "extension/pairing/pairing_guard.ts",
+            from: "    void walkProcesses({ uid, gid, notBefore: arrivedAt, deadline });",
+            to: "",
+          },
+        ]),
+        "extension/channel/session_server.ts",
+      )
+    )).startSession;
     const start = async (
       options: Partial<Parameters<typeof startSession>[0]>,
-      tuning: Parameters<typeof startSession>[1] = {},
+      begin: typeof startSession = startSession,
     ) => {
       const prompter = new TimedPrompter();
-      const started = await startSession({ prompter, ...options }, tuning);
+      const started = await begin({ prompter, ...options });
       if (!started.ok) throw new Error(`a row k session did not start: ${started.reason}`);
       sessions.push(started.session);
       await deadline("a row k session's warm-up", started.session.warmup, spawnDeadline());
       return { session: started.session, prompter };
     };
-    const plain = await start({}, { pairing: { user: false, root: false } });
+    const plain = await start({}, unpaired);
     const checked = await start({ gate });
     const variants = [
       { s: plain, times: plainTimes },
@@ -1089,6 +1115,7 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
     }
   } finally {
     for (const s of sessions) await s.close();
+    await rm(copy, { recursive: true, force: true });
     if (holder.pid) {
       try {
         process.kill(-holder.pid, "SIGKILL");

@@ -5,7 +5,9 @@
  * tool call would. Each layer is proven alone: the user-level checks (every
  * install) with the root layer off, and the root-confirmed check of hardened
  * mode (the broker is installed by tests/run.sh's root phase) with the user
- * layer off. Neither may refuse legitimate requests, alone or at once.
+ * layer off. Neither may refuse legitimate requests, alone or at once. A
+ * layer is switched off in a mutated copy of the sources
+ * (`tests/helpers/mutated_copy.ts`): the product has no switch for it.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -14,12 +16,9 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type AskpassSession,
-  type SessionEvent,
-  startSession,
-} from "../../../extension/channel/session_server.ts";
-import type { PairingLayers } from "../../../extension/pairing/pairing_guard.ts";
+import type { AskpassSession, SessionEvent } from "../../../extension/channel/session_server.ts";
+import * as product from "../../../extension/channel/session_server.ts";
+import { mutatedCopy, type Mutation } from "../../helpers/mutated_copy.ts";
 import {
   PAIRING_CHECK,
   rootPairingInstalled,
@@ -66,16 +65,45 @@ interface Fixture {
   scratch: string;
 }
 
+/** Which pairing layers run: both (the product as it is), or one alone (a mutated copy). */
+type Layers = "both" | "user" | "root";
+
+/** The copy of each layer's sources, made once and removed at the end. */
+const copies = new Map<Layers, { dir: string; server: typeof product }>();
+
+/** `startSession` of the product, or of a copy with the other layer switched off. */
+async function sessionServer(layers: Layers): Promise<typeof product> {
+  if (layers === "both") return product;
+  const made = copies.get(layers);
+  if (made) return made.server;
+  const mutation: Mutation = layers === "user"
+    ? {
+      file: "extension/pairing/pairing_guard.ts",
+      from: "    if (await rootPairingInstalled()) {",
+      to: "    if (false) {",
+    }
+    : {
+      file: "extension/pairing/pairing_guard.ts",
+      from: "    return await this.#userLevel(requestId, entry, notBefore);",
+      to: "    return { ok: true, rootChecked: false };",
+    };
+  const dir = await mutatedCopy(await mkdtemp(join(tmpdir(), `pi-pairing-${layers}-`)), [mutation]);
+  const server: typeof product = await import(join(dir, "extension/channel/session_server.ts"));
+  copies.set(layers, { dir, server });
+  return server;
+}
+
 async function withSession(
   script: ScriptedAnswer[],
-  pairing: PairingLayers,
+  layers: Layers,
   run: (f: Fixture) => Promise<void>,
 ): Promise<void> {
   const prompter = new ScriptedPrompter(script);
   const events: SessionEvent[] = [];
+  const { startSession } = await sessionServer(layers);
   const started = await startSession(
     { prompter, onEvent: (e) => events.push(e) },
-    { pairing, timeoutMs: 20_000 },
+    { timeoutMs: 20_000 },
   );
   assert.ok(started.ok, `session did not start: ${!started.ok && started.reason}`);
   const scratch = await mkdtemp(join(tmpdir(), "pi-pipe-swap-"));
@@ -110,13 +138,16 @@ async function pipeSwap(f: Fixture, keep = false) {
   return out;
 }
 
-const USER_ONLY: PairingLayers = { root: false };
-const ROOT_ONLY: PairingLayers = { user: false };
+const USER_ONLY: Layers = "user";
+const ROOT_ONLY: Layers = "root";
 
 describe("the password reaches only the sudo it shows (real sudo)", () => {
   let beat: Heartbeat;
   before(() => beat = startHeartbeat());
-  after(() => beat.assertNoStall());
+  after(async () => {
+    beat.assertNoStall();
+    for (const { dir } of copies.values()) await rm(dir, { recursive: true, force: true });
+  });
 
   it("pipe swap, user layer: refused other_sudo_foreign_askpass, the hidden command never runs as root, no prompt", async () => {
     await withSession([{ submit: PASSWORD }], USER_ONLY, async (f) => {
@@ -175,7 +206,7 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
   it("two sudo tool calls at once, both layers: both modals, both run as root", async () => {
     let release!: (pw: string) => void;
     const gate = new Promise<string>((r) => release = r);
-    await withSession([{ gate }, { submit: PASSWORD }], {}, async (f) => {
+    await withSession([{ gate }, { submit: PASSWORD }], "both", async (f) => {
       const a = runToolCommand(f.session, "sudo -k id -u");
       const b = runToolCommand(f.session, "sudo -k id -un");
       // Both verified and queued before the first answer leaves.

@@ -8,11 +8,12 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { cp, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { type PiSession, REPO_ROOT, startPi } from "../pi_runner.ts";
+import { mutatedCopy, type Mutation } from "../../helpers/mutated_copy.ts";
 import type { FauxStep } from "../faux_provider.ts";
 import { pidsWithCmdline, waitFor } from "../../helpers/processes.ts";
 import { chooseRuntimeBase, SESSION_DIR_PREFIX } from "../../../extension/channel/session_dir.ts";
@@ -286,34 +287,12 @@ export async function withScratch(
   }
 }
 
-/** One change to one product file of a copy of the checkout. */
-export interface Mutation {
-  readonly file: string;
-  readonly from: string;
-  readonly to: string;
-}
+export type { Mutation } from "../../helpers/mutated_copy.ts";
 
-/**
- * A copy of the extension's sources with `mutations` applied (each must
- * match, so a mutation never silently does nothing); `node_modules` is the
- * checkout's. Returns the copy's extension entry.
- */
+/** {@link mutatedCopy}'s extension entry: what pi loads from the copy. */
 export async function mutatedExtension(
   dir: string,
   mutations: readonly Mutation[],
 ): Promise<string> {
-  for (const name of ["index.ts", "package.json", "askpass", "kernel", "extension", "broker"]) {
-    await cp(join(REPO_ROOT, name), join(dir, name), { recursive: true });
-  }
-  for (const name of ["shared", "ops"]) {
-    await cp(join(REPO_ROOT, name), join(dir, name), { recursive: true });
-  }
-  await symlink(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"));
-  for (const m of mutations) {
-    const path = join(dir, m.file);
-    const text = await readFile(path, "utf8");
-    assert.ok(text.includes(m.from), `mutation target missing in ${m.file}: ${m.from}`);
-    await writeFile(path, text.replace(m.from, m.to));
-  }
-  return join(dir, "extension/index.ts");
+  return join(await mutatedCopy(dir, mutations), "extension/index.ts");
 }

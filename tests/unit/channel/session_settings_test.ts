@@ -6,17 +6,15 @@ import { type SessionOptions, sessionSettings } from "../../../extension/channel
 const prompter = { prompt: () => Promise.resolve({ kind: "cancelled" as const }) };
 
 describe("session settings: test seams out of the product's options", () => {
-  it("a limit, a path or a pairing layer set among the options has no effect; as tuning it does", () => {
+  it("a limit or a path set among the options has no effect; as tuning it does", () => {
     const smuggled = {
       prompter,
       timeoutMs: 1,
       helperPath: "/tmp/rogue",
-      pairing: { user: false, root: false },
     } as unknown as SessionOptions;
     const settings = sessionSettings(smuggled, {});
     assert.equal(settings.timeoutMs, undefined);
     assert.equal(settings.helperPath, undefined);
-    assert.equal(settings.pairing, undefined);
     const tuned = sessionSettings({ prompter } as unknown as SessionOptions, { timeoutMs: 1 });
     assert.equal(tuned.timeoutMs, 1);
   });
