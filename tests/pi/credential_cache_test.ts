@@ -166,12 +166,21 @@ describe("an approval ends with its call (real pi, real sudo)", () => {
   });
 
   it("the default: sudo apt-get -v && sudo id -u asks once and prints 0; a process the call left behind gets no root; the next call asks again", async () => {
+    // The leftover tries its sudo once the call has ended: when the next call
+    // has started (it writes bg.go; pi runs calls one after another, and the
+    // approval ends before a call's result returns). The next call reads its
+    // output once the leftover wrote its rc= line. Both waits are bounded.
+    const bounded = (cond: string) =>
+      `i=0; while ${cond} && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done`;
     const first = "sudo apt-get -v >/dev/null && sudo id -u; " +
-      '(sleep 2; /usr/bin/sudo -n id -u >bg.out 2>&1; echo "rc=$?" >>bg.out) >/dev/null 2>&1 &';
+      `(${bounded("[ ! -e bg.go ]")}; [ -e bg.go ] && ` +
+      '{ /usr/bin/sudo -n id -u >bg.out 2>&1; echo "rc=$?" >>bg.out; }) >/dev/null 2>&1 &';
+    const next = `: >bg.go; ${bounded("! grep -q '^rc=' bg.out 2>/dev/null")}; ` +
+      "cat bg.out; sudo id -u";
     await withPi(
       [
         { bash: first },
-        { bash: "sleep 3; cat bg.out; sudo id -u" },
+        { bash: next },
         { text: "FLOW-DONE" },
       ],
       async (pi) => {

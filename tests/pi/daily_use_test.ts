@@ -19,7 +19,7 @@ import process from "node:process";
 import { describe, it } from "node:test";
 import { type PiSession, startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -169,9 +169,14 @@ describe("daily use is never refused (real pi, real sudo)", () => {
     const attacks = `${ATTACK_SCRIPTS}/terminal_attacks.py`;
     const dir = await mkdtemp(join(tmpdir(), "pi-daily-logger-"));
     const steal = `python3 '${attacks}' steal-then-hide "$PPID" '${dir}/keys' '${dir}/marker' 60`;
+    // The logger starts once the test has seen the modal (DIR/modal-seen), not
+    // after a guessed delay; bounded, and never once the test removed DIR.
+    const seen = `${dir}/modal-seen`;
+    const afterModal = `i=0; while [ -d '${dir}' ] && [ ! -e '${seen}' ] && [ "$i" -lt 1200 ]; ` +
+      `do sleep 0.05; i=$((i + 1)); done; [ -e '${seen}' ] && exec setsid ${steal}`;
     const pi = await startPi({
       script: [
-        { bash: `(sleep 2; exec setsid ${steal}) </dev/null >/dev/null 2>&1 & ${LEGIT}` },
+        { bash: `(${afterModal}) </dev/null >/dev/null 2>&1 & ${LEGIT}` },
         { text: "DONE" },
       ],
       extensions: [EXTENSION],
@@ -181,12 +186,13 @@ describe("daily use is never refused (real pi, real sudo)", () => {
       await pi.tmux.sendText("go");
       await pi.tmux.sendKeys("Enter");
       await pi.tmux.waitFor(TITLE, 30_000);
+      await writeFile(seen, "");
       logger = await waitFor("the logger to hold the terminal", async () => {
         const m = /^holding (\d+)$/m.exec(
           await readFile(join(dir, "marker"), "utf8").catch(() => ""),
         );
         return m ? Number(m[1]) : undefined;
-      }, 15_000);
+      }, 30_000);
       // Within a few re-checks: the modal is gone (a holder, or root's list), or it names the logger.
       const screen = await pi.tmux.waitUntil(
         (t) => !t.includes(TITLE) || new RegExp(`• ${logger}, started`).test(flat(t)),

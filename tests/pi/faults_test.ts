@@ -208,15 +208,28 @@ describe("fault injection (real pi, real sudo)", () => {
       const names = Array.from({ length: queued + 1 }, (_, i) => `sudo${i + 1}`);
       const run = (name: string) =>
         `sudo -k id -u >'${work}/${name}' 2>&1; echo "rc=$?" >>'${work}/${name}'`;
+      // Each sudo after the first starts once the test has seen the one before
+      // it in the queue (it writes WORK/go-NAME): the helpers start, and queue,
+      // in the order of `names` (the kills below go by start time). Bounded.
+      const go = (name: string) => join(work, `go-${name}`);
+      const after = (name: string) => {
+        const file = go(name);
+        return `i=0; while [ ! -e '${file}' ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; `;
+      };
       const command = [
-        ...names.slice(0, -1).map((n) => `(${run(n)}) & sleep 1; `),
+        `(${run(names[0])}) & `,
+        ...names.slice(1, -1).map((n) => `(${after(n)}${run(n)}) & `),
+        after(names.at(-1)!),
         run(names.at(-1)!),
         "; wait",
       ]
         .join("");
       await withPi([{ bash: command }, { text: "FLOW-DONE" }], async (pi) => {
         await openModal(pi);
-        await pi.tmux.waitFor(`${queued} more waiting`, 20_000);
+        for (let i = 1; i <= queued; i++) {
+          await writeFile(go(names[i]), "");
+          await pi.tmux.waitFor(`${i} more waiting`, 20_000);
+        }
         const piPid = await piProcessPid(pi);
         const socket = join(await sessionDirOf(piPid), "askpass.sock");
         const helpers = await helperPids(socket);

@@ -17,7 +17,7 @@
  * the canary password is nowhere.
  */
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
@@ -37,7 +37,7 @@ import {
   withPi,
   withScratch,
 } from "./attack_scripts/pi_checks.ts";
-import { busy, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
+import { busy, childrenOf, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
 import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
 import { ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 
@@ -70,10 +70,30 @@ async function answerLegit(pi: PiSession, done: string): Promise<void> {
   await pi.tmux.waitFor(done, 30_000);
 }
 
-/** Starts the key logger of the issue in the background of a tool call. */
-function stealCommand(dir: string, seconds: number, delay = 0, mode = "steal"): string {
+/** The file the test writes once it has seen the modal: a logger waiting for it starts then. */
+const MODAL_SEEN = "modal-seen";
+
+/**
+ * Starts the key logger of the issue in the background of a tool call: at
+ * once, or with `afterModal` once the test has seen the modal (it writes
+ * DIR/modal-seen; no guessed delay). The wait is bounded and ends when the
+ * test removed DIR; the logger then never starts.
+ */
+function stealCommand(dir: string, seconds: number, afterModal = false, mode = "steal"): string {
   const steal = `python3 '${ATTACKS}' ${mode} "$PPID" '${dir}/keys' '${dir}/marker' ${seconds}`;
-  return `(sleep ${delay}; exec setsid ${steal}) </dev/null >/dev/null 2>&1 &`;
+  const seen = `${dir}/${MODAL_SEEN}`;
+  const start = afterModal
+    ? `i=0; while [ -d '${dir}' ] && [ ! -e '${seen}' ] && [ "$i" -lt 1200 ]; ` +
+      `do sleep 0.05; i=$((i + 1)); done; [ -e '${seen}' ] && exec setsid ${steal}`
+    : `exec setsid ${steal}`;
+  return `(${start}) </dev/null >/dev/null 2>&1 &`;
+}
+
+/** Shell: waits (bounded) until the logger wrote its marker (holding, or failed), then prints it. */
+function loggerMarker(dir: string): string {
+  const marker = `${dir}/marker`;
+  return `i=0; while [ ! -s '${marker}' ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; ` +
+    `cat '${marker}'`;
 }
 
 /** The logger's pid, once it holds the terminal. */
@@ -83,7 +103,25 @@ function loggerPid(dir: string): Promise<number> {
     assert.doesNotMatch(marker, /^failed/, `the logger could not copy the terminal: ${marker}`);
     const m = /^holding (\d+)$/m.exec(marker);
     return m ? Number(m[1]) : undefined;
-  }, 15_000);
+  }, 30_000);
+}
+
+/**
+ * Waits until pi's guardian holds the terminal: pi's child running
+ * terminal_guardian.ts that has made itself non-dumpable (its /proc stat
+ * turns root's), the step just before its `held`. pi makes the terminal
+ * exclusive before the guardian is up, and only the guardian releases it
+ * when pi dies or is suspended: a test that acts before then tests nothing.
+ */
+async function guardianHolding(pi: number): Promise<number> {
+  return await waitFor("pi's guardian to hold the terminal", async () => {
+    for (const pid of await childrenOf(pi)) {
+      const argv = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+      const owner = await stat(`/proc/${pid}/stat`).then((s) => s.uid, () => -1);
+      if (argv.includes("terminal_guardian.ts") && owner === 0) return pid;
+    }
+    return undefined;
+  }, 30_000);
 }
 
 describe("only pi reads the keys (real pi, real sudo)", () => {
@@ -154,9 +192,10 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
 
   it("pi killed with SIGKILL while its terminal is exclusive: the guardian releases it and sudo -v in that shell prompts and works", async () => {
     await withPiInBash(async ({ tmux, tty, pi }) => {
+      await guardianHolding(pi);
       kill9(pi);
       await tmux.waitFor(/Killed/, 10_000);
-      await waitFor("the terminal to be released", () => Promise.resolve(opens(tty)), 5_000);
+      await waitFor("the terminal to be released", () => Promise.resolve(opens(tty)), 30_000);
       await sudoInShell(tmux, "SUDO-42");
     });
   });
@@ -189,10 +228,11 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
   });
 
   it("Ctrl+Z releases the terminal for the shell (sudo prompts there); fg takes it back", async () => {
-    await withPiInBash(async ({ tmux, tty }) => {
+    await withPiInBash(async ({ tmux, tty, pi }) => {
+      await guardianHolding(pi);
       await tmux.sendKeys("C-z");
       await tmux.waitFor(/Stopped/, 10_000);
-      await waitFor("the terminal to be released", () => Promise.resolve(opens(tty)), 5_000);
+      await waitFor("the terminal to be released", () => Promise.resolve(opens(tty)), 30_000);
       await sudoInShell(tmux, "SUDO-43");
       await tmux.sendText("fg");
       await tmux.sendKeys("Enter");
@@ -203,13 +243,14 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
 
 /**
  * A logger started in the background of the legitimate call takes the
- * terminal 2 s later, while the modal is open: the modal must close within a
- * second and the notice name the logger; once it is stopped, sudo works.
+ * terminal once the modal is open (the test has seen it): the modal must
+ * close within a second and the notice name the logger; once it is stopped,
+ * sudo works.
  */
 async function loggerDuringModal(mode: string, notice: RegExp): Promise<void> {
   await withLoggerScratch(async (dir) => {
     const script: FauxStep[] = [
-      { bash: `${stealCommand(dir, 120, 2, mode)} ${LEGIT}; echo "rc=$?"` },
+      { bash: `${stealCommand(dir, 120, true, mode)} ${LEGIT}; echo "rc=$?"` },
       { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
       { text: "FLOW-DONE" },
     ];
@@ -217,6 +258,7 @@ async function loggerDuringModal(mode: string, notice: RegExp): Promise<void> {
       await pi.tmux.sendText("go");
       await pi.tmux.sendKeys("Enter");
       await pi.tmux.waitFor(TITLE, 30_000);
+      await writeFile(join(dir, MODAL_SEEN), "");
       const logger = await loggerPid(dir);
       const seen = Date.now();
       await pi.tmux.waitForGone(TITLE, 5_000);
@@ -250,7 +292,8 @@ async function loggerDuringModal(mode: string, notice: RegExp): Promise<void> {
 async function loggerBeforeModal(mode: string): Promise<void> {
   await withLoggerScratch(async (dir) => {
     const script: FauxStep[] = [
-      { bash: `${stealCommand(dir, 120, 0, mode)} sleep 1; cat '${dir}/marker'` },
+      // The next call starts once the logger holds the terminal (its marker).
+      { bash: `${stealCommand(dir, 120, false, mode)} ${loggerMarker(dir)}` },
       { bash: `${LEGIT}; echo "rc=$?"` },
       // The human stops the logger; the agent's next sudo then gets a modal.
       { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },

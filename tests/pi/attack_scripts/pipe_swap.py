@@ -3,7 +3,9 @@
 #   holder SOCK [keep]
 #                 receive one descriptor over SCM_RIGHTS, hand it to the next
 #                 client, close it, exit (so it holds the pipe only in flight);
-#                 with "keep", hold a copy for 6 s more (a visible holder);
+#                 with "keep", hold a copy until that client (the decoy's
+#                 askpass, which becomes the session's helper) has exited:
+#                 held while the decoy's request is decided (a visible holder);
 #   give SOCK     sudo B's askpass: pass its fd 1 (sudo B's root-owned 0600
 #                 pipe) to the holder and exit without writing anything;
 #   take SOCK LAUNCHER PROMPT
@@ -13,7 +15,9 @@
 #                 environment, a root-owned 0600 FIFO on fd 1) writes the
 #                 password into sudo B's pipe.
 import os
+import select
 import socket
+import struct
 import sys
 import time
 
@@ -43,10 +47,20 @@ if role == "holder":
     conn.close()
     open(path + ".got", "w").close()
     conn, _ = srv.accept()
+    # The taker's pid (it execs the launcher, then the helper: the same pid).
+    pid, _, _ = struct.unpack("3i", conn.getsockopt(
+        socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    try:
+        taker = os.pidfd_open(pid)
+    except ProcessLookupError:
+        taker = None
     socket.send_fds(conn, [b"x"], fds)
     conn.close()
-    if sys.argv[3:] == ["keep"]:
-        time.sleep(6)
+    if sys.argv[3:] == ["keep"] and taker is not None:
+        # Until the taker exits (bounded): its request is decided by then.
+        select.select([taker], [], [], 60)
+    if taker is not None:
+        os.close(taker)
     for fd in fds:
         os.close(fd)
 elif role == "give":

@@ -4,8 +4,11 @@ real pi (the tool shell has pi's TMUX, so `tmux` reaches pi's server).
 
   tmux_attacks.py popup WORK
       Detached: once sudo's askpass helper runs, opens a popup on the
-      human's client (ten times, 20 ms apart) whose job records every key
-      it gets into WORK/popup-keys; WORK/popped once the last is open.
+      human's client (ten times, 20 ms apart; tmux ignores a display-popup
+      while one is open) whose job records every key it gets into
+      WORK/popup-keys. WORK/popped once a popup's job reads keys (its
+      WORK/popup-open), or once every display-popup has returned (none
+      stayed open); it says which.
   tmux_attacks.py alias-bind WORK
       Now: `list-keys` aliased to `list-keys -N` (every list pi could ask
       for comes back empty), and every letter and digit bound in the root
@@ -56,18 +59,34 @@ def popup(work):
         return
     name, _ = human_client()
     keys = os.path.join(work, "popup-keys")
-    job = f"stty raw -echo; exec cat >> '{keys}'"
+    opened = os.path.join(work, "popup-open")
+    job = f"stty raw -echo; : > '{opened}'; exec cat >> '{keys}'"
     touch(os.path.join(work, "ready"))
     deadline = time.monotonic() + 60
     while not helper_running() and time.monotonic() < deadline:
         time.sleep(0.005)
     # Every 20 ms for the first 200 ms: whenever the modal shows, a popup
-    # opens over it at once (each new popup replaces the last).
+    # opens over it at once.
+    popups = []
     for _ in range(10):
         time.sleep(0.02)
-        subprocess.Popen(["tmux", "display-popup", "-c", name, "-w", "80", "-h", "20", "-E", job])
-    time.sleep(0.3)
-    touch(os.path.join(work, "popped"))
+        popups.append(subprocess.Popen(
+            ["tmux", "display-popup", "-c", name, "-w", "80", "-h", "20", "-E", job]))
+    # A display-popup that opened one returns only once it closes; one that
+    # did not returns at once. So: a popup is open and reading when its job
+    # wrote popup-open; none is when every display-popup has returned.
+    deadline = time.monotonic() + 60
+    state = "timed out"
+    while time.monotonic() < deadline:
+        if os.path.exists(opened):
+            state = "open"
+            break
+        if all(p.poll() is not None for p in popups):
+            state = "none open"
+            break
+        time.sleep(0.01)
+    with open(os.path.join(work, "popped"), "w") as f:
+        f.write(state + "\n")
 
 
 def alias_bind(work):
