@@ -23,7 +23,7 @@ import {
   getAgentDir,
   SettingsManager,
 } from "@earendil-works/pi-coding-agent";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import process from "node:process";
 import { showSecretModal, showSudoModal } from "./ui/modal.ts";
 import { type AskpassSession, startSession } from "./channel/session_server.ts";
@@ -58,6 +58,8 @@ import { terminalGate } from "./keyboard/terminal_gate.ts";
 import { tmuxAmongAncestors, tmuxPlace } from "./keyboard/tmux_lock.ts";
 import { promptOnTmuxClients } from "./keyboard/tmux_prompt.ts";
 import type { Elsewhere } from "./ui/elsewhere.ts";
+import { callTheUser } from "./ui/alert.ts";
+import { CallOutcomes } from "./channel/call_outcomes.ts";
 import { ownUid } from "../shared/own_uid.ts";
 import { packageInstall, startFailureNotice } from "./channel/start_notice.ts";
 
@@ -72,6 +74,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   // Credential cache (ADR 0006): one approval per call unless --sudo-strict.
   let cacheMode: CredentialCacheMode = "call";
   const calls = new CallTracker();
+  const outcomes = new CallOutcomes();
   let unhookStop: (() => void) | undefined;
   /** A ticket of an ended call may live: no call runs until `sudo -K` works (ADR 0009 §4). */
   let ticketsLeft = false;
@@ -126,6 +129,18 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
             notify: (text) => warn(`pi-sudo-prompt: ${text}`),
           })
         : undefined;
+    // A modal that waits calls the user (bell, title, notification) unless --sudo-quiet.
+    const calling = <T>(title: string, show: () => Promise<T>): Promise<T> => {
+      if (flags.quiet) return show();
+      const name = ctx.sessionManager.getSessionName();
+      const restore = `π - ${name ? `${name} - ` : ""}${basename(ctx.cwd)}`;
+      const stop = callTheUser(
+        { write: (data) => process.stdout.write(data), setTitle: (t) => ctx.ui.setTitle(t) },
+        { title, restore },
+        process.env.TMUX !== undefined,
+      );
+      return show().finally(stop);
+    };
     const started = await startSession({
       credentialCache: cacheMode,
       callInProgress: () => calls.inProgress(),
@@ -135,16 +150,19 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       }),
       prompter: {
         prompt: (request, signal) =>
-          tmuxUnseen
-            ? tmuxUnseenRefusal(warn)
-            : showSudoModal(ctx.ui, request, signal, elsewhere(request.recheck)),
+          tmuxUnseen ? tmuxUnseenRefusal(warn) : calling(
+            "pi: sudo asks for your password",
+            () => showSudoModal(ctx.ui, request, signal, elsewhere(request.recheck)),
+          ),
         promptSecret: (request, signal) =>
-          tmuxUnseen
-            ? tmuxUnseenRefusal(warn)
-            : showSecretModal(ctx.ui, request, signal, elsewhere(request.recheck)),
+          tmuxUnseen ? tmuxUnseenRefusal(warn) : calling(
+            "pi: a command asks for a secret",
+            () => showSecretModal(ctx.ui, request, signal, elsewhere(request.recheck)),
+          ),
       },
       // The terminal guard erases a modal on screen if pi stops (ADR 0008).
       onEvent: observeSession({
+        outcome: (event) => outcomes.note(event),
         notify: warn,
         modalShown: noteModal,
         answered: (ticket) => calls.noteAnswer(ticket),
@@ -196,9 +214,25 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
           : undefined,
       });
       const call = calls.begin();
+      const endings = outcomes.open();
       try {
-        return await tool.execute(toolCallId, params, signal, onUpdate, ctx);
+        const result = await tool.execute(toolCallId, params, signal, onUpdate, ctx).catch(
+          (e: unknown) => {
+            // Aborted or timed out: pi reports the error's text; the endings go with it.
+            const lines = outcomes.close(endings);
+            if (lines.length === 0 || !(e instanceof Error)) throw e;
+            throw new Error(`${e.message}\n${lines.join("\n")}`);
+          },
+        );
+        // A request of this call that ended without a password: the agent hears why.
+        const lines = outcomes.close(endings);
+        if (lines.length === 0) return result;
+        return {
+          ...result,
+          content: [...result.content, { type: "text", text: lines.join("\n") }],
+        };
       } finally {
+        outcomes.close(endings);
         await endCall(call, s, ctx);
       }
     },

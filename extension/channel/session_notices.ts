@@ -24,6 +24,8 @@ export interface SessionObservers {
   readonly answered: (ticket?: TicketHolder) => void;
   /** The audit log's sink, when it is open. */
   readonly record?: (event: SessionEvent) => void;
+  /** The calls in progress hear how their requests ended (`call_outcomes.ts`). */
+  readonly outcome?: (event: SessionEvent) => void;
 }
 
 /**
@@ -42,6 +44,7 @@ export function observeSession(
   let lastDetailAt = -Infinity;
   return (event) => {
     hooks.record?.(event);
+    hooks.outcome?.(event);
     if (event.kind === "prompted" && !shown.has(event.requestId)) {
       shown.add(event.requestId);
       hooks.modalShown(true);

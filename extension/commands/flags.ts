@@ -1,7 +1,8 @@
 /**
  * pi's command-line flags of this extension, declared and read in one
  * place: `--sudo-strict` makes every sudo ask (ADR 0006);
- * `--sudo-refuse-risky` refuses what the modal would otherwise name in red.
+ * `--sudo-refuse-risky` refuses what the modal would otherwise name in red;
+ * `--sudo-quiet` keeps a modal from calling the user (bell, title, notification).
  *
  * @module
  */
@@ -12,6 +13,7 @@ import { type CredentialCacheMode, resolveCacheMode } from "../channel/credentia
 export interface SessionFlags {
   readonly cacheMode: CredentialCacheMode;
   readonly refuseRiskySudo: boolean;
+  readonly quiet: boolean;
 }
 
 /** Declares the flags to pi (they show in `pi --help`). */
@@ -29,6 +31,12 @@ export function registerFlags(pi: ExtensionAPI): void {
       "runs (-s, -E, VAR=value) or runs a program you could have written, instead of warning " +
       "in red (also PI_SUDO_PROMPT_REFUSE_RISKY=1)",
   });
+  pi.registerFlag("sudo-quiet", {
+    type: "boolean",
+    default: false,
+    description: "pi-sudo-prompt: a modal does not ring the bell, set the terminal title or send " +
+      "a desktop notification (also PI_SUDO_PROMPT_QUIET=1)",
+  });
 }
 
 /** The flags as set for this pi, with their environment variables. */
@@ -40,5 +48,6 @@ export function sessionFlags(
     cacheMode: resolveCacheMode(pi.getFlag("sudo-strict") === true, env),
     refuseRiskySudo: pi.getFlag("sudo-refuse-risky") === true ||
       env.PI_SUDO_PROMPT_REFUSE_RISKY === "1",
+    quiet: pi.getFlag("sudo-quiet") === true || env.PI_SUDO_PROMPT_QUIET === "1",
   };
 }
