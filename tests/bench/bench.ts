@@ -85,7 +85,12 @@ import {
 import { BROKER_LAUNCHER } from "../../broker/paths.ts";
 import { promptOnTmuxClients } from "../../extension/keyboard/tmux_prompt.ts";
 import { DENO_RUN_PINNED } from "../../askpass/helper_permissions.ts";
-import { mutatedCopy } from "../helpers/mutated_copy.ts";
+import {
+  mutatedCopy,
+  PAIRING_WALK_OFF,
+  ROOT_PAIRING_OFF,
+  USER_PAIRING_OFF,
+} from "../helpers/mutated_copy.ts";
 
 // --- settings ---------------------------------------------------------------
 
@@ -1030,23 +1035,7 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
     });
     const unpaired: typeof startSession = (await import(
       join(
-        await mutatedCopy(copy, [
-          {
-            file: "extension/pairing/pairing_guard.ts",
-            from: "    if (await rootPairingInstalled()) {",
-            to: "    if (false) {",
-          },
-          {
-            file: "extension/pairing/pairing_guard.ts",
-            from: "    return await this.#userLevel(requestId, entry, notBefore);",
-            to: "    return { ok: true, rootChecked: false };",
-          },
-          {
-            file: "extension/pairing/pairing_guard.ts",
-            from: "    void walkProcesses({ uid, gid, notBefore: arrivedAt, deadline });",
-            to: "",
-          },
-        ]),
+        await mutatedCopy(copy, [ROOT_PAIRING_OFF, USER_PAIRING_OFF, PAIRING_WALK_OFF]),
         "extension/channel/session_server.ts",
       )
     )).startSession;

@@ -38,3 +38,24 @@ export async function mutatedCopy(dir: string, mutations: readonly Mutation[]): 
   }
   return dir;
 }
+
+/** The pairing's root layer off (ADR 0005): the user-level checks decide alone. */
+export const ROOT_PAIRING_OFF: Mutation = {
+  file: "extension/pairing/pairing_guard.ts",
+  from: "    if (await rootPairingInstalled()) {",
+  to: "    if (false) {",
+};
+
+/** The pairing's user level off: without root's verdict, a request counts as paired. */
+export const USER_PAIRING_OFF: Mutation = {
+  file: "extension/pairing/pairing_guard.ts",
+  from: "    return await this.#userLevel(requestId, entry, notBefore);",
+  to: "    return { ok: true, rootChecked: false };",
+};
+
+/** The walk of `/proc` the user level would read, not started ahead. */
+export const PAIRING_WALK_OFF: Mutation = {
+  file: "extension/pairing/pairing_guard.ts",
+  from: "    void walkProcesses({ uid, gid, notBefore: arrivedAt, deadline });",
+  to: "",
+};

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AskpassSession, SessionEvent } from "../../../extension/channel/session_server.ts";
 import * as product from "../../../extension/channel/session_server.ts";
-import { mutatedCopy, type Mutation } from "../../helpers/mutated_copy.ts";
+import { mutatedCopy, ROOT_PAIRING_OFF, USER_PAIRING_OFF } from "../../helpers/mutated_copy.ts";
 import {
   PAIRING_CHECK,
   rootPairingInstalled,
@@ -76,17 +76,7 @@ async function sessionServer(layers: Layers): Promise<typeof product> {
   if (layers === "both") return product;
   const made = copies.get(layers);
   if (made) return made.server;
-  const mutation: Mutation = layers === "user"
-    ? {
-      file: "extension/pairing/pairing_guard.ts",
-      from: "    if (await rootPairingInstalled()) {",
-      to: "    if (false) {",
-    }
-    : {
-      file: "extension/pairing/pairing_guard.ts",
-      from: "    return await this.#userLevel(requestId, entry, notBefore);",
-      to: "    return { ok: true, rootChecked: false };",
-    };
+  const mutation = layers === "user" ? ROOT_PAIRING_OFF : USER_PAIRING_OFF;
   const dir = await mutatedCopy(await mkdtemp(join(tmpdir(), `pi-pairing-${layers}-`)), [mutation]);
   const server: typeof product = await import(join(dir, "extension/channel/session_server.ts"));
   copies.set(layers, { dir, server });
