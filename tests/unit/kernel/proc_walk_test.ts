@@ -33,16 +33,27 @@ describe("the one walk of /proc (a worker thread)", () => {
       detached: true,
     });
     try {
+      // Until both sleeps run, the writer's stdout on the pipe (a loaded host
+      // may show a child that has not yet moved the pipe onto fd 1 or 0).
       let kids: number[] = [];
-      for (let i = 0; i < 100 && kids.length < 2; i++) {
+      let inode = NaN;
+      const pipeOn = (pid: number | undefined, fd: number) => {
+        try {
+          return Number(/^pipe:\[([0-9]+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]);
+        } catch {
+          return NaN;
+        }
+      };
+      for (let i = 0; i < 1500 && !(kids.length === 2 && inode > 0); i++) {
         await new Promise((r) => setTimeout(r, 20));
         kids = readFileSync(`/proc/${shell.pid}/task/${shell.pid}/children`, "utf8").trim()
           .split(/\s+/).filter((s) => s !== "").map(Number);
+        // …and the reader's stdin on the same pipe.
+        inode = pipeOn(kids[1], 0) === pipeOn(kids[0], 1) ? pipeOn(kids[0], 1) : NaN;
       }
       assert.equal(kids.length, 2, "sh did not start both sleeps");
       const [writer, reader] = kids;
-      const inode = Number(/^pipe:\[([0-9]+)\]$/.exec(readlinkSync(`/proc/${writer}/fd/1`))?.[1]);
-      assert.ok(inode > 0);
+      assert.ok(inode > 0, "the writer's stdout is the pipe");
       const r = await ask();
       assert.ok(r.ok, `walk failed: ${!r.ok && r.reason}`);
       const me = r.walk.processes.find((p) => p.pid === process.pid);
