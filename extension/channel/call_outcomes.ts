@@ -63,7 +63,8 @@ export class CallOutcomes {
     // A refusal before any request id (a malformed frame) is no request of a call.
     if (id === undefined) return;
     const secret = this.#secret.has(id);
-    if (event.kind === "answered" || event.kind === "denied") this.#secret.delete(id);
+    // Every ending forgets the request, so the set holds only requests still open.
+    if (event.kind !== "prompted") this.#secret.delete(id);
     const line = endingLine(event, secret ? "secret request" : "sudo password request");
     if (!line) return;
     for (const lines of this.#open) {
