@@ -103,11 +103,13 @@ export interface SecretPromptRequest {
 /**
  * The human's answer. The password is a byte buffer so that the server can
  * zero it once it has been written to the helper; prompters must not keep a
- * copy.
+ * copy. A cancel may carry the human's one-line `reply` to the agent, typed
+ * in a field of its own (never the password's): the agent reads it in the
+ * tool call's result, marked as the user's words.
  */
 export type PromptOutcome =
   | { readonly kind: "submit"; readonly password: Uint8Array }
-  | { readonly kind: "cancel" };
+  | { readonly kind: "cancel"; readonly reply?: string };
 
 /**
  * Asks the human. `signal` aborts when the request must end without an

@@ -6,15 +6,19 @@
  * pi, a password wrong too often), given to every call in progress when they
  * happen: pi does not know which of two calls at once started a sudo.
  *
- * Every line is fixed text and a named reason: nothing typed, nothing the
- * agent chose.
+ * Every line is fixed text and a named reason, nothing the agent chose; the
+ * only typed text is the reply the human wrote in the modal's reply field,
+ * sanitised and quoted as their words.
  *
  * @module
  */
 import type { SessionEvent } from "./session_types.ts";
+import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 
 /** At most this many lines per call (a loop of sudos must not flood the result). */
 const MAX_LINES = 4;
+/** Longest reply quoted, in code points (the modal takes no more). */
+const MAX_REPLY = 160;
 const ASK = "Ask the user before you run sudo again.";
 
 /** The agent's line for one event, or undefined when the event ends nothing the agent must hear. */
@@ -25,7 +29,10 @@ export function endingLine(event: SessionEvent, what: string): string | undefine
   if (event.kind !== "denied") return undefined;
   switch (event.reason) {
     case "cancelled":
-      return `pi-sudo-prompt: the user declined the ${what}. ${ASK}`;
+      return event.reply
+        ? `pi-sudo-prompt: the user declined the ${what}, and replied (the user's own words): ` +
+          `«${sanitizeUntrusted(event.reply, MAX_REPLY)}». ${ASK}`
+        : `pi-sudo-prompt: the user declined the ${what}. ${ASK}`;
     case "timeout":
       return `pi-sudo-prompt: the ${what} timed out: nobody answered in time. ${ASK}`;
     case "attempts_exhausted":

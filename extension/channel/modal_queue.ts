@@ -152,7 +152,9 @@ export class ModalQueue {
   }
 
   async #onOutcome(entry: Pending, outcome: PromptOutcome): Promise<void> {
-    if (outcome.kind !== "submit") return this.finish(entry, DENY_REASONS.CANCELLED);
+    if (outcome.kind !== "submit") {
+      return this.finish(entry, DENY_REASONS.CANCELLED, undefined, outcome.reply);
+    }
     const password = outcome.password;
     try {
       if (entry.connection.ended) return;
@@ -196,9 +198,15 @@ export class ModalQueue {
 
   /**
    * Ends a request exactly once: with `frame` (a password response) or a
-   * denial for `reason`. Frees its slot and moves the queue on.
+   * denial for `reason` (with the human's `reply` to the agent, if any).
+   * Frees its slot and moves the queue on.
    */
-  async finish(entry: Pending, reason: DenyReason | undefined, frame?: Uint8Array): Promise<void> {
+  async finish(
+    entry: Pending,
+    reason: DenyReason | undefined,
+    frame?: Uint8Array,
+    reply?: string,
+  ): Promise<void> {
     // Out of the queue in any case (its connection may have ended elsewhere);
     // answered only by the first end.
     const first = entry.connection.end();
@@ -212,7 +220,7 @@ export class ModalQueue {
     queueMicrotask(() => this.#pump());
     if (!first) return void frame?.fill(0);
     if (reason !== undefined) {
-      this.emit({ kind: "denied", requestId: entry.id, reason });
+      this.emit({ kind: "denied", requestId: entry.id, reason, ...(reply ? { reply } : {}) });
       await this.#track(this.#deny(entry.connection.socket, entry.id, reason));
     } else if (frame) {
       await this.#track(this.reply(entry.connection.socket, frame));

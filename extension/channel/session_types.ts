@@ -106,7 +106,17 @@ export type SessionEvent =
     /** The process the sudo's ticket is keyed to, when this sudo may leave one (ADR 0009 §4). */
     readonly ticket?: TicketHolder;
   }
-  | { readonly kind: "denied"; readonly requestId: string; readonly reason: DenyReason };
+  | {
+    readonly kind: "denied";
+    readonly requestId: string;
+    readonly reason: DenyReason;
+    /**
+     * The human's one-line reply to the agent, typed in the modal's reply
+     * field when they declined: for the tool call's result only, never for
+     * the audit log (it is free text).
+     */
+    readonly reply?: string;
+  };
 
 /** What the extension decides for its session: the only options it passes. */
 export interface SessionOptions {

@@ -1,9 +1,9 @@
 /**
  * The masked input component both modals are ({@link MaskedPromptModal}:
  * keys, paste, byte cap, live auto-cancel countdown, resolve-once,
- * dispose/abort) and {@link showModal}, which shows one as a focused overlay
- * in pi. The secret lives only in the component's private array of code
- * points until Enter.
+ * dispose/abort, and the reply to the agent typed in a field of its own) and
+ * {@link showModal}, which shows one as a focused overlay in pi. The secret
+ * lives only in the component's private array of code points until Enter.
  *
  * @module
  */
@@ -13,6 +13,7 @@ import type { Component, Focusable, OverlayOptions } from "@earendil-works/pi-tu
 import { decodeKittyPrintable, Key, matchesKey } from "@earendil-works/pi-tui";
 import { DENY_REASONS, MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
 import type { PromptOutcome } from "../../askpass/prompter.ts";
+import { isUnsafeCodePoint } from "../../askpass/prompt_text.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 
 const TICK_MS = 1000;
@@ -21,6 +22,9 @@ const PASTE_END = "\x1b[201~";
 const CANCEL: PromptOutcome = { kind: "cancel" };
 /** Keys that scroll the command section, and by how many lines. */
 const SCROLL_KEYS = [[Key.up, -1], [Key.down, 1], [Key.pageUp, -8], [Key.pageDown, 8]] as const;
+
+/** Longest reply to the agent, in code points: one line, a reason, not a letter. */
+export const MAX_REPLY_LENGTH = 160;
 
 /** Overlay placement: centred, 80 columns (pi-tui clamps to the terminal). */
 const OVERLAY: OverlayOptions = { anchor: "center", width: 80, margin: 1 };
@@ -92,6 +96,12 @@ function isRejectedInput(cp: number): boolean {
  * Enter submits, Escape or Ctrl+C cancels, Backspace removes the last code
  * point; the countdown cancels at the deadline. `done` is called exactly
  * once; later input is ignored.
+ *
+ * Tab moves between the password and a second field, the user's reply to the
+ * agent (issue 36): typed in clear, in its own array, and sent only with a
+ * decline (Enter or Escape there, or Escape from the password). What is typed
+ * in one field never moves to the other, and the modal always opens on the
+ * password.
  */
 export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   implements Component, Focusable {
@@ -103,6 +113,10 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   /** One string per code point, so Backspace and the `•` count are exact. */
   readonly #secret: string[] = [];
   #secretBytes = 0;
+  /** The reply to the agent, one string per code point; never part of the secret. */
+  readonly #reply: string[] = [];
+  /** Which field the keys go to. */
+  #replying = false;
   /** Lines scrolled in the command section: keys that are not text, so never the secret's. */
   #scroll = 0;
   #resolved = false;
@@ -151,6 +165,8 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
       focused: this.focused,
       scroll: this.#scroll,
       droppingKeys: keyDrop !== undefined,
+      reply: this.#reply.join(""),
+      replying: this.#replying,
       request,
     };
     return this.draw(state, width, theme);
@@ -162,17 +178,26 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     // Its Enter/Escape bytes are text, never keys, so it is handled first.
     if (data.includes(PASTE_START) || data.includes(PASTE_END)) {
       const text = data.replaceAll(PASTE_START, "").replaceAll(PASTE_END, "");
+      if (this.#replying) return this.#appendReply(text, "drop-controls");
       return this.#append(text, "drop-controls");
     }
-    if (matchesKey(data, Key.enter)) return this.#submit();
-    if (matchesKey(data, Key.escape) || matchesKey(data, Key.ctrl("c"))) {
-      return this.#resolve(CANCEL);
+    if (matchesKey(data, Key.tab)) {
+      this.#replying = !this.#replying;
+      return this.#options.requestRender();
     }
+    if (matchesKey(data, Key.enter)) return this.#replying ? this.#decline() : this.#submit();
+    if (matchesKey(data, Key.escape) || matchesKey(data, Key.ctrl("c"))) return this.#decline();
     const step = SCROLL_KEYS.find(([key]) => matchesKey(data, key))?.[1];
     if (step !== undefined) {
       // Clamped by the renderer; kept within a sane range here.
       this.#scroll = Math.min(Math.max(0, this.#scroll + step), 10_000);
       return this.#options.requestRender();
+    }
+    if (this.#replying) {
+      if (matchesKey(data, Key.backspace)) {
+        if (this.#reply.pop() !== undefined) this.#options.requestRender();
+      } else this.#appendReply(decodeKittyPrintable(data) ?? data, "reject-chunk");
+      return;
     }
     if (matchesKey(data, Key.backspace)) {
       this.#lastTypedAt = performance.now();
@@ -249,6 +274,32 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     if (changed) this.#options.requestRender();
   }
 
+  /**
+   * Appends to the reply, as {@link #append} does to the secret: one line
+   * of text, so control, bidi and invisible characters never enter it, and
+   * at most {@link MAX_REPLY_LENGTH} code points.
+   */
+  #appendReply(text: string, mode: "reject-chunk" | "drop-controls"): void {
+    const chars = [...text];
+    const rejected = (ch: string) => {
+      const cp = ch.codePointAt(0) ?? 0;
+      return isRejectedInput(cp) || isUnsafeCodePoint(cp);
+    };
+    if (mode === "reject-chunk" && chars.some(rejected)) return;
+    const before = this.#reply.length;
+    for (const ch of chars) {
+      if (this.#reply.length >= MAX_REPLY_LENGTH) break;
+      if (!rejected(ch)) this.#reply.push(ch);
+    }
+    if (this.#reply.length !== before) this.#options.requestRender();
+  }
+
+  /** The human declined: cancel, with their reply when they wrote one. */
+  #decline(): void {
+    const reply = this.#reply.join("").trim();
+    this.#resolve(reply === "" ? CANCEL : { kind: "cancel", reply });
+  }
+
   #submit(): void {
     // Encode code point by code point into the final buffer, so no joined
     // string copy of the secret is ever made (strings cannot be zeroed).
@@ -265,6 +316,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     clearInterval(this.#timer);
     this.#secret.length = 0;
     this.#secretBytes = 0;
+    this.#reply.length = 0;
     if (this.#resolved) return;
     this.#resolved = true;
     this.#options.done(outcome);

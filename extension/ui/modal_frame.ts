@@ -9,7 +9,7 @@
 
 import { CURSOR_MARKER, truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import { formatCountdown, labelled, shellQuote, type Suffix, wrapped } from "./modal_text.ts";
-import { sanitizePrompt } from "../../askpass/prompt_text.ts";
+import { sanitizePrompt, sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 
 /** Wrapped lines of the `Command:` line shown before it is cut with `…`. */
 export const MAX_COMMAND_LINES = 4;
@@ -43,6 +43,10 @@ export interface MaskedInputView {
   readonly scroll?: number;
   /** Keys typed for a modal withdrawn under the human's fingers are still being dropped. */
   readonly droppingKeys?: boolean;
+  /** The reply to the agent typed so far (shown in clear: it is not a secret); "" when absent. */
+  readonly reply?: string;
+  /** Whether the keys go to the reply field (Tab) rather than the password. */
+  readonly replying?: boolean;
 }
 
 /** Lines of the command section shown at once; more scroll (nothing is cut). */
@@ -90,11 +94,41 @@ export function untrustedLines(
   );
 }
 
+/** The cursor, drawn only in the field the keys go to. */
+function cursor(active: boolean, focused: boolean): string {
+  return active ? (focused ? CURSOR_MARKER : "") + CURSOR_BLOCK : "";
+}
+
 /** The input line: the label and one `•` per code point, tail kept. */
-function inputLine(label: string, typed: number, focused: boolean, width: number): string {
+function inputLine(label: string, typed: number, cursorText: string, width: number): string {
   const room = width - visibleWidth(label) - 1; // 1 column for the cursor
   const dots = typed <= room ? "•".repeat(typed) : "…" + "•".repeat(Math.max(0, room - 1));
-  return label + dots + (focused ? CURSOR_MARKER : "") + CURSOR_BLOCK;
+  return label + dots + cursorText;
+}
+
+/** Label of the reply field. */
+export const REPLY_LABEL = "Reply to the agent: ";
+/** Shown under the password while no reply is being written. */
+export const REPLY_HINT =
+  "Tab: decline with a reply to the agent (typed in clear, never the password)";
+
+/**
+ * The reply field: a hint while it is empty and not chosen, else the label
+ * and the reply in clear, its tail kept (the human typed it; it is still
+ * drawn safely, since it reaches the agent).
+ */
+function replyLines(state: MaskedInputView, width: number, theme: ModalTheme): string[] {
+  const reply = state.reply ?? "";
+  if (!state.replying && reply === "") {
+    return wrapped(REPLY_HINT, width, (s) => theme.fg("muted", s));
+  }
+  const room = Math.max(1, width - visibleWidth(REPLY_LABEL) - 1);
+  // The tail, where the human types; a line too wide is still cut by the box.
+  const shown = visibleWidth(reply) <= room ? reply : "…" + [...reply].slice(1 - room).join("");
+  return [
+    theme.fg("accent", REPLY_LABEL) + sanitizeUntrusted(shown, room) +
+    cursor(state.replying === true, state.focused),
+  ];
 }
 
 /** `lines` in a box `width` columns wide, each cut with `…` or padded to fit inside. */
@@ -128,12 +162,15 @@ export function modalRenderer<S extends MaskedInputView>(
   const content = (state: S, width: number, theme: ModalTheme): string[] => {
     const dim = (s: string) => theme.fg("dim", s);
     const countdown = formatCountdown(state.secondsLeft);
-    const keys = `Press Enter to submit, Escape to cancel · auto-cancel in ${countdown}`;
+    const keys = state.replying
+      ? `Enter or Escape: decline and send the reply · Tab: back · auto-cancel in ${countdown}`
+      : `Press Enter to submit, Escape to cancel · auto-cancel in ${countdown}`;
     return [
       theme.bold(theme.fg("accent", title)),
       "",
       ...body(state, width, theme),
-      inputLine(input.label, state.typedLength, state.focused, width),
+      inputLine(input.label, state.typedLength, cursor(!state.replying, state.focused), width),
+      ...replyLines(state, width, theme),
       ...(state.droppingKeys ? wrapped(KEYS_DROPPED, width, (s) => theme.fg("warning", s)) : []),
       "",
       ...wrapped(keys, width, dim),

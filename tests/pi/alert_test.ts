@@ -6,6 +6,8 @@
  * through tmux) are in pi's output; after Escape the title is pi's again,
  * and the tool result tells the agent in one plain line that the user declined.
  * With `PI_SUDO_PROMPT_QUIET=1` none of it happens, and the modal still opens.
+ * With a reply typed after Tab, the agent reads the user's words in that line;
+ * the password field got none of it, and the audit log holds none of it.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -15,6 +17,7 @@ import { describe, it } from "node:test";
 import { type PiSession, REPO_ROOT, startPi } from "./pi_runner.ts";
 import { waitFor } from "../helpers/processes.ts";
 import { toolResults } from "./attack_scripts/pi_checks.ts";
+import { defaultAuditPath } from "../../extension/audit/entry.ts";
 
 const EXTENSION = join(REPO_ROOT, "extension/index.ts");
 const TITLE = "Sudo Authentication Required";
@@ -113,6 +116,32 @@ describe("a modal calls the user (real pi in tmux)", () => {
         const w = await piWindow(pi);
         return w.title === `π - ${basename(pi.launch.cwd)}` ? true : undefined;
       }, 10_000);
+    });
+  });
+
+  it("Tab, a reply, Escape: the agent reads the user's words; the password field and the audit log have none of them", async () => {
+    await withPi({}, async (pi, dir) => {
+      await modalWhileElsewhere(pi, dir);
+      await pi.tmux.tmux("select-window", "-t", "test:0"); // the user comes back to pi
+      await pi.tmux.waitFor("Tab: decline with a reply to the agent", 10_000);
+      await pi.tmux.sendKeys("Tab");
+      await pi.tmux.sendText("no root today, use the venv");
+      const screen = await pi.tmux.waitFor(
+        "Reply to the agent: no root today, use the venv",
+        10_000,
+      );
+      assert.match(screen, /Password: (?!•)/, "not one character reached the password field");
+      await pi.tmux.sendKeys("Escape");
+      await pi.tmux.waitFor("FLOW-DONE", 20_000);
+      const results = toolResults(await pi.readSessions());
+      assert.equal(results.length, 1, JSON.stringify(results));
+      assert.match(
+        results[0],
+        /\npi-sudo-prompt: the user declined the sudo password request, and replied \(the user's own words\): «no root today, use the venv»\. Ask the user before you run sudo again\.$/,
+      );
+      const audit = await readFile(defaultAuditPath(pi.launch.env), "utf8");
+      assert.match(audit, /"reason":"cancelled"/, "the decline is audited");
+      assert.ok(!audit.includes("venv"), "the reply is not");
     });
   });
 

@@ -675,6 +675,7 @@ describe("audit log", () => {
           typed: CANARY,
           promptText: CANARY,
           toolCommand: ["sh", "-c", CANARY],
+          reply: CANARY, // the user's reply to the agent (issue 36) stays out of the log
         });
         const mapped = auditEntryFromSessionEvent(hostile, "sudo", now);
         for (const key of Object.keys(mapped)) {

@@ -47,4 +47,19 @@ describe("call outcomes", () => {
     o.note({ kind: "refused", requestId: "6", reason: "risky_sudo" });
     assert.equal(o.close(b).length, 4);
   });
+
+  it("the user's reply reaches the agent in the line, quoted as their words and sanitised", () => {
+    const o = new CallOutcomes();
+    const call = o.open();
+    o.note({
+      kind: "denied",
+      requestId: "r",
+      reason: "cancelled",
+      reply: "don't touch /etc\x1b[2J\u202e, use the venv",
+    });
+    assert.deepEqual(o.close(call), [
+      "pi-sudo-prompt: the user declined the sudo password request, and replied (the user's own " +
+      `words): «don't touch /etc, use the venv». ${ASK}`,
+    ]);
+  });
 });

@@ -23,7 +23,8 @@ import {
 } from "../../../extension/ui/modal.ts";
 import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts";
 import { DROP_KEYS_IDLE_MS } from "../../../extension/ui/masked_prompt.ts";
-import { KEYS_DROPPED } from "../../../extension/ui/modal_frame.ts";
+import { KEYS_DROPPED, REPLY_HINT, REPLY_LABEL } from "../../../extension/ui/modal_frame.ts";
+import { MAX_REPLY_LENGTH } from "../../../extension/ui/masked_prompt.ts";
 import { DENY_REASONS } from "../../../askpass/protocol.ts";
 import { sanitizePrompt } from "../../../askpass/prompt_text.ts";
 
@@ -472,7 +473,7 @@ describe("SudoModal keys", () => {
 
   test("other keys and control characters are ignored", () => {
     const { modal, outcomes } = makeModal();
-    for (const key of ["\x1b[A", "\x1bOP", "\t", "\x00", "x\x01", "\x1bx"]) {
+    for (const key of ["\x1b[A", "\x1bOP", "\x00", "x\x01", "\x1bx"]) {
       modal.handleInput(key);
     }
     assert.equal(bullets(modal.render(80)), 0);
@@ -550,6 +551,87 @@ describe("SudoModal keys", () => {
     waiting = 2;
     assert.ok(text(modal.render(80)).includes("2 more waiting"));
     modal.dispose();
+  });
+});
+
+describe("the reply to the agent (issue 36)", () => {
+  const reply = (lines: readonly string[]) => lines.find((l) => l.includes(REPLY_LABEL));
+
+  test("the modal opens on the password, and names the key to the reply", () => {
+    const { modal } = makeModal();
+    const out = text(modal.render(80));
+    assert.ok(out.includes(REPLY_HINT));
+    assert.equal(reply(modal.render(80)), undefined);
+    modal.handleInput("a");
+    assert.equal(bullets(modal.render(80)), 1, "the first keys are the password's");
+  });
+
+  test("Tab moves the keys to the reply, shown in clear; Escape declines with it", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("\t");
+    for (const ch of "use the venv") modal.handleInput(ch);
+    const lines = modal.render(80);
+    assert.equal(bullets(lines), 0, "nothing reached the password");
+    assert.ok(reply(lines)?.includes("use the venv"));
+    assert.ok(text(lines).includes("Enter or Escape: decline and send the reply"));
+    modal.handleInput("\x1b");
+    assert.deepEqual(outcomes, [{ kind: "cancel", reply: "use the venv" }]);
+  });
+
+  test("Enter in the reply declines: it never submits the password", () => {
+    const { modal, outcomes } = makeModal();
+    for (const ch of "secret") modal.handleInput(ch);
+    modal.handleInput("\t");
+    modal.handleInput("n");
+    modal.handleInput("o");
+    modal.handleInput("\r");
+    assert.deepEqual(outcomes, [{ kind: "cancel", reply: "no" }]);
+  });
+
+  test("the two fields never mix: Tab back, and Enter submits only the password", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("p");
+    modal.handleInput("\t");
+    modal.handleInput("\x1b[200~why not\r\n\x1b[201~");
+    modal.handleInput("\x7f"); // Backspace removes the reply's last character, not the password's
+    modal.handleInput("\t");
+    modal.handleInput("w");
+    assert.equal(bullets(modal.render(80)), 2);
+    assert.ok(reply(modal.render(80))?.includes("why no"));
+    modal.handleInput("\r");
+    assert.deepEqual(submitted(outcomes), utf8("pw"));
+  });
+
+  test("Escape with an empty reply is a plain cancel", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("\t");
+    modal.handleInput(" ");
+    modal.handleInput("\x1b");
+    assert.deepEqual(outcomes, [{ kind: "cancel" }]);
+  });
+
+  test("controls, escapes, bidi and invisible characters never enter it; it is capped", () => {
+    const { modal, outcomes } = makeModal();
+    modal.handleInput("\t");
+    for (const key of ["\x1b[A", "x\x01", "\u202e", "\u200b"]) modal.handleInput(key);
+    modal.handleInput("\x1b[200~a\u202eb\x1b]0;t\x07c\x1b[201~");
+    modal.handleInput("\x1b[200~" + "z".repeat(2 * MAX_REPLY_LENGTH) + "\x1b[201~");
+    modal.handleInput("\x1b");
+    const got = outcomes[0];
+    assert.equal(got.kind, "cancel");
+    const r = got.kind === "cancel" ? got.reply ?? "" : "";
+    assert.ok(r.startsWith("ab]0;tc"), r);
+    assert.ok(![...r].some((ch) => ch.codePointAt(0)! < 0x20 || ch === "\u202e"));
+    assert.equal([...r].length, MAX_REPLY_LENGTH);
+  });
+
+  test("every line still fits the width with a long reply", () => {
+    const { modal } = makeModal();
+    modal.handleInput("\t");
+    modal.handleInput("\x1b[200~" + "😀".repeat(100) + "\x1b[201~");
+    for (const width of [20, 40, 80]) {
+      for (const line of modal.render(width)) assert.ok(visibleWidth(line) <= width, line);
+    }
   });
 });
 

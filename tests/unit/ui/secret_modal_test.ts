@@ -28,6 +28,7 @@ import {
   TRACEABLE_WARNING,
 } from "../../../extension/ui/modal.ts";
 import type { PromptOutcome, SecretPromptRequest } from "../../../askpass/prompter.ts";
+import { REPLY_HINT } from "../../../extension/ui/modal_frame.ts";
 
 const plain: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 /** Marks every colour, so tests can see which text gets which colour. */
@@ -154,6 +155,7 @@ describe("renderSecretModal", () => {
       "Label: «KeePassXC master password» (unverified)",
       "",
       "Secret: •••••",
+      REPLY_HINT,
       "",
       "Press Enter to submit, Escape to cancel · auto-cancel in 1:54",
       NOTE,
