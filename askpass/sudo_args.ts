@@ -179,34 +179,3 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
     commandIndex,
   };
 }
-
-/**
- * Why a sudo (its argv without the program) may run something other than
- * what its argv shows (issue 22, ADR 0006), one line each for the modal:
- * `-s` runs `$SHELL`, `-E` and `--preserve-env` keep variables such as
- * `APT_CONFIG` or `PYTHONPATH`, `VAR=value` sets them for root. Pure; the
- * modal shows each in red, the caller escaping their untrusted parts.
- */
-export function sudoRunRisks(args: readonly string[]): string[] {
-  const scan = scanSudoOptions(args);
-  const risks: string[] = [];
-  if (scan.shell) {
-    risks.push(
-      "-s: root runs the shell named by $SHELL in the command's environment, " +
-        "a program this window cannot show",
-    );
-  }
-  if (scan.preserveEnv === true) {
-    risks.push(
-      "-E: root keeps the command's environment: variables such as APT_CONFIG, " +
-        "PYTHONPATH or LD_LIBRARY_PATH can change what runs",
-    );
-  } else if (scan.preserveEnv) {
-    risks.push(
-      `--preserve-env=${scan.preserveEnv.join(",")}: root keeps these variables ` +
-        "from the command's environment",
-    );
-  }
-  for (const a of scan.assignments) risks.push(`${a}: set in root's environment`);
-  return risks;
-}

@@ -62,6 +62,7 @@ import { callTheUser } from "./ui/alert.ts";
 import { CallOutcomes } from "./channel/call_outcomes.ts";
 import { ownUid } from "../shared/own_uid.ts";
 import { packageInstall, startFailureNotice } from "./channel/start_notice.ts";
+import { msg } from "../shared/i18n/locale.ts";
 
 /** The Markdown surfaces whose text the model writes: cleaned of escapes before pi draws them. */
 const MODEL_TEXT = ["assistant", "assistant-thinking", "custom", "summary"] as const;
@@ -151,12 +152,12 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       prompter: {
         prompt: (request, signal) =>
           tmuxUnseen ? tmuxUnseenRefusal(warn) : calling(
-            "pi: sudo asks for your password",
+            msg.sudoCallTitle,
             () => showSudoModal(ctx.ui, request, signal, elsewhere(request.recheck)),
           ),
         promptSecret: (request, signal) =>
           tmuxUnseen ? tmuxUnseenRefusal(warn) : calling(
-            "pi: a command asks for a secret",
+            msg.secretCallTitle,
             () => showSecretModal(ctx.ui, request, signal, elsewhere(request.recheck)),
           ),
       },
@@ -319,10 +320,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
  * modal in the pane would take keys through tmux. Refused, with the reason.
  */
 function tmuxUnseenRefusal(warn: (text: string) => void): Promise<{ kind: "cancel" }> {
-  warn(
-    "pi-sudo-prompt: pi runs inside tmux but TMUX is not set, so it cannot ask on your own " +
-      "terminal; start pi with tmux's TMUX and TMUX_PANE in its environment",
-  );
+  warn(msg.tmuxWithoutTmuxVariable);
   return Promise.resolve({ kind: "cancel" });
 }
 

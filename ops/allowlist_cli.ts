@@ -16,6 +16,7 @@
 import process from "node:process";
 import { checkAllowlistFile, checkShape, suggestShape } from "../broker/allowlist.ts";
 import { ALLOWLIST_PATH } from "../broker/paths.ts";
+import { msg } from "../shared/i18n/locale.ts";
 
 const USAGE = "usage: pi-sudo-prompt allowlist suggest ARGV_JSON | allowlist check LINE ARGV_JSON";
 
@@ -39,16 +40,12 @@ async function answer(args: readonly string[]): Promise<Record<string, unknown> 
     const file = await checkAllowlistFile(ALLOWLIST_PATH);
     if (!file.ok) {
       const why = file.reason.replaceAll("_", " ");
-      return {
-        ok: false,
-        message:
-          `${ALLOWLIST_PATH} is ${why}: install the broker first (/sudo-prompt install-broker)`,
-      };
+      return { ok: false, message: msg.allowlistUnsafe(ALLOWLIST_PATH, why) };
     }
     const s = suggestShape(argv);
     return s.ok
       ? { ok: true, line: s.line }
-      : { ok: false, message: `this command cannot be an allowlist entry (${s.reason})` };
+      : { ok: false, message: msg.allowlistNoEntry(s.reason) };
   }
   if (sub === "check" && rest.length === 2) {
     const argv = parseArgv(rest[1]);
@@ -56,7 +53,7 @@ async function answer(args: readonly string[]): Promise<Record<string, unknown> 
     const c = checkShape(rest[0], argv);
     return c.ok
       ? { ok: true, line: c.line }
-      : { ok: false, message: `that entry does not match the command shown (${c.reason})` };
+      : { ok: false, message: msg.allowlistNoMatch(c.reason) };
   }
   return undefined;
 }

@@ -18,9 +18,9 @@ import { parseArgs } from "node:util";
 import { doctorExitCode, type DoctorOptions, renderDoctor, runDoctor } from "./doctor/runner.ts";
 import { PACKAGE_VERSION } from "../askpass/version.ts";
 import { explainRefusal } from "./doctor/explain.ts";
+import { msg } from "../shared/i18n/locale.ts";
 
-const USAGE =
-  "usage: pi-sudo-prompt doctor [--json] [--width N] [--explain REASON] [--inside-pi JSON]";
+const USAGE = msg.doctorUsage;
 
 let values: { json?: boolean; explain?: string; width?: string; "inside-pi"?: string };
 let insidePi: DoctorOptions | undefined;
@@ -36,7 +36,7 @@ try {
     strict: true,
   }));
   if (values.width !== undefined && !/^[1-9][0-9]{1,2}$/.test(values.width)) {
-    throw new Error("--width takes 10 to 999 columns");
+    throw new Error(msg.doctorWidth);
   }
   if (values["inside-pi"] !== undefined) insidePi = parseInsidePi(values["inside-pi"]);
 } catch (e) {
@@ -69,7 +69,7 @@ if (explain !== undefined) {
  * status of the right types; anything else is refused whole.
  */
 function parseInsidePi(text: string): DoctorOptions {
-  const bad = () => new Error("--inside-pi: not the JSON /sudo-prompt doctor writes");
+  const bad = () => new Error(msg.doctorInsidePi);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

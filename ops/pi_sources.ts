@@ -14,6 +14,7 @@
 import { readFile, realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
+import { msg } from "../shared/i18n/locale.ts";
 
 /** The npm name of this package, as in `package.json`. */
 export const PACKAGE_NAME = "pi-sudo-prompt";
@@ -157,7 +158,7 @@ export function rootOwnedInstallFix(
   if (removes.length === 0) removes.push(`pi remove ${shellWord(root)}`);
   const repoint = `${removes.join(" && ")} && pi install "$(sudo npm root -g)/${PACKAGE_NAME}"`;
   if (fromNpm) return `sudo npm install -g ${PACKAGE_NAME}@${version} && ${repoint}`;
-  return `check that ${shellWord(root)} holds only changes you made (git status), then: ` +
+  return msg.hardenedCheckChanges(shellWord(root)) +
     `cd "$(mktemp -d)" && npm pack ${shellWord(root)} && ` +
     `sudo npm install -g ./${PACKAGE_NAME}-${version}.tgz && ${repoint}`;
 }

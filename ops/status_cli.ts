@@ -18,26 +18,30 @@ import { parseBrokerVersion } from "../broker/broker_version.ts";
 import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../broker/paths.ts";
 import { defaultAuditPath } from "../extension/audit/entry.ts";
 import { readAuditTail } from "../extension/audit/verify.ts";
+import { msg } from "../shared/i18n/locale.ts";
 
 /** The stored state's lines: broker, allowlist, a blank line, the audit log and its tail. */
 async function storedStatusLines(): Promise<string[]> {
   const lines: string[] = [];
   const broker = await readFile(BROKER_VERSION_FILE, "utf8").catch(() => undefined);
-  if (broker === undefined) lines.push("broker: not installed (/sudo-prompt install-broker)");
+  if (broker === undefined) lines.push(msg.statusBrokerMissing);
   else {
     const { version = "?", protocol = "?" } = parseBrokerVersion(broker);
-    const match = protocol === PROTOCOL_VERSION ? "matches" : "DIFFERS: reinstall it";
-    lines.push(`broker: version ${version}, protocol ${protocol} (${match})`);
+    lines.push(
+      protocol === PROTOCOL_VERSION
+        ? msg.statusBroker(version, String(protocol))
+        : msg.statusBrokerDiffers(version, String(protocol)),
+    );
   }
   const allow = await checkAllowlistFile(ALLOWLIST_PATH);
   lines.push(
     allow.ok
-      ? `allowlist: ${allow.entries.length} entr${allow.entries.length === 1 ? "y" : "ies"}`
-      : `allowlist: ${allow.reason.replaceAll("_", " ")} (counts as empty)`,
+      ? msg.statusAllowlist(allow.entries.length)
+      : msg.statusAllowlistRefused(allow.reason.replaceAll("_", " ")),
   );
   const auditPath = defaultAuditPath();
   const tail = await readAuditTail(auditPath, 10);
-  lines.push("", `audit log: ${auditPath}`);
+  lines.push("", `${msg.statusAuditLog}: ${auditPath}`);
   if (!tail.ok) lines.push(`  (${tail.reason.replaceAll("_", " ")})`);
   else lines.push(...tail.lines.map((l) => `  ${summarizeAuditLine(l)}`));
   return lines;

@@ -14,6 +14,10 @@
 passed=0
 failed=0
 skipped=0
+# The product speaks the language of LC_ALL, LC_MESSAGES or LANG (shared/i18n/);
+# the suites read English (tests/pi/locale_test.ts asks for Portuguese itself).
+export LANG=C.UTF-8
+unset LC_ALL LC_MESSAGES
 count() { passed=$((passed + $1)); failed=$((failed + $2)); }
 # Skipped and todo tests are reported as such, never as passed.
 count_skipped() {

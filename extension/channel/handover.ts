@@ -10,6 +10,7 @@ import { encodeDelivered, encodeResponse } from "../../askpass/protocol.ts";
 import { tracerOf, VERIFY_REFUSALS } from "../../kernel/peer_verification.ts";
 import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
 import type { Pending, RefusalReason, SessionEvent } from "./session_types.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** What {@link handOver} needs of the queue. */
 export interface HandOverQueue {
@@ -22,9 +23,7 @@ export interface HandOverQueue {
 
 /** The notice of a request refused because its helper is traced (by `tracer`, when known). */
 export function tracedNotice(tracer: number | undefined): string {
-  const who = tracer === undefined ? "" : ` by process ${tracer}`;
-  return `the password was not sent: sudo's askpass helper is traced${who}; ` +
-    "run the command again without a tracer";
+  return msg.helperTraced(tracer === undefined ? "" : msg.byProcess(tracer));
 }
 
 /** Hands `password` (the caller zeroes it) to the sudo of `entry`. */

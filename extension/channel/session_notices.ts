@@ -3,13 +3,15 @@
  * events turned into notices (a refusal, at most one per
  * {@link NOTICE_INTERVAL_MS} unless it says something new), and the few
  * notices of start-up and of a call's end. Every text here holds process
- * names and named reasons, never anything typed.
+ * names and named reasons, never anything typed; the human's are in their
+ * language (`shared/i18n/`), the agent's ({@link CREDENTIALS_NOT_REMOVED}) English.
  *
  * @module
  */
 import type { TicketHolder } from "./call_credentials.ts";
 import type { SessionEvent } from "./session_types.ts";
 import { explainHint, refusalNotice } from "./refusal_advice.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** How often at most a refused request is reported with a notice. */
 export const NOTICE_INTERVAL_MS = 5000;
@@ -60,9 +62,7 @@ export function observeSession(
       if (event.notice === lastDetail && t - lastDetailAt < NOTICE_INTERVAL_MS) return;
       lastDetail = event.notice;
       lastDetailAt = t;
-      return hooks.notify(
-        `pi-sudo-prompt: no password prompt: ${event.notice} · ${explainHint(event.reason)}`,
-      );
+      return hooks.notify(`${msg.noPasswordPrompt(event.notice)} · ${explainHint(event.reason)}`);
     }
     if (t - lastNotice < NOTICE_INTERVAL_MS) return;
     lastNotice = t;
@@ -77,7 +77,7 @@ export function guardProblemNotice(problem: string): string {
 
 /** The audit log could not be opened: sudo still works, unrecorded. */
 export function auditUnavailableNotice(reason: string): string {
-  return `pi-sudo-prompt: audit log unavailable (${reason})`;
+  return msg.auditUnavailable(reason);
 }
 
 /**
@@ -85,13 +85,13 @@ export function auditUnavailableNotice(reason: string): string {
  * the call's tickets were killed: no later call runs until it succeeds.
  */
 export function credentialRemovalNotice(reason: string, killed: number): string {
-  const kills = killed > 0 ? `; ${killed} process(es) that held a ticket were killed` : "";
-  return `pi-sudo-prompt: could not remove sudo's cached credentials (${reason}${kills}). ` +
-    "Tool calls and ! commands wait until `sudo -K` works: run `sudo -K` yourself, " +
-    "and stop whatever kills it";
+  return msg.credentialsNotRemoved(reason, killed);
 }
 
-/** The reason a tool call is blocked while a ticket may live (ADR 0009 §4). */
+/**
+ * The reason a tool call is blocked while a ticket may live (ADR 0009 §4):
+ * the agent reads it, so it stays English.
+ */
 export const CREDENTIALS_NOT_REMOVED =
   "pi-sudo-prompt: blocked: sudo's cached credentials of an earlier call could not be removed " +
   "(something kills `sudo -K`). Ask the user to run `sudo -K` and stop what kills it.";

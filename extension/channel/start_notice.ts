@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SESSION_START_ERRORS, type SessionStartError } from "./session_types.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** This package's directory (where `package.json` and `node_modules/` are). */
 export const PACKAGE_ROOT: string = fileURLToPath(new URL("../..", import.meta.url));
@@ -34,10 +35,9 @@ export function installCommand(install: PackageInstall): string {
 
 /** One line for `ctx.ui.notify` when the session did not start. */
 export function startFailureNotice(reason: SessionStartError, install: PackageInstall): string {
-  const head = `pi-sudo-prompt: disabled (${reason})`;
+  const head = msg.disabled(reason);
   if (reason === SESSION_START_ERRORS.DENO_NOT_FOUND) {
-    return `${head}: the pinned deno binary is missing; fix: ${installCommand(install)} in ` +
-      `${install.root}, then /reload. Until then sudo will not prompt`;
+    return `${head}: ${msg.denoMissingFix(installCommand(install), install.root)}`;
   }
-  return `${head}; sudo will not prompt`;
+  return `${head}; ${msg.sudoWillNotPrompt}`;
 }

@@ -17,6 +17,7 @@ import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { runAsRoot } from "./root_command.ts";
 import { runPackageCli } from "./package_cli.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Longer than the allowlist file's own reads; the grammar's checks are pure. */
 const CLI_DEADLINE_MS = 15_000;
@@ -36,8 +37,10 @@ async function allowlistStep(
   } catch {
     // fall through: no answer we can read
   }
-  const why = run.timedOut ? "timed out" : run.stderr.trim().split("\n")[0] || `exit ${run.code}`;
-  return { ok: false, message: `pi-sudo-prompt allowlist failed (${why})` };
+  const why = run.timedOut
+    ? msg.allowTimedOut
+    : run.stderr.trim().split("\n")[0] || `exit ${run.code}`;
+  return { ok: false, message: msg.allowCliFailed(why) };
 }
 
 /** Runs the whole flow; every outcome ends in one notice. */
@@ -49,27 +52,21 @@ export async function allowFlow(
   const notify = ctx.ui.notify.bind(ctx.ui);
   const argv = session.lastUnverifiedArgv();
   if (!argv) {
-    return notify("allow: no secret request with the red warning in this session yet", "info");
+    return notify(msg.allowNothingToAllow, "info");
   }
   const suggestion = await allowlistStep(["suggest", JSON.stringify(argv)]);
-  if (!suggestion.ok) return notify(`allow: ${suggestion.message}`, "error");
-  const edited = await ctx.ui.editor(
-    "Allowlist entry: program path, then the exact arguments; <name> matches one argument not starting with '-'",
-    suggestion.line,
-  );
-  if (edited === undefined) return notify("allow: cancelled; nothing written", "info");
+  if (!suggestion.ok) return notify(msg.allowError(suggestion.message), "error");
+  const edited = await ctx.ui.editor(msg.allowEditorTitle, suggestion.line);
+  if (edited === undefined) return notify(msg.allowCancelled, "info");
   const lines = edited.split("\n").map((l) => l.trim()).filter((l) => l !== "");
   if (lines.length !== 1) {
-    return notify("allow: write exactly one entry line; nothing written", "error");
+    return notify(msg.allowOneLine, "error");
   }
   const shape = await allowlistStep(["check", lines[0], JSON.stringify(argv)]);
-  if (!shape.ok) return notify(`allow: ${shape.message}; nothing written`, "error");
-  const confirmed = await ctx.ui.confirm(
-    "Add this entry to the allowlist?",
-    `${shape.line}\n\nMatching commands will get a secret without the red warning.`,
-  );
-  if (!confirmed) return notify("allow: not confirmed; nothing written", "info");
+  if (!shape.ok) return notify(msg.allowShapeError(shape.message), "error");
+  const confirmed = await ctx.ui.confirm(msg.allowConfirmTitle, msg.allowConfirmBody(shape.line));
+  if (!confirmed) return notify(msg.allowNotConfirmed, "info");
   const r = await runAsRoot(session, [appendScript, shape.line]);
-  if (r.code === 0) notify(r.output || `allow: added ${shape.line}`, "info");
-  else notify(`allow: failed (${r.output.split("\n").at(-1) || `exit ${r.code}`})`, "error");
+  if (r.code === 0) notify(r.output || msg.allowAdded(shape.line), "info");
+  else notify(msg.allowFailed(r.output.split("\n").at(-1) || `exit ${r.code}`), "error");
 }

@@ -18,6 +18,7 @@ import { allowFlow } from "./allow_flow.ts";
 import { type AuditStats, statusLines } from "./status.ts";
 import { runPackageCli } from "./package_cli.ts";
 import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Longer than every check's own deadline (15 s each, run side by side). */
 const DOCTOR_DEADLINE_MS = 60_000;
@@ -38,39 +39,39 @@ export interface CommandDeps {
 /** Registers `/sudo-prompt`. */
 export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
   pi.registerCommand("sudo-prompt", {
-    description: `pi-sudo-prompt: ${SUBCOMMANDS.join(" | ")} [reason]`,
+    description: msg.commandDescription(SUBCOMMANDS.join(" | ")),
     getArgumentCompletions: (prefix: string) =>
       SUBCOMMANDS.filter((s) => s.startsWith(prefix.trim())).map((s) => ({ value: s, label: s })),
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const [sub, reason] = args.trim().split(/\s+/);
       if ((ctx as { mode?: string }).mode !== "tui") {
-        return void ctx.ui.notify("/sudo-prompt runs only in pi's interactive TUI", "error");
+        return void ctx.ui.notify(msg.onlyInTui, "error");
       }
       const session = deps.session();
       switch (sub) {
         case "install-broker":
         case "uninstall-broker": {
-          if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
+          if (!session) return void ctx.ui.notify(msg.notActive, "error");
           const installer = fileURLToPath(new URL("../../broker/install.sh", import.meta.url));
           const argv = ["sh", installer, "--user", userInfo().username];
           if (sub === "uninstall-broker") argv.push("--uninstall");
-          ctx.ui.notify(`${sub}: sudo will ask for your password in the modal`, "info");
+          ctx.ui.notify(msg.sudoWillAsk(sub), "info");
           const r = await runAsRoot(session, argv);
-          const ok = r.code === 0;
-          return await showInfoPanel(ctx.ui, `/sudo-prompt ${sub}: ${ok ? "done" : "failed"}`, [
+          const title = r.code === 0 ? msg.subcommandDone(sub) : msg.subcommandFailed(sub);
+          return await showInfoPanel(ctx.ui, title, [
             ...r.output.split("\n").slice(-30),
-            ...(r.timedOut ? ["(timed out)"] : []),
+            ...(r.timedOut ? [msg.timedOutLine] : []),
           ]);
         }
         case "allow":
-          if (!session) return void ctx.ui.notify("pi-sudo-prompt is not active", "error");
+          if (!session) return void ctx.ui.notify(msg.notActive, "error");
           return await allowFlow(ctx, session, ALLOWLIST_APPEND);
         case "status": {
           // The stored state is read in a process of its own (`pi-sudo-prompt status`).
           const run = await runPackageCli(["status"], STATUS_DEADLINE_MS);
           const stored = run.code === 0
             ? run.stdout.trimEnd().split("\n")
-            : [`(pi-sudo-prompt status failed: ${run.stderr.trim() || `exit ${run.code}`})`];
+            : [msg.statusFailed(run.stderr.trim() || `exit ${run.code}`)];
           return await showInfoPanel(
             ctx.ui,
             "pi-sudo-prompt status",
@@ -93,11 +94,11 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
             }),
           ];
           const run = await runPackageCli(["doctor", ...args], DOCTOR_DEADLINE_MS);
-          const lines = (run.stdout.trim() || run.stderr.trim() || "doctor: no answer").split("\n");
+          const lines = (run.stdout.trim() || run.stderr.trim() || msg.doctorNoAnswer).split("\n");
           return await showInfoPanel(ctx.ui, "pi-sudo-prompt doctor", lines.slice(0, 400));
         }
         default:
-          ctx.ui.notify(`usage: /sudo-prompt ${SUBCOMMANDS.join(" | ")}`, "info");
+          ctx.ui.notify(msg.commandUsage(SUBCOMMANDS.join(" | ")), "info");
       }
     },
   });

@@ -8,6 +8,7 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { type CredentialCacheMode, resolveCacheMode } from "../channel/credential_policy.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** What the flags (and their environment variables) select for a session. */
 export interface SessionFlags {
@@ -21,21 +22,17 @@ export function registerFlags(pi: ExtensionAPI): void {
   pi.registerFlag("sudo-strict", {
     type: "boolean",
     default: false,
-    description: "pi-sudo-prompt: every sudo asks (per-sudo approval; sudo caches nothing). " +
-      "The default is one approval per tool call or ! command (also PI_SUDO_PROMPT_STRICT=1)",
+    description: msg.flagStrict,
   });
   pi.registerFlag("sudo-refuse-risky", {
     type: "boolean",
     default: false,
-    description: "pi-sudo-prompt: refuse a sudo that lets its environment choose what root " +
-      "runs (-s, -E, VAR=value) or runs a program you could have written, instead of warning " +
-      "in red (also PI_SUDO_PROMPT_REFUSE_RISKY=1)",
+    description: msg.flagRefuseRisky,
   });
   pi.registerFlag("sudo-quiet", {
     type: "boolean",
     default: false,
-    description: "pi-sudo-prompt: a modal does not ring the bell, set the terminal title or send " +
-      "a desktop notification (also PI_SUDO_PROMPT_QUIET=1)",
+    description: msg.flagQuiet,
   });
 }
 

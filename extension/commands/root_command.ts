@@ -9,6 +9,7 @@
 import process from "node:process";
 import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Most output kept from the command (the rest is dropped, not buffered). */
 const OUTPUT_CAP = 64 * 1024;
@@ -27,7 +28,7 @@ export async function runAsRoot(
   session: AskpassSession,
   argv: readonly string[],
 ): Promise<RootCommandResult> {
-  if (!session.realSudo) return { code: null, output: "sudo is not installed", timedOut: false };
+  if (!session.realSudo) return { code: null, output: msg.sudoNotInstalled, timedOut: false };
   // -k: the password answers this one command and leaves no cached
   // credential behind (ADR 0006; the server refuses a sudo without it).
   const r = await spawnWithDeadline(session.realSudo, ["-A", "-k", ...argv], {
@@ -38,6 +39,6 @@ export async function runAsRoot(
     outputCap: OUTPUT_CAP,
     deadlineMs: DEADLINE_MS,
   });
-  const output = r.spawnError ? `cannot run sudo: ${r.spawnError}` : r.stdout.trimEnd();
+  const output = r.spawnError ? msg.cannotRunSudo(r.spawnError) : r.stdout.trimEnd();
   return { code: r.code, output, timedOut: r.timedOut };
 }

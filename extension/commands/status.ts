@@ -10,6 +10,7 @@ import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
 import { PACKAGE_VERSION } from "../../askpass/version.ts";
 import type { AskpassSession } from "../channel/session_server.ts";
 import { terminalGuardStatus } from "../keyboard/terminal_guard.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** What the session's audit log reports of itself (`AuditLog.stats()`). */
 export interface AuditStats {
@@ -21,7 +22,7 @@ export interface AuditStats {
 /**
  * The status panel's lines (plain text). `stored`: the lines of
  * `pi-sudo-prompt status`; `audit`: the session's audit log counts, placed
- * under the stored `audit log:` line, so the system-log line says what this
+ * under the stored `audit log:` line (in the language's words), so the system-log line says what this
  * session's copy really did.
  */
 export function statusLines(
@@ -29,33 +30,37 @@ export function statusLines(
   stored: readonly string[],
   audit?: AuditStats,
 ): string[] {
-  const lines = [`version ${PACKAGE_VERSION}, protocol ${PROTOCOL_VERSION}`];
+  const lines = [msg.statusVersion(PACKAGE_VERSION, PROTOCOL_VERSION)];
   if (session) {
     lines.push(
-      `session directory: ${session.dir}`,
-      `askpass launcher: ${session.launcherPath}`,
-      `queue: ${session.pendingCount()} request(s) pending`,
+      msg.statusSessionDir(session.dir),
+      msg.statusLauncher(session.launcherPath),
+      msg.statusQueue(session.pendingCount()),
     );
   } else {
-    lines.push("session: not active (not interactive, or it failed to start)");
+    lines.push(msg.statusNoSession);
   }
   const guard = terminalGuardStatus();
   if (guard.started) {
     const tty = guard.ttyPath
-      ? `${guard.ttyPath} ${guard.exclusive ? "exclusive" : "NOT exclusive"}` +
+      ? (guard.exclusive
+        ? msg.statusExclusive(guard.ttyPath)
+        : msg.statusNotExclusive(guard.ttyPath)) +
         (guard.guardianPid
-          ? ` (guardian pid ${guard.guardianPid}${guard.guardianRootOwned ? ", root-owned" : ""})`
-          : " (no guardian)")
-      : "no terminal";
-    lines.push(`keyboard: ${tty}; pi ${guard.nonDumpable ? "non-dumpable" : "DUMPABLE"}`);
+          ? (guard.guardianRootOwned
+            ? msg.statusRootGuardian(guard.guardianPid)
+            : msg.statusGuardian(guard.guardianPid))
+          : msg.statusNoGuardian)
+      : msg.statusNoTerminal;
+    lines.push(guard.nonDumpable ? msg.statusKeyboard(tty) : msg.statusKeyboardDumpable(tty));
   }
   const sink = !audit
-    ? "  not open in this session"
+    ? msg.statusAuditNotOpen
     : audit.syslog === "ok"
-    ? `  copy in the system log (journalctl -t pi-sudo-prompt): ${audit.syslogSent} sent, ` +
-      `${audit.syslogDropped} dropped`
-    : `  no copy in the system log: ${audit.syslog.replaceAll("_", " ")}`;
-  const at = stored.findIndex((l) => l.startsWith("audit log: "));
+    ? msg.statusSyslogCopy(audit.syslogSent, audit.syslogDropped)
+    : msg.statusNoSyslogCopy(audit.syslog.replaceAll("_", " "));
+  // `pi-sudo-prompt status` runs with pi's environment: its heading is in the same language.
+  const at = stored.findIndex((l) => l.startsWith(`${msg.statusAuditLog}: `));
   if (at < 0) return [...lines, ...stored, sink];
   return [...lines, ...stored.slice(0, at + 1), sink, ...stored.slice(at + 1)];
 }

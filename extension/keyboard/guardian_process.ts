@@ -12,17 +12,16 @@ import { parseStat } from "../../kernel/proc.ts";
 import { HARDENED_GUARDIAN_FILES } from "../../broker/root_files.ts";
 import { entrySource, libcPath } from "./entry_source.ts";
 import { type GuardState, RELEASE_COMMAND, tellGuardian } from "./guard_state.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** How long the guardian may take to start and to take the terminal. */
 const GUARDIAN_START_MS = 15_000;
 /** Respawns of a guardian that died, at most this many per minute. */
 const MAX_RESPAWNS_PER_MINUTE = 3;
 /** The problem noted when a guardian did not say it holds the terminal. */
-const NOT_HELD = "terminal guardian did not take the terminal; if pi is killed, run " +
-  RELEASE_COMMAND;
+const NOT_HELD = msg.guardianNotHeld(RELEASE_COMMAND);
 /** The problem noted while respawns wait. */
-const KEEPS_DYING = "terminal guardian keeps dying: sudo prompts wait until a new one runs; " +
-  "if pi is killed meanwhile, run " + RELEASE_COMMAND;
+const KEEPS_DYING = msg.guardianKeepsDying(RELEASE_COMMAND);
 
 /** `/proc/<pid>/stat` read once per guardian, or `undefined` when it cannot be read. */
 function procStat(pid: number): string | undefined {
@@ -40,7 +39,7 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
     ? await entrySource("extension/keyboard/terminal_guardian.ts", HARDENED_GUARDIAN_FILES)
     : undefined;
   if (!libc || !s.ttyPath || !source) {
-    s.problems.push("terminal guardian unavailable (no deno binary or libc path)");
+    s.problems.push(msg.guardianUnavailable);
     return;
   }
   let child: ChildProcess;
@@ -55,7 +54,7 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
       env: { DENO_DIR: source.denoDir, NO_COLOR: "1" },
     });
   } catch (e) {
-    s.problems.push(`terminal guardian did not start (${(e as Error).message})`);
+    s.problems.push(msg.guardianDidNotStart((e as Error).message));
     return;
   }
   s.guardianRootOwned = source.rootOwned;

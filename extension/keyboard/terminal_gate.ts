@@ -41,6 +41,7 @@ import { ptraceScope } from "../../kernel/yama.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
 import { carriesMark } from "../../kernel/provenance.ts";
 import type { Result } from "../../shared/result.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** How often an open modal is checked again (the issue's bound: 100 ms or less). */
 export const GATE_INTERVAL_MS = 100;
@@ -122,10 +123,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
           return {
             ok: false,
             reason: TERMINAL_REFUSALS.TERMINAL_UNGUARDED,
-            notice: guard.exclusive
-              ? "pi's terminal guardian is not running, so a kill of pi could leave the terminal " +
-                "open to other processes; pi is starting a new one: try again in a moment"
-              : "pi's terminal is not exclusive right now; try again in a moment",
+            notice: guard.exclusive ? msg.guardianNotRunning : msg.terminalNotExclusiveNow,
           };
         }
       }
@@ -174,16 +172,14 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
           return {
             ok: false,
             reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,
-            notice: `root could not check who has this terminal open (${
-              sanitizeUntrusted(root.reason, 80)
-            }); run /sudo-prompt doctor`,
+            notice: msg.rootTerminalCheckFailed(sanitizeUntrusted(root.reason, 80)),
           };
         }
         const exempt = await terminals[i].exempt;
         const holder = root.holders.find((pid) => !exempt.has(pid));
         if (holder !== undefined) {
           const culprit = await summarizeProcess(holder) ??
-            { pid: holder, command: "exited since", startTime: 0n };
+            { pid: holder, command: msg.exitedSince, startTime: 0n };
           return refuse({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit });
         }
       }
@@ -222,11 +218,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       }
       const unchecked = await Promise.all(
         [...named.values()].map(async (p) =>
-          describeProcess(
-            p.pid,
-            "hides its open files: it may hold this terminal",
-            await originOf(p),
-          )
+          describeProcess(p.pid, msg.hidesOpenFiles, await originOf(p))
         ),
       );
       return unchecked.length > 0 ? { ok: true, unchecked } : { ok: true };
@@ -248,10 +240,10 @@ async function excluded(more: readonly number[]): Promise<Set<number>> {
 /** The refusal for a verdict on who holds a terminal, with its notice. */
 function refuse(v: { reason: TerminalRefusal; culprit?: ProcessSummary }): GateVerdict {
   const p = v.culprit;
-  const who = p ? `process ${p.pid} (${sanitizeUntrusted(p.command, 80)})` : "a process";
+  const who = p ? msg.processNamed(p.pid, sanitizeUntrusted(p.command, 80)) : msg.aProcess;
   const kill = p ? ` (kill ${p.pid})` : "";
   const notice = v.reason === TERMINAL_REFUSALS.TERMINAL_SHARED
-    ? `${who} has this terminal open and could read what you type. Stop it${kill} and try again`
-    : "could not check who else has this terminal open; try again";
+    ? msg.terminalSharedNotice(who, kill)
+    : msg.terminalNotCheckable;
   return { ok: false, reason: v.reason, notice };
 }

@@ -31,6 +31,7 @@ import {
   setTerminalExclusive,
   terminalExclusive,
 } from "./terminal_control.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** The variable that keeps pi dumpable, for debugging with gdb or strace. */
 export const DUMPABLE_SWITCH = "PI_SUDO_PROMPT_DUMPABLE";
@@ -107,8 +108,7 @@ export function onStopOrResume(deny: () => void): () => void {
 }
 
 /** The line the screen keeps when pi stops with a modal open (after it is erased). */
-const STOPPED_WITH_MODAL = "pi-sudo-prompt: pi was stopped while it asked for a password: " +
-  "the request is denied. Do not type the password here.";
+const STOPPED_WITH_MODAL = msg.stoppedWithModal;
 
 function denyPending(s: GuardState): void {
   for (const deny of s.stopListeners) {
@@ -140,7 +140,7 @@ export function startTerminalGuard(): Promise<void> {
   const s = state();
   if (s.started === undefined) watchQuitSignals();
   s.started ??= start(s).catch((e) => {
-    s.problems.push(`terminal guard failed: ${String((e as Error)?.message ?? e).slice(0, 200)}`);
+    s.problems.push(msg.guardFailed(String((e as Error)?.message ?? e).slice(0, 200)));
   });
   return s.started;
 }
@@ -205,7 +205,7 @@ export function liveGuardian(): { readonly pid: number; readonly startTime: bigi
 
 async function start(s: GuardState): Promise<void> {
   if (process.platform !== "linux") {
-    s.problems.push("not Linux: no exclusive terminal, pi stays dumpable");
+    s.problems.push(msg.guardNotLinux);
     return;
   }
   // Before the first tool call: every process pi starts carries the mark (ADR 0009 §2).
@@ -213,11 +213,11 @@ async function start(s: GuardState): Promise<void> {
   s.dumpableByChoice = process.env[DUMPABLE_SWITCH] === "1";
   const r = s.dumpableByChoice ? undefined : setDumpable(false);
   if (r && (!r.ok || r.on)) {
-    s.problems.push(`pi could not be made non-dumpable (${r.ok ? "still dumpable" : r.reason})`);
+    s.problems.push(msg.guardNotNonDumpable(r.ok ? msg.guardStillDumpable : r.reason));
   }
   const tty = terminalOf(0);
   if (!tty) {
-    s.problems.push("stdin is not a terminal: nothing to make exclusive");
+    s.problems.push(msg.guardNoTerminal);
     return;
   }
   [s.ttyPath, s.rdev] = [tty.path, tty.rdev];
@@ -274,7 +274,7 @@ async function start(s: GuardState): Promise<void> {
   // Exclusive first, then the guardian, which is handed pi's own descriptor:
   // from here on exclusive mode is never cleared while pi runs (ADR 0009 §3).
   const set = setTerminalExclusive(0, true);
-  if (!set.ok) s.problems.push(`the terminal could not be made exclusive (${set.reason})`);
+  if (!set.ok) s.problems.push(msg.guardNotExclusive(set.reason));
   await spawnGuardian(s);
 }
 

@@ -28,6 +28,7 @@ import { readStat } from "../../kernel/peer_verification.ts";
 import { ClientLocks, type HeldLock, type TmuxPlace } from "./tmux_lock.ts";
 import { RawTerminal } from "./raw_terminal.ts";
 import type { LockedClient } from "./keeper_check.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** How often input is read and the locked clients are looked at while a modal shows. */
 const TICK_MS = 25;
@@ -50,16 +51,13 @@ const PASTE_END = "\x1b[201~";
 const CANCEL: PromptOutcome = { kind: "cancel" };
 
 /** Shown on a client's terminal when its password box is interrupted. */
-export const INTERRUPTED =
-  "pi-sudo-prompt: the password box was interrupted: the request is cancelled. " +
-  "Do not type the password here.";
+export const INTERRUPTED: string = msg.boxInterrupted;
 /** Shown above the box when the client's terminal is itself inside tmux. */
-export const NESTED_WARNING =
-  "⚠ This terminal is itself inside tmux: that outer tmux sees your keys before pi.";
+export const NESTED_WARNING: string = msg.nestedTmux;
 /** Shown while keys typed for a withdrawn modal are dropped. */
-export const DROPPING = "Prompt closed: keys typed for it are dropped until Enter or a pause.";
+export const DROPPING: string = msg.droppingKeys;
 /** Told in pi's pane once such keys were dropped. */
-export const DROPPED = "keys typed after the prompt closed were dropped";
+export const DROPPED: string = msg.droppedKeys;
 
 /** What pi draws on a client's terminal: a modal component of the ui part. */
 export interface TerminalModal {
@@ -138,7 +136,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
   /** pi was stopped since the last tick: the modal is not drawn again. */
   const wasStopped = () => {
     if (performance.now() - lastTick < STOPPED_GAP_MS) return false;
-    interrupt("pi was stopped");
+    interrupt(msg.piStopped);
     return true;
   };
 
@@ -218,9 +216,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
 
   const interrupt = (why: string) => {
     if (finished) return;
-    o.notify?.(
-      `the password box on your terminal was interrupted (${why}): the request is cancelled`,
-    );
+    o.notify?.(msg.boxInterruptedBecause(why));
     finish(CANCEL, "interrupted");
   };
 
@@ -256,9 +252,9 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
       const c = s.held.locked.client;
       const stat = await readStat(c.pid);
       if (!stat || stat.startTime !== c.startTime || stat.state === "Z") {
-        return "your tmux client ended";
+        return msg.tmuxClientEnded;
       }
-      if (stat.state === "T" || stat.state === "t") return "your tmux client was stopped";
+      if (stat.state === "T" || stat.state === "t") return msg.tmuxClientStopped;
       return undefined;
     })).then((whys) => {
       looking = false;
@@ -272,9 +268,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
     const { locked } = held;
     const took = RawTerminal.take(locked.ttyPath, locked.rdev);
     if (!took.ok) {
-      o.notify?.(
-        `pi could not take your tmux client's terminal ${locked.ttyPath} (${took.reason})`,
-      );
+      o.notify?.(msg.tmuxTerminalNotTaken(locked.ttyPath, took.reason));
       return held.release();
     }
     const entry: TakenTerminal = {
@@ -288,7 +282,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
     taken.add(entry);
     held.onEnd(() => {
       s.lockEnded = true;
-      interrupt("the lock of your tmux client ended");
+      interrupt(msg.tmuxLockEnded);
     });
     if (!tick) {
       lastTick = performance.now();
@@ -309,7 +303,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
     .then(async (opened) => {
       if (!opened) return;
       if (!opened.ok) {
-        o.notify?.(`pi could not lock your tmux client to ask there (${opened.reason})`);
+        o.notify?.(msg.tmuxNotLocked(opened.reason));
         return;
       }
       if (finished) return void opened.locks.close();

@@ -22,6 +22,7 @@ import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
 import { decidePairing, PAIRING_REFUSALS, ROOT_PAIRING_NOT_PERMITTED } from "./sudo_pairing.ts";
 import type { FrontEnd, HelperShape, PairedHelper, PairingRefusal } from "./sudo_pairing.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** How long a transient state of another front end may last before it refuses. */
 export const PAIRING_GRACE_MS = 3000;
@@ -183,7 +184,9 @@ export class PairingGuard {
 
 /** A front end named in the modal: what it is and why its pipe could not be checked. */
 function describeFrontEnd(fe: FrontEnd): Promise<UncheckedProcess> {
-  const what = fe.comm === "sudo" ? "another sudo" : "a setuid-root program";
-  const where = fe.ttyNr !== 0 ? " at a terminal prompt" : "";
-  return describeProcess(fe.pid, `${what} of yours waits${where}: it could get this password`);
+  const sudo = fe.comm === "sudo";
+  const why = fe.ttyNr !== 0
+    ? (sudo ? msg.waitingSudoAtTerminal : msg.waitingSetuidAtTerminal)
+    : (sudo ? msg.waitingSudo : msg.waitingSetuid);
+  return describeProcess(fe.pid, why);
 }

@@ -13,6 +13,7 @@ import type { PromptOutcome } from "../../askpass/prompter.ts";
 import { boxLines, type ModalTheme } from "./modal_frame.ts";
 import type { MaskedPromptModal, ModalOptions, ModalUI, QueuedRequest } from "./masked_prompt.ts";
 import { wrapped } from "./modal_text.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 const CANCEL: PromptOutcome = { kind: "cancel" };
 
@@ -46,11 +47,11 @@ export type Elsewhere = (
 ) => { readonly outcome: Promise<PromptOutcome>; again(): void };
 
 /** What pi's pane shows while the modal is on the client's terminal. */
-export const PANEL_LINES = [
-  "pi asks for your password on your terminal: tmux is locked while it does.",
-  "Type it in the password box there. Keys typed here are never a password.",
-  "No password box on your screen? Press Escape to cancel, or Enter to try again.",
-] as const;
+export const PANEL_LINES: readonly string[] = [
+  msg.panelAsksThere,
+  msg.panelTypeThere,
+  msg.panelNoBox,
+];
 
 /** The pane's panel: Escape cancels, Enter asks tmux again, every other key is dropped. */
 export class PanePanel implements Component, Focusable {

@@ -8,6 +8,7 @@
 import { type Component, Key, matchesKey, truncateToWidth } from "@earendil-works/pi-tui";
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import { boxLines } from "./modal_frame.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Shows the panel and resolves when it is closed. */
 export async function showInfoPanel(
@@ -19,7 +20,7 @@ export async function showInfoPanel(
     (_tui, theme, _keybindings, done): Component => ({
       render: (width) => {
         if (width < 8) return [truncateToWidth(title, Math.max(0, width), "")];
-        const close = theme.fg("dim", "Enter or Escape to close");
+        const close = theme.fg("dim", msg.panelClose);
         const body = [theme.bold(theme.fg("accent", title)), "", ...lines, "", close];
         return boxLines(body, width, theme);
       },

@@ -15,6 +15,7 @@ import { DENY_REASONS, MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
 import type { PromptOutcome } from "../../askpass/prompter.ts";
 import { isUnsafeCodePoint } from "../../askpass/prompt_text.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 const TICK_MS = 1000;
 const PASTE_START = "\x1b[200~";
@@ -387,7 +388,7 @@ function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
     keyDrop = undefined;
     clearTimeout(idle);
     unsubscribe();
-    if (dropped) ui.notify?.("keys typed after the prompt closed were dropped", "info");
+    if (dropped) ui.notify?.(msg.droppedKeys, "info");
   };
   // A drop still running when the next modal is withdrawn is the same burst of
   // typing: the keys it held back never reached that modal to say so.

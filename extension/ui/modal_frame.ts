@@ -2,7 +2,7 @@
  * What both modals draw alike: the theme they use, the live view of the
  * masked input, the `Command:` and untrusted-text lines, the title, input
  * line and footer, and the box around it all. Pure: the same input gives the
- * same lines.
+ * same lines. The words are the language's (`shared/i18n/`).
  *
  * @module
  */
@@ -10,6 +10,7 @@
 import { CURSOR_MARKER, truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 import { formatCountdown, labelled, shellQuote, type Suffix, wrapped } from "./modal_text.ts";
 import { sanitizePrompt, sanitizeUntrusted } from "../../askpass/prompt_text.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Wrapped lines of the `Command:` line shown before it is cut with `…`. */
 export const MAX_COMMAND_LINES = 4;
@@ -67,13 +68,13 @@ export function scrolledLines(
   const end = top + COMMAND_WINDOW_LINES;
   return [
     ...lines.slice(top, end),
-    theme.fg("accent", `↑/↓ to read it all: lines ${top + 1}–${end} of ${lines.length}`),
+    theme.fg("accent", msg.scrollHint(top + 1, end, lines.length)),
   ];
 }
 
 /** `Command: ` and the quoted argv, wrapped under the label, whole (never cut). */
 export function commandLines(argv: readonly string[], width: number): string[] {
-  return labelled("Command: ", argv.map(shellQuote).join(" "), width, Infinity);
+  return labelled(msg.commandLabel, argv.map(shellQuote).join(" "), width, Infinity);
 }
 
 /** Agent-controlled text, sanitised and framed in `«…»` after a muted label. */
@@ -107,10 +108,9 @@ function inputLine(label: string, typed: number, cursorText: string, width: numb
 }
 
 /** Label of the reply field. */
-export const REPLY_LABEL = "Reply to the agent: ";
+export const REPLY_LABEL: string = msg.replyLabel;
 /** Shown under the password while no reply is being written. */
-export const REPLY_HINT =
-  "Tab: decline with a reply to the agent (typed in clear, never the password)";
+export const REPLY_HINT: string = msg.replyHint;
 
 /**
  * The reply field: a hint while it is empty and not chosen, else the label
@@ -145,8 +145,7 @@ export function boxLines(lines: readonly string[], width: number, theme: ModalTh
 }
 
 /** Shown while keys typed for the previous, withdrawn modal are dropped. */
-export const KEYS_DROPPED =
-  "Keys typed for the prompt that closed are dropped until Enter or a pause.";
+export const KEYS_DROPPED: string = msg.keysDropped;
 
 /**
  * A modal's renderer: its title, its own `body` lines, then the masked input,
@@ -162,9 +161,7 @@ export function modalRenderer<S extends MaskedInputView>(
   const content = (state: S, width: number, theme: ModalTheme): string[] => {
     const dim = (s: string) => theme.fg("dim", s);
     const countdown = formatCountdown(state.secondsLeft);
-    const keys = state.replying
-      ? `Enter or Escape: decline and send the reply · Tab: back · auto-cancel in ${countdown}`
-      : `Press Enter to submit, Escape to cancel · auto-cancel in ${countdown}`;
+    const keys = state.replying ? msg.keysReplying(countdown) : msg.keysPassword(countdown);
     return [
       theme.bold(theme.fg("accent", title)),
       "",
@@ -175,7 +172,7 @@ export function modalRenderer<S extends MaskedInputView>(
       "",
       ...wrapped(keys, width, dim),
       ...wrapped(input.note, width, dim),
-      ...(state.waiting > 0 ? [theme.fg("warning", `${state.waiting} more waiting`)] : []),
+      ...(state.waiting > 0 ? [theme.fg("warning", msg.moreWaiting(state.waiting))] : []),
     ];
   };
   return (state, width, theme) =>

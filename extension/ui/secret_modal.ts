@@ -19,18 +19,17 @@ import {
 } from "./modal_frame.ts";
 import type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
 import { labelled, shellQuote, wrapped } from "./modal_text.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** The secret modal's title: deliberately not the sudo modal's. */
-export const SECRET_MODAL_TITLE = "🔑 Secret request";
+export const SECRET_MODAL_TITLE: string = msg.secretTitle;
 /**
  * Shown in the warning colour when the agent can trace the command (no Yama,
  * or `ptrace_scope` 0): the secret is then readable in its memory.
  */
-export const TRACEABLE_WARNING =
-  "⚠ Runs as you: the agent can trace it and read the secret (ptrace_scope 1 stops this).";
+export const TRACEABLE_WARNING: string = msg.traceableWarning;
 /** Shown in the error colour when the secret's argv is not on the allowlist. */
-export const NOT_ALLOWLISTED_WARNING =
-  "⚠ Not on the allowlist: this command may show the agent what you type.";
+export const NOT_ALLOWLISTED_WARNING: string = msg.notAllowlistedWarning;
 
 /** Everything {@link renderSecretModal} draws; no secrets, no callbacks. */
 export interface SecretModalState extends MaskedInputView {
@@ -47,10 +46,10 @@ function secretBodyLines(state: SecretModalState, width: number, theme: ModalThe
   return [
     ...scrolledLines(commandLines(request.argv, width), state.scroll ?? 0, theme),
     // Where it runs matters (`cat .env`): the caller's real cwd, checked by the broker.
-    ...labelled("In: ", shellQuote(request.cwd), width, MAX_COMMAND_LINES),
+    ...labelled(msg.inLabel, shellQuote(request.cwd), width, MAX_COMMAND_LINES),
     // The marker is a suffix, so a long label can never push it out of view.
-    ...untrustedLines("Label: ", request.label, width, theme, {
-      text: "(unverified)",
+    ...untrustedLines(msg.labelLabel, request.label, width, theme, {
+      text: msg.unverified,
       style: (s) => theme.bold(theme.fg("warning", s)),
     }),
     ...(request.allowlisted ? [] : wrapped(NOT_ALLOWLISTED_WARNING, width, color("error"))),
@@ -61,8 +60,8 @@ function secretBodyLines(state: SecretModalState, width: number, theme: ModalThe
 
 /** Draws the "Secret request" modal, pure, width-safe and boxed like {@link renderSudoModal}. */
 export const renderSecretModal = modalRenderer(SECRET_MODAL_TITLE, secretBodyLines, {
-  label: "Secret: ",
-  note: "The secret goes to this command's stdin and will not be visible to the AI model.",
+  label: msg.secretLabel,
+  note: msg.secretNote,
 });
 
 /** The masked `pi-secret-run` overlay ("🔑 Secret request"). */
@@ -86,8 +85,8 @@ export function showSecretModal(
       request,
       signal,
       SecretModal,
-      "🔑 pi-secret-run: the box is on your terminal",
+      msg.secretElsewhereTitle,
       elsewhere,
     )
-    : showModal(ui, request, signal, SecretModal, "secret for pi-secret-run");
+    : showModal(ui, request, signal, SecretModal, msg.secretBlocked);
 }

@@ -15,9 +15,10 @@ import type { ModalRenderer, ModalUI } from "./masked_prompt.ts";
 import { commandLines, modalRenderer, scrolledLines, untrustedLines } from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { escapeUnsafe, shellCommandText, wrapped } from "./modal_text.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
-/** The sudo modal's title, exactly as the spec words it. */
-export const SUDO_MODAL_TITLE = "🔐 Sudo Authentication Required";
+/** The sudo modal's title, exactly as the spec words it (in English). */
+export const SUDO_MODAL_TITLE: string = msg.sudoTitle;
 
 /** Everything {@link renderSudoModal} draws; no secrets, no callbacks. */
 export interface SudoModalState extends MaskedInputView {
@@ -33,13 +34,13 @@ export interface SudoModalState extends MaskedInputView {
 export const MAX_UNCHECKED_SHOWN = 4;
 
 /** What pi proved of a process's origin, in words (ADR 0009 §2). */
-export const ORIGIN_TEXT = {
-  agent: "started by the agent: it descends from pi (a tool call or a ! command)",
-  during_call: "started while a tool call of pi ran",
-} as const;
+export const ORIGIN_TEXT: Readonly<Record<"agent" | "during_call", string>> = {
+  agent: msg.originAgent,
+  during_call: msg.originDuringCall,
+};
 
 /** The one step that lets root answer instead of the human. */
-export const ROOT_CHECK_OFFER = "Root can check these for you: /sudo-prompt install-broker";
+export const ROOT_CHECK_OFFER: string = msg.rootCheckOffer;
 
 /**
  * The "could not be checked" section: each process with its pid, start time
@@ -54,18 +55,17 @@ function uncheckedLines(
 ): string[] {
   if (list.length === 0) return [];
   const warn = (s: string) => theme.fg("warning", s);
-  const head = "⚠ Not checked: if you do not know one of these, press Escape.";
-  const lines = wrapped(head, width, warn);
+  const lines = wrapped(msg.notCheckedHead, width, warn);
   // What pi proved comes first: it must never hide behind "… and N more".
   const rank = (p: UncheckedProcess) => p.origin === "agent" ? 0 : p.origin ? 1 : 2;
   const sorted = [...list].sort((a, b) => rank(a) - rank(b));
   for (const p of sorted.slice(0, MAX_UNCHECKED_SHOWN)) {
-    const when = p.started ? `, started ${sanitizeUntrusted(p.started, 8)}` : "";
-    const parent = p.parent ? `, parent ${sanitizeUntrusted(p.parent, 40)}` : "";
+    const when = p.started ? msg.uncheckedStarted(sanitizeUntrusted(p.started, 8)) : "";
+    const parent = p.parent ? msg.uncheckedParent(sanitizeUntrusted(p.parent, 40)) : "";
     lines.push(...wrapped(`• ${p.pid}${when}${parent}`, width, warn));
     if (p.origin) {
       // It may read this terminal too, and take the keys (Escape included): how to stop it.
-      const stop = p.origin === "agent" ? `; stop it: kill ${p.pid}` : "";
+      const stop = p.origin === "agent" ? msg.stopIt(p.pid) : "";
       lines.push(
         ...wrapped(`  ${ORIGIN_TEXT[p.origin]}${stop}`, width, (s) => theme.fg("error", s)),
       );
@@ -73,14 +73,14 @@ function uncheckedLines(
     lines.push(...wrapped(`  ${sanitizeUntrusted(p.why, 80)}`, width, warn));
     lines.push(
       "  " + truncateToWidth(
-        `calls itself: ${escapeUnsafe(sanitizeUntrusted(p.command, 200))}`,
+        msg.callsItself(escapeUnsafe(sanitizeUntrusted(p.command, 200))),
         width - 2,
         "…",
       ),
     );
   }
   if (list.length > MAX_UNCHECKED_SHOWN) {
-    lines.push(warn(`  … and ${list.length - MAX_UNCHECKED_SHOWN} more`));
+    lines.push(warn(msg.andMore(list.length - MAX_UNCHECKED_SHOWN)));
   }
   return [...lines, ...wrapped(ROOT_CHECK_OFFER, width, (s) => theme.fg("muted", s)), ""];
 }
@@ -98,10 +98,7 @@ function warningLines(warnings: readonly string[], width: number, theme: ModalTh
 
 /** What typing the password approves, in one sentence. */
 export function approvalText(covers: "call" | "sudo" | undefined): string {
-  return covers === "call"
-    ? "Approves: everything the shell command above runs until it ends; its later sudos do " +
-      "not ask again."
-    : "Approves: this one sudo.";
+  return covers === "call" ? msg.approvesCall : msg.approvesSudo;
 }
 
 /** Lines for the shell command, whole: every line, wrapped, never cut. */
@@ -114,7 +111,7 @@ function shellCommandLines(argv: readonly string[], width: number, theme: ModalT
       (piece) => "  " + piece,
     )
   );
-  return [theme.fg("muted", "Shell command:"), ...lines];
+  return [theme.fg("muted", msg.shellCommandLabel), ...lines];
 }
 
 /** The sudo modal's own lines, between the title and the input line. */
@@ -129,11 +126,11 @@ function sudoBodyLines(state: SudoModalState, width: number, theme: ModalTheme):
     ...scrolledLines(command, state.scroll ?? 0, theme),
     ...warningLines(request.warnings ?? [], width, theme),
     ...wrapped(approvalText(request.covers), width, (s) => theme.fg("muted", s)),
-    ...untrustedLines("sudo asks: ", request.promptText, width, theme),
+    ...untrustedLines(msg.sudoAsksLabel, request.promptText, width, theme),
     "",
     ...uncheckedLines(state.unchecked ?? [], width, theme),
   ];
-  const retry = `Incorrect password, try again (${request.attempt}/${request.maxAttempts})`;
+  const retry = msg.incorrectPassword(request.attempt, request.maxAttempts);
   if (request.attempt >= 2) lines.push(theme.fg("error", retry));
   return lines;
 }
@@ -143,8 +140,8 @@ function sudoBodyLines(state: SudoModalState, width: number, theme: ModalTheme):
  * same state gives the same lines, each at most `width` visible columns.
  */
 export const renderSudoModal = modalRenderer(SUDO_MODAL_TITLE, sudoBodyLines, {
-  label: "Password: ",
-  note: "Your password is secure and will not be visible to the AI model.",
+  label: msg.passwordLabel,
+  note: msg.passwordNote,
 });
 
 /** The masked sudo password overlay ("🔐 Sudo Authentication Required"). */
@@ -169,8 +166,8 @@ export function showSudoModal(
       request,
       signal,
       SudoModal,
-      "🔐 sudo: the password box is on your terminal",
+      msg.sudoElsewhereTitle,
       elsewhere,
     )
-    : showModal(ui, request, signal, SudoModal, "sudo password");
+    : showModal(ui, request, signal, SudoModal, msg.sudoBlocked);
 }

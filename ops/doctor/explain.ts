@@ -7,6 +7,7 @@
  */
 import { refusalAdvice, refusalReasons } from "../../extension/channel/refusal_advice.ts";
 import type { Result } from "../../shared/result.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** The lines that explain `reason`, or a one-line error for a name that is no reason. */
 export function explainRefusal(reason: string): Result<{ lines: readonly string[] }, string> {
@@ -15,16 +16,16 @@ export function explainRefusal(reason: string): Result<{ lines: readonly string[
     const shown = reason.replace(/[^a-z0-9_]/gi, "?").slice(0, 40);
     return {
       ok: false,
-      reason: `no refusal is named "${shown}"; known: ${refusalReasons().join(", ")}`,
+      reason: msg.doctorNoSuchReason(shown, refusalReasons().join(", ")),
     };
   }
   return {
     ok: true,
     lines: [
       reason,
-      `  what happened: ${advice.means}`,
-      `  what to do:    ${advice.todo}`,
-      "  more: docs/troubleshooting.md; `pi-sudo-prompt doctor` checks the whole chain",
+      msg.explainMeans(advice.means),
+      msg.explainTodo(advice.todo),
+      msg.explainMore,
     ],
   };
 }

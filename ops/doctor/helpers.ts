@@ -8,6 +8,7 @@
 import { access, stat } from "node:fs/promises";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { readProcText } from "../../kernel/proc_reader.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Most bytes read of a small `/proc` file (a sysctl value, `/proc/self/stat`). */
 const SMALL_FILE_MAX = 4096;
@@ -29,9 +30,9 @@ export function octal(mode: number): string {
   return `0${(mode & 0o7777).toString(8).padStart(3, "0")}`;
 }
 
-/** `" (you)"` when `owner` is the agent's uid: the detail then says the agent owns it. */
+/** `" (you)"` (in the language's word) when `owner` is the agent's uid: the detail then says the agent owns it. */
 export function you(owner: number, uid: number): string {
-  return owner === uid ? " (you)" : "";
+  return owner === uid ? msg.you : "";
 }
 
 /** The text of a small (procfs) file, or `undefined` when it cannot be read. */

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { errnoCode } from "../../shared/errno.ts";
 import { changeable, rootOnlyChainProblem } from "../../shared/root_chain.ts";
 import { octal, you } from "./helpers.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Most entries of a tree {@link treeProblems} examines. */
 const TREE_ENTRY_LIMIT = 2_000;
@@ -28,20 +29,20 @@ export async function rootOwnedProblem(
   uid: number,
 ): Promise<string | undefined> {
   const st = await lstat(path).catch((e) => errnoCode(e) ?? "error");
-  if (typeof st === "string") return `${path}: ${st === "ENOENT" ? "missing" : st}`;
-  if (st.isSymbolicLink()) return `${path} is a symlink`;
-  if (kind === "file" && !st.isFile()) return `${path} is not a regular file`;
-  if (kind === "dir" && !st.isDirectory()) return `${path} is not a directory`;
+  if (typeof st === "string") return st === "ENOENT" ? msg.ownMissing(path) : `${path}: ${st}`;
+  if (st.isSymbolicLink()) return msg.ownSymlink(path);
+  if (kind === "file" && !st.isFile()) return msg.ownNotRegular(path);
+  if (kind === "dir" && !st.isDirectory()) return msg.ownNotDirectory(path);
   const own = changeableProblem(changeable(path, st, kind === "dir" && allowSticky), uid);
   if (own) return own;
   // Every directory above it, as named and as resolved: a symlink on the
   // way counts by its owner, its target by the resolved chain.
   const parent = dirname(path);
   const real = await realpath(parent).catch(() => undefined);
-  if (real === undefined) return `${parent} cannot be resolved`;
+  if (real === undefined) return msg.ownUnresolved(parent);
   for (const start of real === parent ? [parent] : [parent, real]) {
     const problem = await rootOnlyChainProblem(start, allowSticky);
-    if (problem?.kind === "unreadable") return `${problem.path} cannot be examined`;
+    if (problem?.kind === "unreadable") return msg.ownUnexamined(problem.path);
     if (problem) return changeableProblem(problem, uid);
   }
   return undefined;
@@ -51,7 +52,7 @@ export async function rootOwnedProblem(
 export async function treeProblems(root: string, uid: number): Promise<string[]> {
   const problems: string[] = [];
   const top = await lstat(root).catch(() => undefined);
-  if (!top) return [`${root} cannot be examined`];
+  if (!top) return [msg.ownUnexamined(root)];
   const first = await rootOwnedProblem(root, top.isDirectory() ? "dir" : "file", true, uid);
   if (first) problems.push(first);
   const queue = [root];
@@ -65,7 +66,7 @@ export async function treeProblems(root: string, uid: number): Promise<string[]>
       const st = await lstat(p).catch(() => undefined);
       if (!st) continue;
       if (st.isSymbolicLink() && st.uid !== 0) {
-        problems.push(`${p} is a symlink owned by uid ${st.uid}${you(st.uid, uid)}`);
+        problems.push(msg.ownForeignSymlink(p, st.uid, you(st.uid, uid)));
         continue;
       }
       // A root's symlink counts by its target (a dangling one by nothing).
@@ -84,7 +85,10 @@ function changeableProblem(
   uid: number,
 ): string | undefined {
   if (!p) return undefined;
-  const by = (p.mode & 0o020) ? "group" : "others";
-  if (p.writable) return `${p.path} is writable by ${by} (mode ${octal(p.mode)})`;
-  return `${p.path} is owned by uid ${p.uid}${you(p.uid, uid)}, not root`;
+  if (p.writable) {
+    return (p.mode & 0o020)
+      ? msg.ownWritableByGroup(p.path, octal(p.mode))
+      : msg.ownWritableByOthers(p.path, octal(p.mode));
+  }
+  return msg.ownOwnedBy(p.path, p.uid, you(p.uid, uid));
 }

@@ -33,6 +33,7 @@ import {
   resolveContext,
 } from "./context.ts";
 import { oneLine } from "./helpers.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 export type { CheckStatus, DoctorCheck, DoctorOptions } from "./context.ts";
 
@@ -96,8 +97,8 @@ async function guarded(
     const expired = new Promise<Finding>((resolve) => {
       timer = setTimeout(resolve, limit, {
         status: "fail",
-        detail: `did not finish within ${limit} ms`,
-        fix: "run the doctor again; if it persists, the step named above hangs on this machine",
+        detail: msg.doctorExpired(limit),
+        fix: msg.doctorExpiredFix,
       });
     });
     const finding = await Promise.race([run(ctx), expired]);
@@ -107,8 +108,8 @@ async function guarded(
       id,
       title,
       status: "fail",
-      detail: `unexpected error: ${oneLine(e instanceof Error ? e.message : String(e))}`,
-      fix: "run the doctor again; report the error if it persists",
+      detail: msg.doctorError(oneLine(e instanceof Error ? e.message : String(e))),
+      fix: msg.doctorErrorFix,
     };
   } finally {
     clearTimeout(timer);
@@ -126,22 +127,21 @@ const STATUS_MARKERS: Record<CheckStatus, string> = { ok: "✓", warn: "!", fail
 /**
  * Plain-text lines (no ANSI; the TUI colours them by the leading marker):
  * per check `<marker> <title> <detail>`, wrapped at `width`, then
- * `fix: …` indented under the detail; last, how many had each verdict. Only a
+ * `fix: …` (in the language's words) indented under the detail; last, how many had each verdict. Only a
  * single word longer than a line (a long path) exceeds `width`.
  */
 export function renderDoctor(checks: readonly DoctorCheck[], width = DEFAULT_WIDTH): string[] {
   const indent = " ".repeat(2 + TITLE_WIDTH + 1);
+  const fix = `${indent}${msg.doctorFix}`;
+  const under = " ".repeat(fix.length);
   const lines: string[] = [];
   for (const c of checks) {
     const head = `${STATUS_MARKERS[c.status]} ${oneLine(c.title).padEnd(TITLE_WIDTH)} `;
     lines.push(...wrap(oneLine(c.detail), head, indent, width));
-    if (c.fix) lines.push(...wrap(oneLine(c.fix), `${indent}fix: `, `${indent}     `, width));
+    if (c.fix) lines.push(...wrap(oneLine(c.fix), fix, under, width));
   }
   const n = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
-  lines.push(
-    `${checks.length} checks: ${n("ok")} ok, ${n("warn")} warnings, ${n("fail")} failed, ` +
-      `${n("info")} info`,
-  );
+  lines.push(msg.doctorSummary(checks.length, n("ok"), n("warn"), n("fail"), n("info")));
   return lines;
 }
 

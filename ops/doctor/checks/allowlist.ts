@@ -14,6 +14,7 @@ import {
 } from "../../../broker/allowlist.ts";
 import { type Context, defineCheck } from "../context.ts";
 import { octal, you } from "../helpers.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** The allowlist is safe (or absent). */
 export const allowlistCheck = defineCheck("allowlist", "allowlist", async (ctx) => {
@@ -23,18 +24,18 @@ export const allowlistCheck = defineCheck("allowlist", "allowlist", async (ctx) 
     const n = r.entries.length;
     return {
       status: "ok",
-      detail: `${path}: root-owned, not writable by others, ${n} ${n === 1 ? "entry" : "entries"}`,
+      detail: msg.allowlistOk(path, n),
     };
   }
   if (r.reason === ALLOWLIST_FILE_REFUSALS.MISSING) {
     return {
       status: "info",
-      detail: `${path} absent: every pi-secret-run command shows the red warning`,
-      fix: "the broker installer creates it (root-owned, commented examples)",
+      detail: msg.allowlistAbsent(path),
+      fix: msg.allowlistAbsentFix,
     };
   }
   const { why, fix } = await refusal(ctx, r);
-  return { status: "warn", detail: `unsafe: ${why}; the allowlist counts as empty`, fix };
+  return { status: "warn", detail: msg.allowlistUnsafeDetail(why), fix };
 });
 
 type Refused = Extract<AllowlistFileResult, { ok: false }>;
@@ -48,44 +49,38 @@ async function refusal(ctx: Context, r: Refused): Promise<{ why: string; fix: st
   switch (r.reason) {
     case R.SYMLINK:
       return {
-        why: `${path} is a symlink (never followed)`,
-        fix: `replace the symlink with a regular root-owned file: sudo cp --remove-destination ` +
-          `"$(readlink -f ${path})" ${path}`,
+        why: msg.allowlistSymlink(path),
+        fix: msg.allowlistSymlinkFix(path),
       };
     case R.NOT_REGULAR:
       return {
-        why: `${path} is not a regular file`,
-        fix: `make ${path} a regular root-owned file (rerun the broker installer)`,
+        why: msg.ownNotRegular(path),
+        fix: msg.allowlistNotRegularFix(path),
       };
     case R.NOT_ROOT_OWNED:
       return {
-        why: st ? `${path} is owned by uid ${st.uid}${you(st.uid, ctx.uid)}, not root` : r.reason,
+        why: st ? msg.ownOwnedBy(path, st.uid, you(st.uid, ctx.uid)) : r.reason,
         fix: chown,
       };
     case R.WRITABLE_BY_OTHERS:
       return {
-        why: `${path} is writable by group or others` + (st ? ` (mode ${octal(st.mode)})` : ""),
+        why: msg.allowlistWritable(path) + (st ? msg.allowlistMode(octal(st.mode)) : ""),
         fix: chown,
       };
     case R.UNSAFE_PARENT: {
       const dir = r.path ?? dirname(path);
-      let why =
-        `its directory ${dir} is not a root-owned real directory closed to group/other writes`;
+      let why = msg.allowlistParent(dir);
       const d = await lstat(dir).catch(() => undefined);
       if (d) {
-        why += ` (uid ${d.uid}, mode ${octal(d.mode)}${d.isSymbolicLink() ? ", symlink" : ""})`;
+        const link = d.isSymbolicLink() ? msg.allowlistParentSymlink : "";
+        why += msg.allowlistParentFacts(d.uid, octal(d.mode), link);
       }
-      return {
-        why,
-        fix: `sudo chown root:root ${dir} && sudo chmod go-w ${dir} (every directory above ` +
-          `${path} must be root-owned and not writable by group/other)`,
-      };
+      return { why, fix: msg.allowlistParentFix(dir, path) };
     }
     case R.MALFORMED:
       return {
-        why: `line ${r.line ?? "?"} is malformed (${r.syntax ?? "syntax"}); ` +
-          "one bad line voids the file",
-        fix: `fix line ${r.line ?? "?"} of ${path} (sudoedit ${path})`,
+        why: msg.allowlistMalformed(String(r.line ?? "?"), r.syntax ?? msg.allowlistSyntax),
+        fix: msg.allowlistMalformedFix(String(r.line ?? "?"), path),
       };
     default:
       return { why: `${path}: ${r.reason}`, fix: chown };

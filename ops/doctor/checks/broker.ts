@@ -16,6 +16,7 @@ import { type Context, defineCheck, type Finding } from "../context.ts";
 import { exists, firstExisting, oneLine, SUDO_ENV } from "../helpers.ts";
 import { rootOwnedProblem } from "../ownership.ts";
 import { parseBrokerVersion } from "../../../broker/broker_version.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** Most of the VERSION file read. */
 const VERSION_FILE_MAX = 4096;
@@ -25,7 +26,7 @@ const LAUNCHER_USAGE_EXIT = 125;
 /** Root broker installed, root-owned, with the same protocol version, reachable through sudo. */
 export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
   const installer = join(ctx.packageRoot, "broker", "install.sh");
-  const installHint = `/sudo-prompt install-broker in pi, or: sudo sh ${installer}`;
+  const installHint = msg.brokerInstallHint(installer);
   let text: string;
   try {
     text = await readFile(ctx.brokerVersionFile, "utf8");
@@ -33,38 +34,37 @@ export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
     if (errnoCode(e) === "ENOENT" || errnoCode(e) === "ENOTDIR") {
       return {
         status: "info",
-        detail: "root broker not installed (only needed for pi-secret-run)",
+        detail: msg.brokerNotInstalled,
         fix: installHint,
       };
     }
     return {
       status: "warn",
-      detail: `${ctx.brokerVersionFile} unreadable (${errnoCode(e) ?? "error"})`,
-      fix: `reinstall: ${installHint}`,
+      detail: msg.brokerUnreadable(ctx.brokerVersionFile, errnoCode(e) ?? "error"),
+      fix: msg.brokerReinstall(installHint),
     };
   }
   const { version, protocol } = parseBrokerVersion(text.slice(0, VERSION_FILE_MAX));
   if (protocol === undefined) {
     return {
       status: "fail",
-      detail: `${ctx.brokerVersionFile} has no protocol= line: broken install`,
-      fix: `reinstall the broker: ${installHint}`,
+      detail: msg.brokerNoProtocol(ctx.brokerVersionFile),
+      fix: msg.brokerReinstallBroker(installHint),
     };
   }
-  const shown = `broker ${oneLine(version ?? "?")}, protocol ${protocol}`;
+  const shown = msg.brokerShown(oneLine(version ?? "?"), String(protocol));
   if (protocol !== PROTOCOL_VERSION) {
     return {
       status: "fail",
-      detail: `${shown}; this extension speaks protocol ${PROTOCOL_VERSION}: pi-secret-run is ` +
-        "refused until the broker is reinstalled",
-      fix: `reinstall the broker: ${installHint}`,
+      detail: msg.brokerOtherProtocol(shown, PROTOCOL_VERSION),
+      fix: msg.brokerReinstallBroker(installHint),
     };
   }
   if (!await exists(ctx.brokerLauncher)) {
     return {
       status: "fail",
-      detail: `${shown} but ${ctx.brokerLauncher} is missing: incomplete install`,
-      fix: `reinstall the broker: ${installHint}`,
+      detail: msg.brokerNoLauncher(shown, ctx.brokerLauncher),
+      fix: msg.brokerReinstallBroker(installHint),
     };
   }
   for (const p of [ctx.brokerVersionFile, ctx.brokerLauncher]) {
@@ -74,15 +74,12 @@ export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
       // change it, or a directory above it, gets root (docs/pi-secret-run.md).
       return {
         status: "fail",
-        detail: `${shown}, but ${problem}: not a root-owned install, and whoever can change ` +
-          "it can run anything as root through the broker's sudo rule",
-        fix: "make every directory above it root-owned and not writable by group or others " +
-          `(chown root:root DIR; chmod go-w DIR), then reinstall: ${installHint}; or remove ` +
-          `the broker now: sudo sh ${installer} --uninstall`,
+        detail: msg.brokerNotRootOwned(shown, problem),
+        fix: msg.brokerNotRootOwnedFix(installHint, installer),
       };
     }
   }
-  const extensionVersion = version === PACKAGE_VERSION ? "" : ` (extension ${PACKAGE_VERSION})`;
+  const extensionVersion = version === PACKAGE_VERSION ? "" : msg.brokerExtension(PACKAGE_VERSION);
   const rule = await sudoRuleFinding(ctx, shown);
   if (rule) return rule;
   const stale = await staleCopy(ctx);
@@ -92,12 +89,11 @@ export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
     // mode fall back to the package's own (user-owned) guardian.
     return {
       status: "warn",
-      detail: `${shown}, but its root-owned copy of ${stale} differs from this package's ` +
-        "(updated since the broker was installed): the broker and hardened mode run the old code",
-      fix: `reinstall the broker: ${installHint}`,
+      detail: msg.brokerStale(shown, stale),
+      fix: msg.brokerReinstallBroker(installHint),
     };
   }
-  return { status: "ok", detail: `${shown}${extensionVersion}: installed, protocol matches` };
+  return { status: "ok", detail: msg.brokerOk(shown, extensionVersion) };
 });
 
 /** The first source the installer copies whose installed copy is missing or not this package's. */
@@ -130,22 +126,21 @@ async function sudoRuleFinding(ctx: Context, shown: string): Promise<Finding | u
     timeoutMs: ctx.commandTimeoutMs,
   });
   if (r.code === LAUNCHER_USAGE_EXIT && r.stderr.includes("pi-secret-broker:")) return undefined;
-  const fix = `a file in /etc/sudoers.d that sorts after ${SUDOERS_FILE} (or a rule in ` +
-    `/etc/sudoers after its @includedir) grants you a rule with a password; \`sudo -l\` lists ` +
-    "them in order (the last match wins): move that rule before the broker's, or re-run the " +
-    "broker installer after renaming that file so it sorts first";
+  const fix = msg.brokerRuleFix(SUDOERS_FILE);
   if (/password is required/.test(r.stderr)) {
     return {
       status: "fail",
-      detail: `${shown}, but sudo asks for a password for the broker: a later sudoers rule ` +
-        "overrides its NOPASSWD rule (or the rule names another user), so pi-secret-run fails",
-      fix: `${fix}; if the rule names another user, re-run the installer with --user you`,
+      detail: msg.brokerAsksPassword(shown),
+      fix: msg.brokerAsksPasswordFix(fix),
     };
   }
   return {
     status: "warn",
-    detail: `${shown}, but \`sudo -n ${ctx.brokerLauncher}\` did not reach the broker: ` +
+    detail: msg.brokerUnreached(
+      shown,
+      ctx.brokerLauncher,
       oneLine(r.stderr || r.spawnError || `exit ${r.code}`),
-    fix: `re-run the broker installer for this user; ${fix}`,
+    ),
+    fix: msg.brokerUnreachedFix(fix),
   };
 }

@@ -15,6 +15,7 @@ import {
 } from "../../../askpass/helper_permissions.ts";
 import { type CommandResult, type Context, defineCheck, type Finding } from "../context.ts";
 import { canAccess, oneLine } from "../helpers.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** Longest line of a failed command's stderr shown. */
 const STDERR_LINE_MAX = 160;
@@ -22,17 +23,17 @@ const STDERR_LINE_MAX = 160;
 const REFUSAL = "refusing to run with NODE_OPTIONS set";
 
 /** The deno binary runs the helper with the pinned flags. */
-export const denoHelperCheck = defineCheck("deno", "deno helper", async (ctx) => {
+export const denoHelperCheck = defineCheck("deno", msg.denoTitle, async (ctx) => {
   const deno = ctx.denoPath;
   if (!deno) {
     return {
       status: "fail",
-      detail: "deno binary not found (the npm dependency `deno`): the extension cannot start",
-      fix: "npm ci in the package, with allow-scripts=deno in .npmrc",
+      detail: msg.denoNotFound,
+      fix: msg.denoNotFoundFix,
     };
   }
   if (!await canAccess(deno, constants.X_OK)) {
-    return { status: "fail", detail: `${deno} is not executable`, fix: "npm ci in the package" };
+    return { status: "fail", detail: msg.denoNotExecutable(deno), fix: msg.denoNpmCi };
   }
   const version = await ctx.run(deno, ["--version"], {
     env: { NO_COLOR: "1" },
@@ -41,37 +42,35 @@ export const denoHelperCheck = defineCheck("deno", "deno helper", async (ctx) =>
   if (version.code !== 0) {
     return {
       status: "fail",
-      detail: `\`${deno} --version\` ${describeFailure(version)}`,
-      fix: "npm ci in the package (the binary may be damaged or for another platform)",
+      detail: msg.denoVersionFailed(deno, describeFailure(version)),
+      fix: msg.denoDamagedFix,
     };
   }
-  const denoVersion = /^deno (\S+)/.exec(version.stdout)?.[1] ?? "unknown version";
+  const denoVersion = /^deno (\S+)/.exec(version.stdout)?.[1] ?? msg.denoUnknownVersion;
   if (!await canAccess(ctx.helperPath, constants.R_OK)) {
     return {
       status: "fail",
-      detail: `helper ${ctx.helperPath} is missing`,
-      fix: "reinstall the package",
+      detail: msg.denoHelperMissing(ctx.helperPath),
+      fix: msg.denoReinstall,
     };
   }
   for (const p of [deno, ctx.helperPath]) {
     if (!isSafeFlagPath(p)) {
       return {
         status: "fail",
-        detail: `${p} has characters the launcher refuses (space, comma, quotes, …): the ` +
-          "extension will not start",
-        fix: "install the package (and node_modules) under a plain path",
+        detail: msg.denoUnsafePath(p),
+        fix: msg.denoUnsafePathFix,
       };
     }
   }
   const probeFailure = await probeHelper(ctx, deno);
   if (probeFailure) return probeFailure;
   const pinned = await packageDenoVersion(ctx.packageRoot);
-  const note = pinned && pinned !== denoVersion ? ` (package.json pins ${pinned})` : "";
+  const note = pinned && pinned !== denoVersion ? msg.denoPins(pinned) : "";
   return {
     status: pinned && pinned !== denoVersion ? "warn" : "ok",
-    detail: `deno ${denoVersion}${note} at ${deno}; the helper runs with the pinned flags and ` +
-      "refuses a code-loading variable",
-    ...(note ? { fix: "npm ci in the package to get the pinned deno" } : {}),
+    detail: msg.denoOk(denoVersion, note, deno),
+    ...(note ? { fix: msg.denoGetPinned } : {}),
   };
 });
 
@@ -110,9 +109,8 @@ async function probeHelper(ctx: Context, deno: string): Promise<Finding | undefi
     if (refused) return undefined;
     return {
       status: "fail",
-      detail: "the helper under the pinned flags did not refuse a code-loading variable " +
-        `(NODE_OPTIONS): it ${describeFailure(probe)}${written ? " and wrote to stdout" : ""}`,
-      fix: "npm ci in the package; check docs/permissions.md against this deno version",
+      detail: msg.denoNoRefusal(describeFailure(probe), written ? msg.denoWroteStdout : ""),
+      fix: msg.denoNoRefusalFix,
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -121,10 +119,10 @@ async function probeHelper(ctx: Context, deno: string): Promise<Finding | undefi
 
 /** How a command failed, in a few words and the first line of its stderr. */
 function describeFailure(r: CommandResult): string {
-  if (r.spawnError) return `could not start (${r.spawnError})`;
-  if (r.timedOut) return "did not finish before its deadline and was killed";
+  if (r.spawnError) return msg.denoCouldNotStart(r.spawnError);
+  if (r.timedOut) return msg.denoKilledAtDeadline;
   const said = oneLine(r.stderr.trim().split("\n")[0] ?? "").slice(0, STDERR_LINE_MAX);
-  const how = r.code !== null ? `exited ${r.code}` : `was killed by ${r.signal}`;
+  const how = r.code !== null ? msg.denoExited(r.code) : msg.denoKilledBy(String(r.signal));
   return said ? `${how}: ${said}` : how;
 }
 

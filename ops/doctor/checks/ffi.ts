@@ -20,14 +20,15 @@ import { fdStatSync, socketFd } from "../../../kernel/socket_fd.ts";
 import { unixPeerInode } from "../../../kernel/socket_peer.ts";
 import { ownUid } from "../../../shared/own_uid.ts";
 import { defineCheck, type Finding } from "../context.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** koffi loads; a real `SO_PEERCRED` and `SOCK_DIAG` round trip works. */
-export const ffiCheck = defineCheck("ffi", "FFI peer creds", async (ctx) => {
+export const ffiCheck = defineCheck("ffi", msg.ffiTitle, async (ctx) => {
   if (!peerCredentialsAvailable()) {
     return {
       status: "fail",
-      detail: "koffi FFI does not load here: every password request is refused (fail closed)",
-      fix: "run npm ci in the package (koffi ships prebuilt binaries for x64, arm64, riscv64)",
+      detail: msg.ffiNoKoffi,
+      fix: msg.ffiNoKoffiFix,
     };
   }
   const dir = await mkdtemp(join(ctx.tmpBase, "pi-sudo-doctor-"));
@@ -58,8 +59,8 @@ async function roundTrip(serverSide: Socket, client: Socket): Promise<Finding> {
   if (fd === undefined) {
     return {
       status: "fail",
-      detail: "no file descriptor behind a Node socket: requests refused",
-      fix: "use the Node that pi ships with (≥ 22); requests fail closed",
+      detail: msg.ffiNoFd,
+      fix: msg.ffiNoFdFix,
     };
   }
   const creds = getPeerCredentials(fd);
@@ -67,36 +68,33 @@ async function roundTrip(serverSide: Socket, client: Socket): Promise<Finding> {
   if (!creds.ok) {
     return {
       status: "fail",
-      detail: `SO_PEERCRED failed (${creds.reason}): every request is refused`,
-      fix: "report this kernel/architecture; requests fail closed",
+      detail: msg.ffiPeercredFailed(creds.reason),
+      fix: msg.ffiReport,
     };
   }
   if (creds.creds.pid !== process.pid || creds.creds.uid !== me) {
     return {
       status: "fail",
-      detail: `SO_PEERCRED returned pid ${creds.creds.pid} uid ${creds.creds.uid}, expected ` +
-        `pid ${process.pid} uid ${me}`,
-      fix: "report this kernel/architecture; requests fail closed",
+      detail: msg.ffiWrongPeer(creds.creds.pid, creds.creds.uid, process.pid, me),
+      fix: msg.ffiReport,
     };
   }
   const pidfd = getPeerPidfd(fd);
   if (pidfd !== undefined) closeFd(pidfd);
-  const pidfdNote = pidfd !== undefined ? "SO_PEERPIDFD yes" : "SO_PEERPIDFD no (kernel < 6.5)";
+  const pidfdNote = pidfd !== undefined ? msg.ffiPidfdYes : msg.ffiPidfdNo;
   const peer = await unixPeerInode(fd);
   const clientFd = socketFd(client);
   const clientIno = clientFd === undefined ? undefined : fdStatSync(clientFd)?.ino;
   if (!peer.ok || peer.peerInode !== clientIno) {
     return {
       status: "fail",
-      detail: "NETLINK_SOCK_DIAG did not name the peer socket" +
-        (peer.ok ? "" : ` (${peer.reason})`) + ": every request is refused (fail closed)",
-      fix: "use a kernel with CONFIG_UNIX_DIAG (the feature behind ss -x)",
+      detail: msg.ffiNoSockDiag(peer.ok ? "" : ` (${peer.reason})`),
+      fix: msg.ffiNoSockDiagFix,
     };
   }
   return {
     status: "ok",
-    detail: `koffi loads; SO_PEERCRED round trip gave our pid and uid; SOCK_DIAG named the ` +
-      `peer socket; ${pidfdNote}`,
+    detail: msg.ffiOk(pidfdNote),
   };
 }
 
@@ -111,7 +109,7 @@ function settled(emitter: EventEmitter, event: string): Promise<void> {
 function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<T>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(msg.ffiTimedOut(what, ms))), ms);
   });
   return Promise.race([p, expired]).finally(() => clearTimeout(timer));
 }

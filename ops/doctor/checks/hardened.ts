@@ -13,16 +13,14 @@ import { registeredSources, rootOwnedInstallFix } from "../../pi_sources.ts";
 import { type Context, defineCheck } from "../context.ts";
 import { exists } from "../helpers.ts";
 import { rootOwnedProblem, treeProblems } from "../ownership.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
-const CACHE_LABEL = "the helper's Deno cache";
+const CACHE_LABEL = msg.hardenedCache;
 /**
  * What hardened mode never covers, said whatever its state (ADR 0009 §5):
  * everything that runs inside pi's own process sees the modal's keys.
  */
-export const NOT_COVERED = "Not covered by hardened mode: pi itself, node, and every other " +
-  "extension or package pi loads (~/.pi/agent/extensions, the packages in pi's settings) run " +
-  "inside pi's process and see the modal's keys: code that can rewrite those files can read " +
-  "your password";
+export const NOT_COVERED: string = msg.hardenedNotCovered;
 /** The package's entries that hold code pi or the helper loads. */
 const PACKAGE_ENTRIES = [
   "package.json",
@@ -38,48 +36,45 @@ const PACKAGE_ENTRIES = [
 ];
 
 /** Which files the agent could modify; hardened mode active or not. */
-export const hardenedCheck = defineCheck("hardened", "hardened mode", async (ctx) => {
+export const hardenedCheck = defineCheck("hardened", msg.hardenedTitle, async (ctx) => {
   if (ctx.uid === 0) {
     return {
       status: "info",
-      detail: "running as root: sudo never asks for a password, hardened mode does not apply",
+      detail: msg.hardenedRoot,
     };
   }
   const items = await exposed(ctx);
   if (items.length === 0) {
     return {
       status: "ok",
-      detail: "hardened: the extension, helper, deno binary and Deno cache are root-owned; the " +
-        `agent cannot rewrite them. ${NOT_COVERED}`,
+      detail: msg.hardenedOk(NOT_COVERED),
     };
   }
   const listed = items.map(({ label, problems }) =>
-    `${label} (${problems[0]}${problems.length > 1 ? `, +${problems.length - 1} more` : ""})`
+    problems.length > 1
+      ? msg.hardenedItemMore(label, problems[0], problems.length - 1)
+      : msg.hardenedItem(label, problems[0])
   );
   const usesRootCopy = ctx.helperPath === ctx.rootHelperPath;
   const rootCopy = !usesRootCopy &&
     !await rootOwnedProblem(ctx.rootHelperPath, "file", false, ctx.uid) &&
     !await rootOwnedProblem(ctx.rootDenoPath, "file", false, ctx.uid);
-  const copyNote = rootCopy
-    ? ` (a root-owned helper copy exists (${ctx.rootHelperPath}) but is not the one in use)`
-    : "";
+  const copyNote = rootCopy ? msg.hardenedCopyUnused(ctx.rootHelperPath) : "";
   const fixes: string[] = [];
   if (items.some((i) => i.label !== CACHE_LABEL)) {
     const sources = await registeredSources(ctx.packageRoot, process.cwd(), process.env);
     fixes.push(
-      `install root-owned: ${rootOwnedInstallFix(ctx.packageRoot, PACKAGE_VERSION, sources)}`,
+      msg.hardenedInstallRootOwned(rootOwnedInstallFix(ctx.packageRoot, PACKAGE_VERSION, sources)),
     );
   }
   if (items.some((i) => i.label === CACHE_LABEL)) {
     fixes.push(
-      rootCopy
-        ? "turn on hardened mode so the extension runs the root-owned helper, deno and cache"
-        : "the root-owned helper and cache come with /sudo-prompt install-broker (hardened mode)",
+      rootCopy ? msg.hardenedTurnOn : msg.hardenedWithBroker,
     );
   }
   return {
     status: "warn",
-    detail: `not hardened${copyNote}: the agent could modify ${listed.join("; ")}. ${NOT_COVERED}`,
+    detail: msg.hardenedNot(copyNote, listed.join("; "), NOT_COVERED),
     fix: fixes.join("; "),
   };
 });
@@ -100,13 +95,13 @@ async function exposed(ctx: Context): Promise<Exposed[]> {
     const p = join(ctx.packageRoot, name);
     if (await exists(p)) pkg.push(...await treeProblems(p, ctx.uid));
   }
-  add("the extension", pkg);
-  add("the askpass helper", [await rootOwned(ctx.helperPath, "file")]);
-  if (ctx.denoPath) add("the deno binary", [await rootOwned(ctx.denoPath, "file")]);
-  if (ctx.koffiDir) add("koffi (loaded into pi)", await treeProblems(ctx.koffiDir, ctx.uid));
+  add(msg.hardenedExtension, pkg);
+  add(msg.hardenedHelper, [await rootOwned(ctx.helperPath, "file")]);
+  if (ctx.denoPath) add(msg.hardenedDeno, [await rootOwned(ctx.denoPath, "file")]);
+  if (ctx.koffiDir) add(msg.hardenedKoffi, await treeProblems(ctx.koffiDir, ctx.uid));
   const cache = ctx.denoCacheDir
     ? await rootOwned(ctx.denoCacheDir, "dir")
-    : "a per-session deno-cache in your session directory";
+    : msg.hardenedSessionCache;
   add(CACHE_LABEL, [cache]);
   return items;
 }

@@ -14,6 +14,7 @@ import {
   terminalGuardStatus,
 } from "../../../extension/keyboard/terminal_guard.ts";
 import { defineCheck, type Finding } from "../context.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** A check that judges the terminal guard's status; outside pi there is nothing to judge. */
 function piProcessCheck<Id extends string>(
@@ -26,7 +27,7 @@ function piProcessCheck<Id extends string>(
     if (!s.started) {
       return {
         status: "info",
-        detail: "not inside pi: run /sudo-prompt doctor inside pi to check pi's own process",
+        detail: msg.piOutside,
       };
     }
     return judge(s);
@@ -34,52 +35,48 @@ function piProcessCheck<Id extends string>(
 }
 
 /** Exclusive mode on pi's terminal, and the guardian that releases it. */
-export const terminalCheck = piProcessCheck("terminal", "exclusive terminal", (s) => {
+export const terminalCheck = piProcessCheck("terminal", msg.terminalTitle, (s) => {
   if (!s.ttyPath) {
-    return { status: "warn", detail: "pi's stdin is not a terminal: nothing to make exclusive" };
+    return { status: "warn", detail: msg.piNoTerminal };
   }
   if (!s.exclusive) {
     return {
       status: "fail",
-      detail: `${s.ttyPath} is not exclusive: any process of yours can open it and read what ` +
-        `you type (${s.problems.join("; ") || "cleared since"})`,
-      fix: "restart pi; if it persists, run this doctor and report the problem it lists",
+      detail: msg.piNotExclusive(s.ttyPath, s.problems.join("; ") || msg.piClearedSince),
+      fix: msg.piNotExclusiveFix,
     };
   }
   if (s.guardianPid === undefined) {
     return {
       status: "warn",
-      detail: `${s.ttyPath} is exclusive, but no guardian runs: if pi is killed, the terminal ` +
-        "stays exclusive and sudo there fails with a busy terminal",
-      fix: `after such a kill run ${RELEASE_COMMAND} in that terminal`,
+      detail: msg.piNoGuardian(s.ttyPath),
+      fix: msg.piNoGuardianFix(RELEASE_COMMAND),
     };
   }
   return {
     status: "ok",
-    detail: `${s.ttyPath} is exclusive (no other process can open it); guardian pid ` +
-      `${s.guardianPid} releases it if pi dies`,
+    detail: msg.piExclusive(s.ttyPath, s.guardianPid),
   };
 });
 
 /** pi non-dumpable: no ptrace, no `/proc/<pi>/mem`, no `pidfd_getfd`. */
-export const dumpableCheck = piProcessCheck("dumpable", "pi non-dumpable", (s) => {
+export const dumpableCheck = piProcessCheck("dumpable", msg.dumpableTitle, (s) => {
   if (s.nonDumpable) {
     return {
       status: "ok",
-      detail: "pi is non-dumpable: no process of yours can trace it or read its memory",
+      detail: msg.piNonDumpable,
     };
   }
   if (s.dumpableByChoice) {
     return {
       status: "warn",
-      detail: `${DUMPABLE_SWITCH}=1: pi is dumpable, so any process of yours can read its memory ` +
-        "and copy its terminal",
-      fix: `unset ${DUMPABLE_SWITCH} (it is for debugging only) and restart pi`,
+      detail: msg.piDumpableByChoice(DUMPABLE_SWITCH),
+      fix: msg.piDumpableByChoiceFix(DUMPABLE_SWITCH),
     };
   }
   return {
     status: "fail",
-    detail: "pi is dumpable: any process of yours can read its memory and copy its terminal",
-    fix: "check that FFI works (see the FFI check) and restart pi",
+    detail: msg.piDumpable,
+    fix: msg.piDumpableFix,
   };
 });

@@ -8,25 +8,25 @@ import { release } from "node:os";
 import { join } from "node:path";
 import { defineCheck } from "../context.ts";
 import { oneLine, readSmall } from "../helpers.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** Architectures whose `SO_PEERCRED` layout the peer-credential code knows. */
 const SUPPORTED_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64", "riscv64"]);
 
 /** Linux, a supported architecture, and `/proc` mounted. */
-export const platformCheck = defineCheck("platform", "Linux and /proc", async (ctx) => {
+export const platformCheck = defineCheck("platform", msg.platformTitle, async (ctx) => {
   if (ctx.platform !== "linux") {
     return {
       status: "fail",
-      detail: `platform is ${ctx.platform}: pi-sudo-prompt needs Linux (/proc, SO_PEERCRED)`,
-      fix: "use pi on Linux; on other systems sudo keeps failing without a terminal",
+      detail: msg.platformNotLinux(ctx.platform),
+      fix: msg.platformNotLinuxFix,
     };
   }
   if (!SUPPORTED_ARCHES.has(ctx.arch)) {
     return {
       status: "fail",
-      detail:
-        `architecture ${ctx.arch} is not supported (SO_PEERCRED differs): requests are refused`,
-      fix: "use x86_64, arm64 or riscv64",
+      detail: msg.platformArch(ctx.arch),
+      fix: msg.platformArchFix,
     };
   }
   const statPath = join(ctx.procRoot, "self", "stat");
@@ -34,12 +34,12 @@ export const platformCheck = defineCheck("platform", "Linux and /proc", async (c
   if (text === undefined || !/^\d+ \(/.test(text)) {
     return {
       status: "fail",
-      detail: `${statPath} is not readable: /proc is not mounted here`,
-      fix: "mount procfs (mount -t proc proc /proc); every request is refused without it",
+      detail: msg.platformNoProc(statPath),
+      fix: msg.platformNoProcFix,
     };
   }
   return {
     status: "ok",
-    detail: `Linux ${oneLine(release())} ${ctx.arch}, ${ctx.procRoot} mounted`,
+    detail: msg.platformOk(oneLine(release()), ctx.arch, ctx.procRoot),
   };
 });

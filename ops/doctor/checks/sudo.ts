@@ -8,6 +8,7 @@
 import { stat } from "node:fs/promises";
 import { type CheckStatus, defineCheck, type Finding } from "../context.ts";
 import { firstExisting, oneLine, SUDO_ENV } from "../helpers.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** First sudo-rs release with `-A`/`--askpass` (sudo-rs CHANGELOG, after issue #1249). */
 export const SUDO_RS_ASKPASS_SINCE = "0.2.11";
@@ -26,23 +27,21 @@ export const sudoCheck = defineCheck("sudo", "sudo", async (ctx) => {
     if (doas) {
       return {
         status: "fail",
-        detail:
-          `only doas found (${doas}): unsupported, OpenDoas has no askpass and reads from a ` +
-          "terminal only, so the agent's commands cannot reach the modal",
-        fix: "install sudo (apt-get install sudo) or sudo-rs ≥ " + SUDO_RS_ASKPASS_SINCE,
+        detail: msg.sudoOnlyDoas(doas),
+        fix: msg.sudoInstallOrRs(SUDO_RS_ASKPASS_SINCE),
       };
     }
     return {
       status: "fail",
-      detail: `sudo not found (looked at ${ctx.sudoCandidates.join(", ")})`,
-      fix: "install sudo (apt-get install sudo)",
+      detail: msg.sudoNotFound(ctx.sudoCandidates.join(", ")),
+      fix: msg.sudoInstall,
     };
   }
   const r = await ctx.run(sudo, ["-V"], { env: SUDO_ENV, timeoutMs: ctx.commandTimeoutMs });
   const findings: Finding[] = [];
   if (r.spawnError || r.timedOut) {
-    const what = r.timedOut ? "`sudo -V` did not answer in time" : `cannot run: ${r.spawnError}`;
-    findings.push({ status: "fail", detail: what, fix: "reinstall sudo" });
+    const what = r.timedOut ? msg.sudoNoAnswer : msg.sudoCannotRun(String(r.spawnError));
+    findings.push({ status: "fail", detail: what, fix: msg.sudoReinstall });
   } else {
     findings.push(versionFinding(parseSudoVersion(r.stdout || r.stderr)));
   }
@@ -50,12 +49,12 @@ export const sudoCheck = defineCheck("sudo", "sudo", async (ctx) => {
   if (!st || st.uid !== 0 || (st.mode & SETUID) === 0) {
     findings.push({
       status: "fail",
-      detail: `${sudo} is not setuid root`,
-      fix: `reinstall sudo, or: chown root:root ${sudo} && chmod 4755 ${sudo}`,
+      detail: msg.sudoNotSetuid(sudo),
+      fix: msg.sudoNotSetuidFix(sudo),
     });
   }
   const merged = mergeFindings(findings);
-  const doasNote = doas ? `; doas at ${doas} is not used (OpenDoas has no askpass)` : "";
+  const doasNote = doas ? msg.sudoDoasUnused(doas) : "";
   return { ...merged, detail: `${merged.detail} (${sudo})${doasNote}` };
 });
 
@@ -95,8 +94,8 @@ function versionFinding(v: SudoVersion): Finding {
     return compareVersions(v.version, SUDO_TESTED_SINCE) < 0
       ? {
         status: "warn",
-        detail: `${v.line}: older than 1.9, untested (askpass works, messages may differ)`,
-        fix: "upgrade sudo to 1.9 or later",
+        detail: msg.sudoOld(v.line),
+        fix: msg.sudoOldFix,
       }
       : { status: "ok", detail: v.line };
   }
@@ -104,21 +103,18 @@ function versionFinding(v: SudoVersion): Finding {
     return compareVersions(v.version, SUDO_RS_ASKPASS_SINCE) < 0
       ? {
         status: "fail",
-        detail: `${v.line}: no -A/askpass before sudo-rs ${SUDO_RS_ASKPASS_SINCE} ` +
-          "(sudo-rs #1249), so sudo cannot ask through the modal",
-        fix: `upgrade sudo-rs to ${SUDO_RS_ASKPASS_SINCE} or later, or install the original ` +
-          "sudo (e.g. apt-get install sudo-ws on Ubuntu)",
+        detail: msg.sudoRsOld(v.line, SUDO_RS_ASKPASS_SINCE),
+        fix: msg.sudoRsOldFix(SUDO_RS_ASKPASS_SINCE),
       }
       : {
         status: "ok",
-        detail: `${v.line} (askpass since ${SUDO_RS_ASKPASS_SINCE}; its prompt reads ` +
-          "[sudo: authenticate] Password:)",
+        detail: msg.sudoRsOk(v.line, SUDO_RS_ASKPASS_SINCE),
       };
   }
   return {
     status: "warn",
-    detail: `unrecognised \`sudo -V\` output: ${v.line || "no output from `sudo -V`"}`,
-    fix: "use sudo 1.9+ or sudo-rs ≥ " + SUDO_RS_ASKPASS_SINCE,
+    detail: msg.sudoUnrecognised(v.line || msg.sudoNoOutput),
+    fix: msg.sudoUseSupported(SUDO_RS_ASKPASS_SINCE),
   };
 }
 

@@ -8,28 +8,27 @@
  */
 import { SYSLOG_ERRORS, syslogSocketStatus } from "../../../extension/audit/syslog.ts";
 import { defineCheck } from "../context.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** Whether audit records reach the system log. */
-export const syslogCheck = defineCheck("syslog", "system log", (ctx) => {
+export const syslogCheck = defineCheck("syslog", msg.syslogTitle, (ctx) => {
   const status = syslogSocketStatus(ctx.syslogPath);
   if (status.ok) {
     return {
       status: "ok",
-      detail: `${status.path} takes the audit records (journalctl -t pi-sudo-prompt), ` +
-        "where sudo logs too and the agent cannot change them",
+      detail: msg.syslogOk(status.path),
     };
   }
   const why = status.reason === SYSLOG_ERRORS.NO_SOCKET
-    ? "there is none"
+    ? msg.syslogNone
     : status.reason === SYSLOG_ERRORS.NOT_A_SOCKET
-    ? "it is not a socket"
+    ? msg.syslogNotSocket
     : status.reason === SYSLOG_ERRORS.FFI_UNAVAILABLE
-    ? "koffi FFI does not load"
-    : "nothing accepts a connection on it";
+    ? msg.syslogNoFfi
+    : msg.syslogRefused;
   return {
     status: "warn",
-    detail: `no system-log copy of the audit log: ${status.path}: ${why} (${status.reason}); ` +
-      "the audit file alone is yours, so the agent could rewrite it",
-    fix: "run a syslog daemon (systemd-journald or rsyslog) that serves /dev/log",
+    detail: msg.syslogMissing(status.path, why, status.reason),
+    fix: msg.syslogMissingFix,
   };
 });

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { isSafeFlagPath } from "../../../askpass/helper_permissions.ts";
 import { defineCheck } from "../context.ts";
 import { octal } from "../helpers.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
 
 /** `sizeof(sun_path) - 1` on Linux: the longest Unix socket path. */
 const SUN_PATH_MAX = 107;
@@ -21,17 +22,16 @@ export const xdgRuntimeDirCheck = defineCheck("runtime_dir", "XDG_RUNTIME_DIR", 
   const xdg = ctx.env.XDG_RUNTIME_DIR;
   let problem: string | undefined;
   let mode = "";
-  if (xdg === undefined || xdg === "") problem = "not set";
-  else if (!xdg.startsWith("/")) problem = `${xdg} is not an absolute path`;
+  if (xdg === undefined || xdg === "") problem = msg.xdgNotSet;
+  else if (!xdg.startsWith("/")) problem = msg.xdgNotAbsolute(xdg);
   else {
     const st = await lstat(xdg).catch(() => undefined);
-    if (!st) problem = `${xdg} does not exist`;
-    else if (st.isSymbolicLink()) problem = `${xdg} is a symlink`;
-    else if (!st.isDirectory()) problem = `${xdg} is not a directory`;
-    else if (st.uid !== ctx.uid) problem = `${xdg} is owned by uid ${st.uid}, not by you`;
-    else if ((st.mode & GROUP_OTHER_ANY) !== 0) {
-      problem = `${xdg} has mode ${octal(st.mode)}: group or others have access`;
-    } else mode = `mode ${octal(st.mode)}`;
+    if (!st) problem = msg.xdgMissing(xdg);
+    else if (st.isSymbolicLink()) problem = msg.xdgSymlink(xdg);
+    else if (!st.isDirectory()) problem = msg.xdgNotDirectory(xdg);
+    else if (st.uid !== ctx.uid) problem = msg.xdgNotYours(xdg, st.uid);
+    else if ((st.mode & GROUP_OTHER_ANY) !== 0) problem = msg.xdgOpen(xdg, octal(st.mode));
+    else mode = msg.xdgMode(octal(st.mode));
   }
   const base = problem || !xdg ? "/tmp" : xdg;
   // What startSession will build: <base>/pi-sudo-prompt-XXXXXX/askpass.sock
@@ -39,25 +39,23 @@ export const xdgRuntimeDirCheck = defineCheck("runtime_dir", "XDG_RUNTIME_DIR", 
   if (!isSafeFlagPath(socketPath)) {
     return {
       status: "fail",
-      detail: `session directory base ${base} has characters the launcher refuses ` +
-        "(space, comma, quotes): the extension will not start",
-      fix: "set XDG_RUNTIME_DIR to a plain path such as /run/user/$(id -u)",
+      detail: msg.xdgUnsafeBase(base),
+      fix: msg.xdgUnsafeBaseFix,
     };
   }
   if (new TextEncoder().encode(socketPath).length > SUN_PATH_MAX) {
     return {
       status: "fail",
-      detail: `${socketPath} is longer than a Unix socket path may be (${SUN_PATH_MAX} bytes)`,
-      fix: "set XDG_RUNTIME_DIR to a shorter path such as /run/user/$(id -u)",
+      detail: msg.xdgTooLong(socketPath, SUN_PATH_MAX),
+      fix: msg.xdgTooLongFix,
     };
   }
   if (problem) {
     return {
       status: "warn",
-      detail: `XDG_RUNTIME_DIR ${problem}: falling back to a private mkdtemp directory under /tmp`,
-      fix: "log in through systemd-logind (pam_systemd) so /run/user/$(id -u) exists, or export " +
-        "XDG_RUNTIME_DIR to a directory of yours with mode 0700",
+      detail: msg.xdgFallback(problem),
+      fix: msg.xdgFallbackFix,
     };
   }
-  return { status: "ok", detail: `${xdg}: a private directory of yours (${mode})` };
+  return { status: "ok", detail: msg.xdgOk(String(xdg), mode) };
 });
