@@ -83,6 +83,12 @@ export interface PiLaunchOptions {
   args?: string[];
   /** Extra environment variables (after isolation, so they win). */
   env?: Record<string, string>;
+  /**
+   * pi's `LANG`, with `LC_ALL` and `LC_MESSAGES` dropped so that it alone
+   * picks the language pi speaks (`shared/i18n/locale.ts`); default: the
+   * caller's (`LANG=C.UTF-8` in the suite, so English).
+   */
+  locale?: string;
   /** Working directory for pi (default: a fresh `work/` in the temp dir). */
   cwd?: string;
   /** HOME for pi (default: a fresh `home/` in the temp dir). */
@@ -164,8 +170,14 @@ export async function preparePi(options: PiLaunchOptions = {}): Promise<PiLaunch
     ...(options.extensions ?? []).flatMap((e) => ["-e", resolve(e)]),
     ...(options.args ?? []),
   ];
+  const caller = isolatedEnv();
+  if (options.locale !== undefined) {
+    delete caller.LC_ALL;
+    delete caller.LC_MESSAGES;
+    caller.LANG = options.locale;
+  }
   const env: Record<string, string> = {
-    ...isolatedEnv(),
+    ...caller,
     HOME: home,
     PI_CODING_AGENT_DIR: agentDir,
     PI_OFFLINE: "1",
