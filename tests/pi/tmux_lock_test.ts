@@ -14,7 +14,7 @@
  *   the password;
  * - **the guardian killed until it stops respawning**: the terminal never
  *   opens to the agent, and no modal opens without a guardian;
- * - **`sudo -K` killed by a watcher the call left behind**: the process
+ * - **`sudo -K` starved by the call (`prlimit --nproc` on pi)**: the process
  *   holding the ticket dies with the call, no later `sudo -n` runs as root,
  *   and later calls wait until `sudo -K` works; in a copy without that, the
  *   leftover runs `id -u` as root;
@@ -355,7 +355,7 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
     { text: "FLOW-DONE" },
   ];
 
-  it("sudo -K killed by a watcher the approved call left behind: the ticket's holder dies, nothing runs as root later, and the next call waits", async () => {
+  it("sudo -K starved by the approved call (prlimit on pi): the ticket's holder dies, nothing runs as root later, and the next call waits", async () => {
     await withScratch("pi-tmux-ticket-", async (d) => {
       await withPi(ticketScript(d), async (pi) => {
         await go(pi);
@@ -365,9 +365,10 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
         const results = await resultsOf(pi, 2);
         assert.match(results[0], /approved/, results[0]);
         assert.ok(results[1].includes(CREDENTIALS_NOT_REMOVED), `not blocked: ${results[1]}`);
-        // The leftover's own `sudo -n` was due 4 s after the call. Once the
-        // leftover is gone nothing can run it any more (the event, not a
-        // guessed delay): killed, it never did; left alive, it ran it and exited.
+        // The leftover's own `sudo -n` was due once both of pi's `sudo -K` were
+        // killed. Once the leftover is gone nothing can run it any more (the
+        // event, not a guessed delay): killed, it never did; left alive, it ran it
+        // and exited.
         const leftover = Number(await read(join(d, "leftover.pid")));
         assert.ok(leftover > 0, "the leftover's pid");
         await waitFor("the ticket's holder to be gone", async () => {

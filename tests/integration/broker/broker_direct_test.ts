@@ -214,7 +214,7 @@ describe("the broker called directly (hostile review)", () => {
     // Not an ancestor of the broker: a pi of another session of the same user.
     const other = spawn(NODE_BINARY, [
       "-e",
-      `const n=require("node:net");let b=0;n.createServer(c=>c.on("data",d=>{b+=d.length;console.log("bytes",b)})).listen(process.argv[1],()=>console.log("ready"));setTimeout(()=>process.exit(0),20000)`,
+      `const n=require("node:net");let b=0;n.createServer(c=>{c.on("data",d=>{b+=d.length;console.log("bytes",b)});c.on("close",()=>console.log("closed"))}).listen(process.argv[1],()=>console.log("ready"));setTimeout(()=>process.exit(0),20000)`,
       join(scratch, "other.sock"),
     ], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
@@ -235,7 +235,8 @@ describe("the broker called directly (hostile review)", () => {
       const r = await runBroker(brokerArgsFor(join(dir, "askpass.sock"), ["/bin/true"])).done;
       assert.equal(r.code, 125);
       assert.equal(r.stderr, refusal(R.SOCKET_PEER));
-      await new Promise((r) => setTimeout(r, 200));
+      // Its connection closed: whatever the broker sent was read before that.
+      await waitFor("the connection closed", () => out.includes("closed") || undefined, 10_000);
       assert.ok(!out.includes("bytes"), "the other server received nothing");
       await rm(dir, { recursive: true, force: true });
     } finally {
@@ -264,7 +265,7 @@ describe("the broker called directly (hostile review)", () => {
       assert.equal(st.uid, process.getuid!(), "the socket file is the caller's");
       const r = await runBroker(brokerArgsFor(join(dir, "askpass.sock"), ["/bin/true"])).done;
       assert.equal(r.stderr, refusal(R.SOCKET_PEER));
-      await new Promise((r) => setTimeout(r, 200));
+      await waitFor("the connection closed", () => rootOut.includes("closed") || undefined, 10_000);
       assert.match(rootOut, /connected/, "the broker did connect");
       assert.doesNotMatch(rootOut, /bytes/, "root's server received not one byte");
     } finally {
@@ -320,6 +321,6 @@ while True:
         else:
             b = x.recv(4096)
             if b: print("bytes", len(b), flush=True)
-            else: conns.remove(x); x.close()
+            else: conns.remove(x); x.close(); print("closed", flush=True)
 os.unlink(p)
 `;

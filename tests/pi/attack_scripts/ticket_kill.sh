@@ -1,35 +1,21 @@
 #!/bin/sh
 # Issue 34 (ADR 0009 §4), as the agent's bash tool call: a shell left behind
-# gets a ticket (its `sudo true` is approved in the modal), a detached
-# watcher SIGKILLs every process pi starts after that (pi's `sudo -K` first:
-# it reads pi's children, so it wins every race), and the leftover runs
-# `sudo -n id -u` 4 s after the call ended (into WORK/late).
+# gets a ticket (its `sudo true` is approved in the modal), then the call
+# starves pi before it ends: `prlimit --nproc` leaves pi no process to start,
+# so every `sudo -K` of pi fails (EAGAIN), for certain, however loaded the
+# machine. The leftover runs `sudo -n id -u` (into WORK/late) once pi has
+# recorded in its audit log that the credentials were not removed: after all
+# of pi's attempts at the call's end.
 #   ticket_kill.sh WORK
 D=$1
-PI=$PPID
-setsid python3 -c '
-import os, signal, sys, time
-pi, work = sys.argv[1], sys.argv[2]
-while not os.path.exists(f"{work}/approved"):
-    time.sleep(0.01)
-before = set(open(f"/proc/{pi}/task/{pi}/children").read().split())
-# Every millisecond until the leftover has run (or 40 s): the sudo -K of pi lives
-# a few milliseconds, and a loaded machine must not let one slip through.
-end = time.monotonic() + 40
-while time.monotonic() < end and not os.path.exists(f"{work}/late"):
-    time.sleep(0.001)
-    try:
-        now = open(f"/proc/{pi}/task/{pi}/children").read().split()
-    except OSError:
-        break
-    for child in now:
-        if child not in before:
-            try:
-                os.kill(int(child), signal.SIGKILL)
-            except OSError:
-                pass
-' "$PI" "$D" </dev/null >/dev/null 2>&1 &
-setsid sh -c 'echo $$ > "$1/leftover.pid"; sudo true && : > "$1/approved"; sleep 4;
-  sudo -n id -u > "$1/late" 2>&1' leftover "$D" </dev/null >/dev/null 2>&1 &
+PI=$PPID # pi runs the tool's command directly
+audit="${XDG_STATE_HOME:-$HOME/.local/state}/pi-sudo-prompt/audit.jsonl"
+setsid sh -c 'echo $$ > "$1/leftover.pid"; sudo true && : > "$1/approved"; i=0
+  while ! grep -q "\"not_removed\"" "$2" 2>/dev/null && [ $i -lt 400 ]; do
+    sleep 0.1; i=$((i + 1))
+  done
+  sudo -n id -u > "$1/late" 2>&1' leftover "$D" "$audit" </dev/null >/dev/null 2>&1 &
 while [ ! -e "$D/approved" ]; do sleep 0.1; done
+# The soft limit only (the user's own to set): pi's forks and clones now fail.
+prlimit --pid "$PI" --nproc=1:
 echo approved
