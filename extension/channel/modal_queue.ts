@@ -1,19 +1,14 @@
 /**
- * The queue of verified requests and the one modal open at a time: the
- * keyboard gate before and while it is open, the last checks before an
- * answer leaves, the reply (or denial) written once, the liveness of the
- * processes a request waits on, and teardown. Requests arrive from
- * `connection_intake.ts` already verified.
+ * The queue of verified requests and its turns (one modal at a time), what
+ * ends a request from outside (its deadline, its peer gone, the liveness of
+ * the processes it waits on, teardown), the keyboard gate's checks, and the
+ * reply (or denial) written once. The steps of one request are in
+ * `request.ts`; this module only keeps what concerns all of them.
  *
  * @module
  */
 import type { Socket } from "node:net";
-import {
-  DENY_REASONS,
-  type DenyReason,
-  encodeDenied,
-  passwordProblem,
-} from "../../askpass/protocol.ts";
+import { DENY_REASONS, type DenyReason, encodeDenied } from "../../askpass/protocol.ts";
 import {
   pidfdRefersTo,
   readStat,
@@ -22,9 +17,7 @@ import {
   VERIFY_REFUSALS,
 } from "../../kernel/peer_verification.ts";
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
-import type { PairingGuard } from "../pairing/pairing_guard.ts";
-import { processRefusalNotice } from "./refusal_advice.ts";
-import type { PromptOutcome } from "../../askpass/prompter.ts";
+import type { PeerConnection } from "./peer_connection.ts";
 import {
   CONNECTION_ERRORS,
   type Pending,
@@ -33,24 +26,26 @@ import {
   type SessionSettings,
 } from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
-import { handOver, type HandOverQueue, replyWithPassword, tracedNotice } from "./handover.ts";
+import { tracedNotice } from "./handover.ts";
 
 /** An early keyboard check stands for the modal's own only this fresh (the re-check interval). */
 const GATE_AHEAD_MAX_AGE_MS = 100;
 const LIVENESS_INTERVAL_MS = 200;
 const WRITE_GRACE_MS = 1000;
 
-/** The queue and its modal; one per session. */
+/** The queue and its turns; one per session. */
 export class ModalQueue {
   readonly #options: SessionSettings;
-  readonly #pairing: PairingGuard;
   readonly #queue: Pending[] = [];
+  /** The request whose turn it is (its modal may be open). */
   #active: Pending | undefined;
+  /** Requests waiting for their turn ({@link turn}). */
+  readonly #turns = new Map<Pending, (ok: boolean) => void>();
   #liveness: ReturnType<typeof setInterval> | undefined;
   #closing = false;
 
-  constructor(options: SessionSettings, pairing: PairingGuard) {
-    [this.#options, this.#pairing] = [options, pairing];
+  constructor(options: SessionSettings) {
+    this.#options = options;
   }
 
   /** True once {@link shutdown} has begun: nothing new is accepted. */
@@ -63,36 +58,78 @@ export class ModalQueue {
     return this.#queue.length;
   }
 
-  /** Queues a verified request, reports it, and opens its modal when it is first in line. */
-  enqueue(pending: Pending, queued: SessionEvent): void {
+  /**
+   * Queues a verified request and reports it: it is denied at its deadline,
+   * or when its peer closes or sends more; a helper hears keepalives until
+   * its reply (ADR 0008).
+   */
+  enqueue(
+    entry: Omit<Pending, "connection" | "deadline" | "abort" | "timer">,
+    connection: PeerConnection,
+    timeoutMs: number,
+    queued: SessionEvent,
+  ): Pending {
+    const pending: Pending = {
+      ...entry,
+      connection,
+      deadline: Date.now() + timeoutMs,
+      abort: new AbortController(),
+      timer: undefined,
+    };
+    pending.timer = setTimeout(() => void this.finish(pending, DENY_REASONS.TIMEOUT), timeoutMs);
+    const { socket } = connection;
+    // The peer closing its end means it died (or gave up): stop asking.
+    socket.once("close", () => void this.finish(pending, DENY_REASONS.PROCESS_GONE));
+    socket.resume();
+    socket.on("data", () => void this.finish(pending, DENY_REASONS.PROCESS_GONE));
+    if (entry.kind === "sudo") this.#keepalives.add(socket);
     this.#queue.push(pending);
     this.emit(queued);
     this.#liveness ??= setInterval(() => void this.#checkLiveness(), LIVENESS_INTERVAL_MS);
     this.#pump();
+    return pending;
   }
 
-  /** Starts the prompter on the head of the queue if nothing is being asked. */
+  /** Resolves true when it is `entry`'s turn to ask, false if it ended before. */
+  turn(entry: Pending): Promise<boolean> {
+    if (entry.connection.ended) return Promise.resolve(false);
+    if (this.#active === entry) return Promise.resolve(true);
+    return new Promise((resolve) => this.#turns.set(entry, resolve));
+  }
+
+  /** Gives the turn to the first request still open, if nobody has it. */
   #pump(): void {
     if (this.#active || this.#closing) return;
     const entry = this.#queue.find((e) => !e.connection.ended);
     if (!entry) return;
     this.#active = entry;
+    this.#endWait(entry, true);
+  }
+
+  #endWait(entry: Pending, ok: boolean): void {
+    const waiting = this.#turns.get(entry);
+    this.#turns.delete(entry);
+    waiting?.(ok);
+  }
+
+  /** Checks the keyboard again and again while `entry`'s modal is open (one check at a time). */
+  watchGate(entry: Pending): void {
     const gate = this.#options.gate;
-    if (!gate) return this.#open(entry);
-    // Nobody else may hold the keyboard: checked before the modal opens…
-    void this.#gateCheck(entry, gate, "open").then((ok) => {
-      if (!ok || entry.connection.ended) return;
-      this.#open(entry);
-      // …and again and again while it is open (one check at a time).
-      let running = false;
-      const timer = setInterval(() => {
-        if (entry.connection.ended) return clearInterval(timer);
-        if (running) return;
-        running = true;
-        void this.#gateCheck(entry, gate, "watch").finally(() => running = false);
-      }, gate.intervalMs);
-      entry.abort.signal.addEventListener("abort", () => clearInterval(timer), { once: true });
-    });
+    if (!gate) return;
+    let running = false;
+    const timer = setInterval(() => {
+      if (entry.connection.ended) return clearInterval(timer);
+      if (running) return;
+      running = true;
+      void this.#gateCheck(entry, gate, "watch").finally(() => running = false);
+    }, gate.intervalMs);
+    entry.abort.signal.addEventListener("abort", () => clearInterval(timer), { once: true });
+  }
+
+  /** The keyboard gate for `entry` now (ADR 0007); false when it was refused. True with no gate. */
+  gate(entry: Pending, phase: "open" | "send"): Promise<boolean> {
+    const gate = this.#options.gate;
+    return gate ? this.#gateCheck(entry, gate, phase) : Promise.resolve(true);
   }
 
   /** A gate check started ahead of the modal it is for ({@link gateAheadStart}). */
@@ -132,66 +169,18 @@ export class ModalQueue {
     if (verdict.ok) entry.unchecked.gate = verdict.unchecked ?? [];
     if (verdict.ok || entry.connection.ended) return verdict.ok;
     const reason = verdict.reason ?? CONNECTION_ERRORS.INTERNAL_ERROR;
-    await this.#refuse(entry, reason, verdict.notice || undefined);
+    await this.refuse(entry, reason, verdict.notice || undefined);
     return false;
   }
 
-  /** Opens the modal for the active entry. */
-  #open(entry: Pending): void {
-    this.emit({ kind: "prompted", requestId: entry.id, attempt: entry.attempt });
-    // A prompter that throws at once cancels, as one that rejects does.
-    const gate = this.#options.gate;
-    const recheck = () =>
-      gate && !entry.connection.ended
-        ? this.#gateCheck(entry, gate, "open")
-        : Promise.resolve(!entry.connection.ended);
-    new Promise<PromptOutcome>((resolve) => resolve(entry.ask(entry.abort.signal, recheck)))
-      .then((o) => this.#onOutcome(entry, o), () => this.finish(entry, DENY_REASONS.CANCELLED))
-      // An unexpected throw while answering denies the request (fail closed).
-      .catch(() => this.finish(entry, DENY_REASONS.CANCELLED));
-  }
-
-  async #onOutcome(entry: Pending, outcome: PromptOutcome): Promise<void> {
-    if (outcome.kind !== "submit") {
-      return this.finish(entry, DENY_REASONS.CANCELLED, undefined, outcome.reply);
-    }
-    const password = outcome.password;
-    try {
-      if (entry.connection.ended) return;
-      if (passwordProblem(password)) return await this.finish(entry, DENY_REASONS.CANCELLED);
-      // Right before the secret leaves: still the same processes?
-      if (!await this.#alive(entry)) return await this.finish(entry, DENY_REASONS.PROCESS_GONE);
-      if (entry.connection.ended) return;
-      // …and is the helper's pipe still read by the sudo the modal showed? (ADR 0005)
-      const paired = entry.kind === "sudo" ? await this.#pairing.confirm(entry.id) : undefined;
-      if (paired && !paired.ok) {
-        return await this.#refuse(entry, paired.reason, processRefusalNotice(paired));
-      }
-      if (entry.connection.ended) return;
-      // …and nobody else took the keyboard since the last periodic check? (ADR 0007)
-      const gate = this.#options.gate;
-      if (gate && !await this.#gateCheck(entry, gate, "send")) return;
-      if (entry.connection.ended) return;
-      const queue: HandOverQueue = {
-        emit: (e) => this.emit(e),
-        finish: (e, frame) => this.finish(e, undefined, frame),
-        refuse: (e, reason, notice) => this.#refuse(e, reason, notice),
-      };
-      // A secret travels in the reply; a sudo password goes into sudo's pipe (ADR 0008).
-      if (entry.kind === "secret") await replyWithPassword(entry, password, queue);
-      else await handOver(entry, password, queue);
-    } finally {
-      password.fill(0);
-    }
-  }
-
   /** A check failed: a named refusal, then a denial (its modal closes). */
-  async #refuse(entry: Pending, reason: RefusalReason, notice?: string): Promise<void> {
+  async refuse(entry: Pending, reason: RefusalReason, notice?: string): Promise<void> {
     this.emit({ kind: "refused", reason, requestId: entry.id, notice });
     await this.finish(entry, DENY_REASONS.VERIFICATION_FAILED);
   }
 
-  async #alive(entry: Pending): Promise<boolean> {
+  /** Whether the processes `entry` waits on are still the ones verified. */
+  async alive(entry: Pending): Promise<boolean> {
     return await pidfdRefersTo(entry.connection.pidfd, entry.watched[0].pid) &&
       await stillRunning(entry.watched);
   }
@@ -216,6 +205,7 @@ export class ModalQueue {
     const i = this.#queue.indexOf(entry);
     if (i >= 0) this.#queue.splice(i, 1);
     if (this.#active === entry) this.#active = undefined;
+    this.#endWait(entry, false);
     if (this.#queue.length === 0) this.#stopLiveness();
     queueMicrotask(() => this.#pump());
     if (!first) return void frame?.fill(0);
@@ -243,11 +233,6 @@ export class ModalQueue {
   /** Helper connections that hear a keepalive until their reply (ADR 0008). */
   readonly #keepalives = new Keepalives();
 
-  /** See {@link Keepalives.add}: `socket` hears that pi runs until it is answered. */
-  keepAlive(socket: Socket): void {
-    this.#keepalives.add(socket);
-  }
-
   /** Writes one frame, zeroes it once written, closes; destroys after a grace period. */
   reply(socket: Socket, frame: Uint8Array): Promise<void> {
     this.#keepalives.remove(socket);
@@ -273,7 +258,7 @@ export class ModalQueue {
 
   async #checkLiveness(): Promise<void> {
     for (const entry of [...this.#queue]) {
-      if (await this.#alive(entry)) continue;
+      if (await this.alive(entry)) continue;
       // A traced helper sits in tracing stop ("t") whenever its tracer is slow to
       // let it go: named as traced (as at the handover), not as gone.
       const helper = entry.watched[0];
@@ -283,7 +268,7 @@ export class ModalQueue {
         ? await tracerOf(helper.pid)
         : 0;
       if (!tracer || entry.connection.ended) await this.finish(entry, DENY_REASONS.PROCESS_GONE);
-      else await this.#refuse(entry, VERIFY_REFUSALS.HELPER_TRACED, tracedNotice(tracer));
+      else await this.refuse(entry, VERIFY_REFUSALS.HELPER_TRACED, tracedNotice(tracer));
     }
   }
 
@@ -318,6 +303,7 @@ export class ModalQueue {
       entry.connection.socket.destroy();
       this.emit({ kind: "denied", requestId: entry.id, reason });
     }
+    for (const entry of [...this.#turns.keys()]) this.#endWait(entry, false);
     this.#queue.length = 0;
     this.#active = undefined;
     this.#stopLiveness();

@@ -157,7 +157,7 @@ export async function startSession(
     argvPrefix: expected.argvPrefix,
     sudoPath: options.realSudo,
   });
-  const queue = new ModalQueue(options, pairing);
+  const queue = new ModalQueue(options);
   const prelude = realSudo ? sudoShellPrelude(join(binDir, "sudo")) : "";
   const intake = new ConnectionIntake({
     settings: options,
