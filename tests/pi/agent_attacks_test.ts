@@ -443,8 +443,9 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
         // 2. The real request.
         await pi.tmux.sendText("again");
         await pi.tmux.sendKeys("Enter");
+        // The real modal's frame (pi's pane panel is a frame too, drawn first inside tmux).
         const screen = await pi.tmux.waitUntil(
-          (s) => modalFrame(s) !== undefined,
+          (s) => modalFrame(s)?.rows[0] === `🔐 ${TITLE}`,
           "the real modal's frame",
           20_000,
         );
