@@ -9,28 +9,17 @@
  */
 import type { Socket } from "node:net";
 import { FrameReader, type ProtocolError } from "../../askpass/protocol.ts";
-import type { ExpectedBroker } from "./broker_verification.ts";
-import { type ExpectedHelper, readRequester } from "../../kernel/peer_verification.ts";
-import type { PairingGuard } from "../pairing/pairing_guard.ts";
+import { readRequester } from "../../kernel/peer_verification.ts";
 import { AttemptCounter } from "./attempt_counter.ts";
 import type { ModalQueue } from "./modal_queue.ts";
 import { PeerConnection } from "./peer_connection.ts";
-import { type EarlyReads, type RequestContext, serveRequest } from "./request.ts";
+import {
+  type EarlyReads,
+  type RequestContext,
+  serveRequest,
+  type SessionParts,
+} from "./request.ts";
 import { CONNECTION_ERRORS, type ConnectionError, type SessionSettings } from "./session_types.ts";
-
-/** What a session's intake is made of (one session's settings, queue and pairing guard). */
-export interface IntakeParts {
-  readonly settings: SessionSettings;
-  /** The helper the session pins, and the broker it expects. */
-  readonly expected: ExpectedHelper;
-  readonly expectedBroker: ExpectedBroker;
-  /** Time to answer one request, from its arrival. */
-  readonly timeoutMs: number;
-  readonly queue: ModalQueue;
-  readonly pairing: PairingGuard;
-  /** The shell prelude, removed from the command the modal shows. */
-  readonly prelude: string;
-}
 
 /** Accepts connections for one session and hands verified requests to its queue. */
 export class ConnectionIntake {
@@ -39,7 +28,7 @@ export class ConnectionIntake {
   readonly #queue: ModalQueue;
   readonly #sockets = new Set<Socket>();
 
-  constructor(parts: IntakeParts) {
+  constructor(parts: SessionParts) {
     this.#context = { ...parts, attempts: new AttemptCounter(), seenIds: new Set() };
     [this.#options, this.#queue] = [parts.settings, parts.queue];
   }

@@ -53,8 +53,8 @@ import {
 /** Request ids remembered against replay (the oldest is forgotten first). */
 const SEEN_ID_CAPACITY = 4096;
 
-/** What every request of one session shares: its settings, queue, pairing guard and memory. */
-export interface RequestContext {
+/** What a session gives its requests: its settings, queue and pairing guard. */
+export interface SessionParts {
   readonly settings: SessionSettings;
   /** The helper the session pins, and the broker it expects. */
   readonly expected: ExpectedHelper;
@@ -65,6 +65,10 @@ export interface RequestContext {
   readonly pairing: PairingGuard;
   /** The shell prelude, removed from the command the modal shows. */
   readonly prelude: string;
+}
+
+/** What every request of one session shares: its parts, and the session's memory of requests. */
+export interface RequestContext extends SessionParts {
   readonly attempts: AttemptCounter;
   /** Request ids already seen (replay), bounded by {@link SEEN_ID_CAPACITY}. */
   readonly seenIds: Set<string>;
