@@ -4,11 +4,13 @@
  * hold a terminal pi reads), so in hardened mode (the broker installed) they
  * run the root-owned deno, sources and cache only: nothing they run may come
  * from files the user, and so the agent, can change (ADR 0008, 0009).
- * Otherwise the package's own copy, with a cache of this process's.
+ * Otherwise the package's own copy, with a cache of this process's. The
+ * root-owned copies are used only when the broker installed from this
+ * package's version: pi hands them arguments of its own version.
  *
  * @module
  */
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +18,9 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { resolveDenoBinary } from "../../shared/executables.ts";
 import { isProtectedPath } from "../../broker/protected_path.ts";
-import { BROKER_ROOT, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
+import { BROKER_ROOT, BROKER_VERSION_FILE, ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
+import { parseBrokerVersion } from "../../broker/broker_version.ts";
+import { PACKAGE_VERSION } from "../../askpass/version.ts";
 
 /** Where one entry point runs from. */
 export interface EntrySource {
@@ -49,7 +53,13 @@ export async function entrySource(
   files: readonly string[],
 ): Promise<EntrySource | undefined> {
   const root = [ROOT_DENO, ...files.map((f) => `${ROOT_SOURCES}/${f}`)];
-  if ((await Promise.all(root.map(isProtectedPath))).every(Boolean)) {
+  const installed = await readFile(BROKER_VERSION_FILE, "utf8").then(parseBrokerVersion, () => ({
+    version: undefined,
+  }));
+  if (
+    installed.version === PACKAGE_VERSION &&
+    (await Promise.all(root.map(isProtectedPath))).every(Boolean)
+  ) {
     return {
       deno: ROOT_DENO,
       path: `${ROOT_SOURCES}/${entry}`,

@@ -44,7 +44,13 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
   }
   let child: ChildProcess;
   try {
-    const [cmd, ...args] = guardianArgv(source.deno, source.path, libc, s.ttyPath);
+    const [cmd, ...args] = guardianArgv(
+      source.deno,
+      source.path,
+      libc,
+      s.ttyPath,
+      msg.modalGone,
+    );
     // pi's own descriptor of its terminal becomes the guardian's fd 3: it
     // holds the terminal from its first instruction, and exclusive mode is
     // never cleared for it to open the terminal (ADR 0009 §3).

@@ -38,14 +38,15 @@ const POLL_MS = 50;
 const DROP_IDLE_MS = 1500;
 const O_RDONLY = 0;
 const O_CLOEXEC = 0o2000000;
-/** Written where the modal was, when pi stops while it shows. */
-const PI_STOPPED = "pi-sudo-prompt: pi stopped while it asked for a password: the request is " +
-  "denied. Do not type the password here.";
-
-const [socketPath, libcPath, piArg] = Deno.args;
+// `piStopped`: written where the modal was when pi stops while it shows (pi's
+// text, in the user's language: the keeper loads no language table).
+const [socketPath, libcPath, piArg, piStopped] = Deno.args;
 if (
-  Deno.args.length !== 3 || !socketPath.startsWith("/") || !libcPath.startsWith("/") ||
-  !/^[1-9][0-9]{0,9}$/.test(piArg)
+  Deno.args.length !== 4 || !socketPath.startsWith("/") || !libcPath.startsWith("/") ||
+  !/^[1-9][0-9]{0,9}$/.test(piArg) ||
+  // One line, nothing a terminal obeys.
+  // deno-lint-ignore no-control-regex -- matching control characters is the point
+  !/^[^\x00-\x1f\x7f-\x9f]{1,400}$/u.test(piStopped)
 ) {
   Deno.exit(2);
 }
@@ -91,7 +92,7 @@ setInterval(() => {
   const now = Date.now();
   if (stoppedAt === undefined) {
     stoppedAt = lastKey = now;
-    const text = encoder.encode(`\x1b[0m\x1b[2J\x1b[H${PI_STOPPED}\r\n`);
+    const text = encoder.encode(`\x1b[0m\x1b[2J\x1b[H${piStopped}\r\n`);
     c.write(0, text, BigInt(text.length));
   }
   if (pending() > 0) lastKey = now;

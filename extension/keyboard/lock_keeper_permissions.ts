@@ -17,6 +17,8 @@ export interface KeeperPlace {
   readonly socket: string;
   /** pi's pid: the keeper drops typed keys while pi is stopped. */
   readonly pi: number;
+  /** The line it shows where the modal was when pi stops, in the user's language. */
+  readonly piStopped: string;
 }
 
 /**
@@ -38,6 +40,7 @@ export function keeperArgv(p: KeeperPlace): string[] {
     p.socket,
     p.libc,
     String(p.pi),
+    p.piStopped,
   ];
 }
 
@@ -51,12 +54,14 @@ export function keeperEnvironment(p: KeeperPlace): string[] {
  * keeper is then the client's own child) through `env -i` (nothing of the
  * client's environment reaches Deno), with stdout and stderr on
  * `/dev/null` (the keeper holds the client's terminal on stdin only).
- * `undefined` when a path could not be written safely into it.
+ * `undefined` when a path, or the text, could not be written safely into it.
  */
 export function keeperLockCommand(p: KeeperPlace, envPath: string): string | undefined {
   const parts = [envPath, "-i", ...keeperEnvironment(p), ...keeperArgv(p)];
   if (![envPath, p.deno, p.keeper, p.denoDir, p.libc, p.socket].every(isSafeFlagPath)) {
     return undefined;
   }
+  // Single quotes around every part: none may hold one (tmux and sh read the command).
+  if (parts.some((a) => a.includes("'"))) return undefined;
   return `exec ${parts.map((a) => `'${a}'`).join(" ")} >/dev/null 2>&1`;
 }

@@ -44,7 +44,7 @@ import { parseStat, type ProcStat } from "../../kernel/proc.ts";
 import { openDenoLibc } from "../../kernel/deno_libc.ts";
 import { DUMPABLE_PRCTL, TTY_IOCTL } from "../../kernel/tty_ioctls.ts";
 
-const [libcPath, ttyPath] = Deno.args;
+const [libcPath, ttyPath, modalGone] = Deno.args;
 const encoder = new TextEncoder();
 const O_RDONLY = 0o0;
 const O_CLOEXEC = 0o2000000;
@@ -53,11 +53,6 @@ const LFLAG_OFFSET = 12;
 const ECHO = 0o10;
 /** How often pi and its shell are looked at while something is to be watched. */
 const POLL_MS = 50;
-
-/** Shown where a modal was when pi stopped or ended (after the screen is erased). */
-const MODAL_GONE =
-  "pi-sudo-prompt: pi stopped while it asked for a password: the request is denied. " +
-  "Do not type the password here. (If what you type is not shown afterwards: stty sane)";
 
 function say(word: string): void {
   Deno.stdout.writeSync(encoder.encode(word + "\n"));
@@ -70,7 +65,12 @@ function fail(reason: string): never {
   Deno.exit(1);
 }
 
-if (Deno.args.length !== 2 || !libcPath.startsWith("/") || !/^\/dev\/[a-z0-9/]+$/.test(ttyPath)) {
+if (
+  Deno.args.length !== 3 || !libcPath.startsWith("/") || !/^\/dev\/[a-z0-9/]+$/.test(ttyPath) ||
+  // pi's text for the screen, in the user's language: one line, nothing a terminal obeys.
+  // deno-lint-ignore no-control-regex -- matching control characters is the point
+  !/^[^\x00-\x1f\x7f-\x9f]{1,400}$/u.test(modalGone)
+) {
   fail("usage");
 }
 
@@ -167,7 +167,7 @@ function echoOff(): void {
 function eraseModal(): void {
   echoOff();
   flushInput();
-  write(`\x1b[?1049l\x1b[0m\x1b[2J\x1b[3J\x1b[H${MODAL_GONE}\r\n`);
+  write(`\x1b[?1049l\x1b[0m\x1b[2J\x1b[3J\x1b[H${modalGone}\r\n`);
   modal = false;
   scrubbing = true;
 }

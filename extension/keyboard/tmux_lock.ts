@@ -26,6 +26,7 @@ import { ownUid } from "../../shared/own_uid.ts";
 import { entrySource, libcPath } from "./entry_source.ts";
 import { checkKeeper, type LockedClient } from "./keeper_check.ts";
 import { keeperArgv, keeperEnvironment, keeperLockCommand } from "./lock_keeper_permissions.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 import { HARDENED_KEEPER_FILES } from "../../broker/root_files.ts";
 
 /** Deadline of one tmux run. */
@@ -133,6 +134,7 @@ export class ClientLocks {
       libc,
       socket,
       pi: process.pid,
+      piStopped: msg.stoppedWithModal,
     };
     const command = keeperLockCommand(keeper, env);
     if (!command) {

@@ -270,6 +270,8 @@ export const en = {
   guardNotExclusive: (reason: string) => `the terminal could not be made exclusive (${reason})`,
   stoppedWithModal: "pi-sudo-prompt: pi was stopped while it asked for a password: " +
     "the request is denied. Do not type the password here.",
+  modalGone: "pi-sudo-prompt: pi stopped while it asked for a password: the request is denied. " +
+    "Do not type the password here. (If what you type is not shown afterwards: stty sane)",
   boxInterrupted: "pi-sudo-prompt: the password box was interrupted: the request is cancelled. " +
     "Do not type the password here.",
   nestedTmux: "⚠ This terminal is itself inside tmux: that outer tmux sees your keys before pi.",

@@ -288,6 +288,8 @@ export const ptBR: Messages = {
   guardNotExclusive: (reason) => `não foi possível tornar o terminal exclusivo (${reason})`,
   stoppedWithModal: "pi-sudo-prompt: o pi foi parado enquanto pedia uma senha: o pedido foi " +
     "negado. Não digite a senha aqui.",
+  modalGone: "pi-sudo-prompt: o pi parou enquanto pedia uma senha: o pedido foi negado. " +
+    "Não digite a senha aqui. (Se o que você digitar não aparecer depois: stty sane)",
   boxInterrupted: "pi-sudo-prompt: a caixa de senha foi interrompida: o pedido foi cancelado. " +
     "Não digite a senha aqui.",
   nestedTmux: "⚠ Este terminal também está dentro de um tmux: esse tmux externo vê suas " +

@@ -9,8 +9,10 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
+import process from "node:process";
 import type { FauxStep } from "./faux_provider.ts";
 import { type PiSession, startPi } from "./pi_runner.ts";
+import { withPiInBash } from "./shell_pi.ts";
 import { testPassword } from "../helpers/test_env.ts";
 import { defaultAuditPath } from "../../extension/audit/entry.ts";
 import {
@@ -175,5 +177,17 @@ describe("pi speaks Brazilian Portuguese under LANG=pt_BR.UTF-8 (real pi, real s
         );
       },
     );
+  });
+
+  it("pi killed while the modal shows: the terminal guardian's line is in Portuguese too", async () => {
+    await withPiInBash(async ({ tmux, pi }) => {
+      await tmux.sendText("go");
+      await tmux.sendKeys("Enter");
+      await tmux.waitFor(TITLE, 30_000);
+      process.kill(pi, "SIGKILL");
+      const screen = flat(await tmux.waitFor("Não digite a senha aqui", 15_000));
+      assert.match(screen, /o pi parou enquanto pedia uma senha: o pedido foi negado/);
+      assert.ok(!screen.includes("Do not type"), "no English left");
+    }, { script: [{ bash: "sudo -k id -u" }, { text: "FLOW-DONE" }], locale: LOCALE });
   });
 });

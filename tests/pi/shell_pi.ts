@@ -25,11 +25,17 @@ const PASSWORD = testPassword();
  */
 export async function withPiInBash(
   run: (p: { tmux: TmuxSession; tty: string; pi: number; launch: PiLaunch }) => Promise<void>,
-  options: { script?: FauxStep[]; before?: (tmux: TmuxSession, tty: string) => Promise<void> } = {},
+  options: {
+    script?: FauxStep[];
+    before?: (tmux: TmuxSession, tty: string) => Promise<void>;
+    /** pi's `LANG` (see `PiLaunchOptions.locale`). */
+    locale?: string;
+  } = {},
 ): Promise<void> {
   const launch = await preparePi({
     script: options.script ?? [{ text: "hello" }],
     extensions: [EXTENSION],
+    locale: options.locale,
   });
   const tmux = await TmuxSession.start({
     argv: ["/bin/bash", "--norc", "--noprofile"],

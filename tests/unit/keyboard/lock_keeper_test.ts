@@ -24,6 +24,7 @@ const PLACE = {
   libc: "/lib/x86_64-linux-gnu/libc.so.6",
   socket: "/tmp/pi-sudo-prompt-lock-y/k",
   pi: 4242,
+  piStopped: "pi-sudo-prompt: o pi foi parado enquanto pedia uma senha. Não digite a senha aqui.",
 };
 
 describe("the keeper's lock-command", () => {
@@ -32,8 +33,16 @@ describe("the keeper's lock-command", () => {
     const quoted = ["/usr/bin/env", "-i", ...keeperEnvironment(PLACE), ...keeperArgv(PLACE)]
       .map((a) => `'${a}'`).join(" ");
     assert.equal(command, `exec ${quoted} >/dev/null 2>&1`);
-    assert.deepEqual(keeperArgv(PLACE).slice(-3), [PLACE.socket, PLACE.libc, "4242"]);
+    assert.deepEqual(keeperArgv(PLACE).slice(-4), [
+      PLACE.socket,
+      PLACE.libc,
+      "4242",
+      PLACE.piStopped,
+    ]);
     assert.ok(keeperArgv(PLACE).includes(`--allow-net=unix:${PLACE.socket}`));
+  });
+  it("refuses a text with a single quote (it could not be quoted)", () => {
+    assert.equal(keeperLockCommand({ ...PLACE, piStopped: "pi's" }, "/usr/bin/env"), undefined);
   });
   it("refuses a path it cannot quote safely (a quote, a comma, a space)", () => {
     for (const bad of ["/tmp/a'b", "/tmp/a,b", "/tmp/a b", "relative"]) {

@@ -175,3 +175,14 @@ describe("a child process speaks its environment's language", () => {
     }
   });
 });
+
+describe("the lines pi hands to its Deno helpers", () => {
+  it("the guardian's and the keeper's lines are one line, with no control character and no single quote, in every language", () => {
+    for (const [language, table] of Object.entries(TABLES)) {
+      for (const line of [table.modalGone, table.stoppedWithModal]) {
+        // deno-lint-ignore no-control-regex -- matching control characters is the point
+        assert.match(line, /^[^\x00-\x1f\x7f-\x9f']{1,400}$/u, `${language}: ${line}`);
+      }
+    }
+  });
+});
