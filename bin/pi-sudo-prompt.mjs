@@ -18,6 +18,11 @@
  * code that runs is the same `.ts` a reviewer reads; nothing is built at pack
  * time. Needs Node ≥ 22.19, the version pi needs (checked first, in one line).
  *
+ * Its own lines (the usage, an unknown command, a too-old Node) stay English
+ * whatever the language: this file imports nothing of ours outside `bin/`
+ * (`docs/design.md` §1), and an old Node could not load the TypeScript tables
+ * of `shared/i18n/` anyway. The tools it loads speak the user's language.
+ *
  * @module
  */
 import { readFileSync, realpathSync } from "node:fs";

@@ -19,8 +19,7 @@ import { parseArgs } from "node:util";
 import { defaultAuditPath, escapeUnsafe } from "../extension/audit/entry.ts";
 import { readAuditTail, verifyAuditChain } from "../extension/audit/verify.ts";
 import { errnoCode } from "../shared/errno.ts";
-
-const USAGE = "usage: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit tail [n] [path]";
+import { msg } from "../shared/i18n/locale.ts";
 
 /**
  * True when pi has never written a log at `path`: neither the file nor its
@@ -38,21 +37,17 @@ async function verify(args: string[]): Promise<number> {
   if (args.length > 1) return usage();
   const path = args[0] ?? defaultAuditPath();
   if (await noLogYet(path)) {
-    say(
-      `audit: no audit log yet (looked for ${path}); pi creates it when an interactive session starts with this extension`,
-    );
+    say(msg.auditNoLog(path));
     return 0;
   }
   const r = await verifyAuditChain(path);
   if (!r.ok) {
-    fail(`${r.reason} at ${r.line > 0 ? `${r.file} line ${r.line}` : r.file}: ${r.detail}`);
+    fail(
+      msg.auditBroken(r.reason, r.line > 0 ? msg.auditFileLine(r.file, r.line) : r.file, r.detail),
+    );
     return 1;
   }
-  say(
-    `audit: ok: ${r.lines} lines from ${r.sessions} session(s) in ${r.files.length} file(s); ` +
-      "a session's last lines are not checked: compare with the system log " +
-      "(journalctl -t pi-sudo-prompt)",
-  );
+  say(msg.auditOk(r.lines, r.sessions, r.files.length));
   return 0;
 }
 
@@ -64,7 +59,7 @@ async function tail(args: string[]): Promise<number> {
   const path = rest[0] ?? defaultAuditPath();
   const r = await readAuditTail(path, n);
   if (!r.ok) {
-    fail(`${r.reason}: ${path}: missing, a symlink, not a regular file, or unreadable`);
+    fail(msg.auditTailUnreadable(r.reason, path));
     return 1;
   }
   for (const line of r.lines) say(line);
@@ -80,7 +75,7 @@ function fail(line: string): void {
 }
 
 function usage(): number {
-  fail(USAGE);
+  fail(msg.auditUsage);
   return 2;
 }
 
@@ -99,6 +94,6 @@ async function main(argv: string[]): Promise<number> {
 
 process.stdout.on("error", () => process.exit(process.exitCode ?? 0)); // e.g. `| head`
 process.exitCode = await main(process.argv.slice(2)).catch((e) => {
-  fail(`error: ${e instanceof Error ? e.message : String(e)}`);
+  fail(msg.auditError(e instanceof Error ? e.message : String(e)));
   return 1;
 });

@@ -10,6 +10,7 @@ import { delimiter, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { firstExecutable } from "../shared/executables.ts";
+import { msg } from "../shared/i18n/locale.ts";
 
 /** This package's root, as a real path. */
 export const packageRoot = await realpath(fileURLToPath(new URL("..", import.meta.url)));
@@ -29,7 +30,7 @@ export function problem(line: string): void {
 
 /** Prints `done`, or how many problems there were, and sets the exit code (1 on any problem). */
 export function finish(done: string): void {
-  say(problems === 0 ? done : `pi-sudo-prompt: ${problems} problem(s) above.`);
+  say(problems === 0 ? done : msg.cliProblems(problems));
   process.exitCode = problems === 0 ? 0 : 1;
 }
 

@@ -16,6 +16,7 @@ import { firstExecutable, resolveDenoBinary } from "../shared/executables.ts";
 import { peerCredentialsAvailable } from "../kernel/peer_credentials.ts";
 import { MIN_NODE, nodeVersionProblem } from "../bin/node_version.mjs";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
+import { msg } from "../shared/i18n/locale.ts";
 import { findPi, finish, onPath, packageRoot as repo, problem, say } from "./cli_report.ts";
 
 /** Output kept of each stream of a step (what `execFile`'s default buffer held). */
@@ -27,60 +28,56 @@ async function run(cmd: string, args: string[], deadlineMs: number) {
   return { code: r.code ?? 1, out: `${r.stdout}${r.stderr}`.trim() };
 }
 
-say(`pi-sudo-prompt: setting up ${repo}`);
+/** The line of a step that failed: its command, its exit code and its output's last line. */
+function failed(command: string, r: { code: number; out: string }): string {
+  return `${msg.cliStepFailed(command, r.code)}: ${r.out.split("\n").at(-1)}`;
+}
+
+say(msg.installSettingUp(repo));
 
 const deno = await resolveDenoBinary();
 if (deno) {
   const v = await run(deno, ["--version"], 10_000);
-  say(`  ✓ deno binary: ${deno} (${v.out.split("\n")[0]})`);
+  say(msg.installDeno(deno, v.out.split("\n")[0]));
 } else {
-  problem("deno binary not found: run `npm ci` (with allow-scripts=deno in .npmrc)");
+  problem(msg.installNoDeno);
 }
 
 if (peerCredentialsAvailable()) {
-  say("  ✓ kernel peer credentials (SO_PEERCRED via koffi) available");
+  say(msg.installPeerCredentials);
 } else {
-  problem("koffi FFI unavailable: every sudo password request would be refused (fail closed)");
+  problem(msg.installNoFfi);
 }
 
 const sudo = await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
-if (sudo) say(`  ✓ sudo: ${sudo}`);
-else problem("sudo not installed (apt-get install sudo)");
+if (sudo) say(msg.installSudo(sudo));
+else problem(msg.installNoSudo);
 
 const { pi, localPi } = await findPi();
 const pathNode = await onPath("node");
 const pathNodeVersion = pathNode ? (await run(pathNode, ["--version"], 10_000)).out : undefined;
 // One line when the node on PATH is too old for pi, with the fix.
 const oldNode = pathNodeVersion && nodeVersionProblem(pathNodeVersion) !== undefined
-  ? `node on PATH is ${pathNodeVersion}, pi needs Node >= ${MIN_NODE.join(".")}: ` +
-    "`npm install -g node@22`"
+  ? msg.installOldNode(pathNodeVersion, MIN_NODE.join("."))
   : undefined;
 
 if (pi) {
   if (oldNode) problem(oldNode);
   const r = await run(pi, ["install", repo], 120_000);
   if (r.code === 0) say(`  ✓ pi install ${repo}`);
-  else problem(`pi install ${repo} failed (exit ${r.code}): ${r.out.split("\n").at(-1)}`);
+  else problem(failed(`pi install ${repo}`, r));
 } else if (localPi) {
   const nodeModules = join(repo, "node_modules");
-  say(
-    `  - pi is not on PATH; it is installed only in ${nodeModules}: start it with \`npx pi\` in ${repo}`,
-  );
-  if (oldNode) say(`  - ${oldNode} (\`npx pi\` here uses the checkout's own Node)`);
+  say(msg.installLocalPi(nodeModules, repo));
+  if (oldNode) say(msg.installOldNodeLocal(oldNode));
   const r = await run(process.execPath, [localPi, "install", repo], 120_000);
   if (r.code === 0) say(`  ✓ npx pi install ${repo}`);
-  else problem(`npx pi install ${repo} failed (exit ${r.code}): ${r.out.split("\n").at(-1)}`);
+  else problem(failed(`npx pi install ${repo}`, r));
 } else {
   if (oldNode) say(`  - ${oldNode}`);
-  say(
-    "  - pi not on PATH: get it with `npm install -g @earendil-works/pi-coding-agent`, then run:",
-  );
+  say(msg.installNoPi);
   say(`      pi install ${repo}`);
 }
 
-const start = pi
-  ? "Start `pi`"
-  : localPi
-  ? `Start \`npx pi\` in ${repo}`
-  : "Get pi (above), start it";
-finish(`pi-sudo-prompt: ready. ${start} and run a command that uses sudo.`);
+const start = pi ? msg.installStartPi : localPi ? msg.installStartNpx(repo) : msg.installGetPi;
+finish(msg.installReady(start));

@@ -14,6 +14,7 @@ import { BROKER_ROOT, SUDOERS_FILE } from "../broker/paths.ts";
 import { defaultAuditPath } from "../extension/audit/entry.ts";
 import { PACKAGE_NAME, piRemoveCommand, registeredSources, shellWord } from "./pi_sources.ts";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
+import { msg } from "../shared/i18n/locale.ts";
 import { findPi, finish, packageRoot as root, problem, say } from "./cli_report.ts";
 
 /** How long one step (sudo with a password typed, or `pi remove` running npm) may take. */
@@ -25,45 +26,45 @@ async function runInteractive(cmd: string, args: readonly string[]): Promise<num
   return r.code ?? -1;
 }
 
-say(`pi-sudo-prompt: uninstalling ${root}`);
+say(msg.uninstallStart(root));
 
 // 1. The root broker.
 const installer = join(root, "broker", "install.sh");
 const removeBroker = `sh ${shellWord(installer)} --uninstall`;
 if (!existsSync(BROKER_ROOT) && !existsSync(SUDOERS_FILE)) {
-  say("  - root broker not installed");
+  say(msg.uninstallNoBroker);
 } else if (process.getuid?.() === 0) {
-  say(`  - root broker installed: remove it with  ${removeBroker} --user NAME`);
+  say(msg.uninstallBrokerAsRoot(`${removeBroker} --user NAME`));
 } else if (!process.stdin.isTTY && !process.env.SUDO_ASKPASS) {
   // No terminal and no askpass (outside pi): sudo could not ask for the password.
-  problem(`root broker installed: remove it in a terminal with  sudo ${removeBroker}`);
+  problem(msg.uninstallBrokerNoTerminal(`sudo ${removeBroker}`));
 } else {
-  say(`  - removing the root broker: sudo ${removeBroker}`);
+  say(msg.uninstallRemovingBroker(`sudo ${removeBroker}`));
   const code = await runInteractive("sudo", ["sh", installer, "--uninstall"]);
-  if (code === 0) say("  ✓ root broker removed");
-  else problem(`sudo ${removeBroker} failed (exit ${code}): run it yourself`);
+  if (code === 0) say(msg.uninstallBrokerRemoved);
+  else problem(msg.uninstallBrokerFailed(`sudo ${removeBroker}`, code));
 }
 
 // 2. pi's settings entries for this copy.
 const { pi, localPi } = await findPi();
 const sources = await registeredSources(root, process.cwd(), process.env);
-if (sources.length === 0) say("  - pi has no settings entry for this copy");
+if (sources.length === 0) say(msg.uninstallNoEntry);
 // npm: sources last: pi then uninstalls the package these files belong to.
 sources.sort((a, b) => Number(a.source.startsWith("npm:")) - Number(b.source.startsWith("npm:")));
 for (const source of sources) {
   const command = piRemoveCommand(source);
   const args = [...(source.scope === "project" ? ["remove", "-l"] : ["remove"]), source.source];
   if (!pi && !localPi) {
-    problem(`pi not found: run  ${command}`);
+    problem(msg.uninstallNoPi(command));
     continue;
   }
   const code = await runInteractive(pi ?? process.execPath, pi ? args : [localPi!, ...args]);
   if (code === 0) say(`  ✓ ${command}`);
-  else problem(`${command} failed (exit ${code})`);
+  else problem(msg.cliStepFailed(command, code));
 }
 
 // 3. What stays.
-say(`  - kept the audit log ${defaultAuditPath()} (your record; delete it by hand if you want)`);
+say(msg.uninstallKeptAudit(defaultAuditPath()));
 const parts = root.split(sep);
 const nm = parts.lastIndexOf("node_modules");
 if (nm > 0 && parts[nm + 1] === PACKAGE_NAME && !sources.some((s) => s.source.startsWith("npm:"))) {
@@ -72,11 +73,11 @@ if (nm > 0 && parts[nm + 1] === PACKAGE_NAME && !sources.some((s) => s.source.st
   const prefix = lib.endsWith(`${sep}lib`) ? dirname(lib) : undefined;
   say(
     prefix
-      ? `  - the package files stay: npm uninstall -g --prefix ${shellWord(prefix)} ${PACKAGE_NAME}`
-      : `  - the package files stay: npm uninstall ${PACKAGE_NAME} in ${shellWord(lib)}`,
+      ? msg.uninstallFilesStay(`npm uninstall -g --prefix ${shellWord(prefix)} ${PACKAGE_NAME}`)
+      : msg.uninstallFilesStayIn(`npm uninstall ${PACKAGE_NAME}`, shellWord(lib)),
   );
 } else if (nm < 0) {
-  say(`  - the files of ${root} are yours to delete`);
+  say(msg.uninstallFilesYours(root));
 }
 
-finish("pi-sudo-prompt: uninstalled.");
+finish(msg.uninstallDone);

@@ -1,8 +1,9 @@
 /**
  * English: every string the human reads (the modals, the notices, the
- * `/sudo-prompt` commands, the doctor), key → text, or key → a small function
- * for a text with parameters (strings and numbers only, each placed in the
- * text). The other tables are typed after this one (`locale.ts`, `Messages`).
+ * `/sudo-prompt` commands, the doctor, the reports of `pi-sudo-prompt install`,
+ * `uninstall` and `audit`), key → text, or key → a small function for a text
+ * with parameters (strings and numbers only, each placed in the text). The
+ * other tables are typed after this one (`locale.ts`, `Messages`).
  *
  * Not here, because they stay English whatever the language: what the agent
  * hears (`extension/channel/call_outcomes.ts`), the audit and system logs,
@@ -683,4 +684,64 @@ export const en = {
   displayX11Fix: "use a Wayland session or a text console for pi, or unset DISPLAY in pi's " +
     "environment if no X program needs it",
   displayOk: "no X11 display in pi's environment",
+
+  // --- The command-line reports (ops/cli_report.ts, shared by install and uninstall;
+  // ops/install_cli.ts; ops/uninstall_cli.ts; ops/audit_cli.ts). bin/pi-sudo-prompt.mjs stays
+  // English: it imports nothing of ours outside bin/ (docs/design.md §1).
+  cliProblems: (count: number) => `pi-sudo-prompt: ${count} problem(s) above.`,
+  cliStepFailed: (command: string, code: number) => `${command} failed (exit ${code})`,
+  installSettingUp: (root: string) => `pi-sudo-prompt: setting up ${root}`,
+  installDeno: (deno: string, version: string) => `  ✓ deno binary: ${deno} (${version})`,
+  installNoDeno: "deno binary not found: run `npm ci` (with allow-scripts=deno in .npmrc)",
+  installPeerCredentials: "  ✓ kernel peer credentials (SO_PEERCRED via koffi) available",
+  installNoFfi: "koffi FFI unavailable: every sudo password request would be refused (fail closed)",
+  installSudo: (sudo: string) => `  ✓ sudo: ${sudo}`,
+  installNoSudo: "sudo not installed (apt-get install sudo)",
+  installOldNode: (version: string, min: string) =>
+    `node on PATH is ${version}, pi needs Node >= ${min}: ` + "`npm install -g node@22`",
+  installLocalPi: (nodeModules: string, root: string) =>
+    `  - pi is not on PATH; it is installed only in ${nodeModules}: start it with \`npx pi\` ` +
+    `in ${root}`,
+  installOldNodeLocal: (oldNode: string) =>
+    `  - ${oldNode} (\`npx pi\` here uses the checkout's own Node)`,
+  installNoPi:
+    "  - pi not on PATH: get it with `npm install -g @earendil-works/pi-coding-agent`, then run:",
+  installStartPi: "Start `pi`",
+  installStartNpx: (root: string) => `Start \`npx pi\` in ${root}`,
+  installGetPi: "Get pi (above), start it",
+  installReady: (start: string) =>
+    `pi-sudo-prompt: ready. ${start} and run a command that uses sudo.`,
+  uninstallStart: (root: string) => `pi-sudo-prompt: uninstalling ${root}`,
+  uninstallNoBroker: "  - root broker not installed",
+  uninstallBrokerAsRoot: (command: string) =>
+    `  - root broker installed: remove it with  ${command}`,
+  uninstallBrokerNoTerminal: (command: string) =>
+    `root broker installed: remove it in a terminal with  ${command}`,
+  uninstallRemovingBroker: (command: string) => `  - removing the root broker: ${command}`,
+  uninstallBrokerRemoved: "  ✓ root broker removed",
+  uninstallBrokerFailed: (command: string, code: number) =>
+    `${command} failed (exit ${code}): run it yourself`,
+  uninstallNoEntry: "  - pi has no settings entry for this copy",
+  uninstallNoPi: (command: string) => `pi not found: run  ${command}`,
+  uninstallKeptAudit: (path: string) =>
+    `  - kept the audit log ${path} (your record; delete it by hand if you want)`,
+  uninstallFilesStay: (command: string) => `  - the package files stay: ${command}`,
+  uninstallFilesStayIn: (command: string, dir: string) =>
+    `  - the package files stay: ${command} in ${dir}`,
+  uninstallFilesYours: (root: string) => `  - the files of ${root} are yours to delete`,
+  uninstallDone: "pi-sudo-prompt: uninstalled.",
+  auditUsage: "usage: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit tail [n] [path]",
+  auditNoLog: (path: string) =>
+    `audit: no audit log yet (looked for ${path}); pi creates it when an interactive session ` +
+    "starts with this extension",
+  auditOk: (lines: number, sessions: number, files: number) =>
+    `audit: ok: ${lines} lines from ${sessions} session(s) in ${files} file(s); ` +
+    "a session's last lines are not checked: compare with the system log " +
+    "(journalctl -t pi-sudo-prompt)",
+  auditBroken: (reason: string, where: string, detail: string) =>
+    `${reason} at ${where}: ${detail}`,
+  auditFileLine: (file: string, line: number) => `${file} line ${line}`,
+  auditTailUnreadable: (reason: string, path: string) =>
+    `${reason}: ${path}: missing, a symlink, not a regular file, or unreadable`,
+  auditError: (message: string) => `error: ${message}`,
 };

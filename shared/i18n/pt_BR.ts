@@ -691,4 +691,61 @@ export const ptBR: Messages = {
   displayX11Fix: "use uma sessão Wayland ou um console de texto para o pi, ou remova DISPLAY " +
     "do ambiente do pi se nenhum programa X precisar dele",
   displayOk: "nenhum display X11 no ambiente do pi",
+
+  // --- The command-line reports.
+  cliProblems: (count) => `pi-sudo-prompt: ${count} problema(s) acima.`,
+  cliStepFailed: (command, code) => `${command} falhou (código de saída ${code})`,
+  installSettingUp: (root) => `pi-sudo-prompt: configurando ${root}`,
+  installDeno: (deno, version) => `  ✓ binário deno: ${deno} (${version})`,
+  installNoDeno: "binário deno não encontrado: execute `npm ci` (com allow-scripts=deno no " +
+    ".npmrc)",
+  installPeerCredentials: "  ✓ o kernel informa quem se conecta (SO_PEERCRED via koffi)",
+  installNoFfi: "FFI do koffi indisponível: todo pedido de senha do sudo seria recusado " +
+    "(falha fechada)",
+  installSudo: (sudo) => `  ✓ sudo: ${sudo}`,
+  installNoSudo: "o sudo não está instalado (apt-get install sudo)",
+  installOldNode: (version, min) =>
+    `o node no PATH é ${version}, o pi precisa de Node >= ${min}: ` + "`npm install -g node@22`",
+  installLocalPi: (nodeModules, root) =>
+    `  - o pi não está no PATH; ele só está instalado em ${nodeModules}: inicie-o com ` +
+    `\`npx pi\` em ${root}`,
+  installOldNodeLocal: (oldNode) =>
+    `  - ${oldNode} (\`npx pi\` aqui usa o Node do próprio checkout)`,
+  installNoPi: "  - o pi não está no PATH: instale-o com " +
+    "`npm install -g @earendil-works/pi-coding-agent` e depois execute:",
+  installStartPi: "Inicie o `pi`",
+  installStartNpx: (root) => `Inicie o \`npx pi\` em ${root}`,
+  installGetPi: "Instale o pi (veja acima), inicie-o",
+  installReady: (start) => `pi-sudo-prompt: pronto. ${start} e execute um comando que use sudo.`,
+  uninstallStart: (root) => `pi-sudo-prompt: desinstalando ${root}`,
+  uninstallNoBroker: "  - o broker root não está instalado",
+  uninstallBrokerAsRoot: (command) => `  - broker root instalado: remova-o com  ${command}`,
+  uninstallBrokerNoTerminal: (command) =>
+    `broker root instalado: remova-o num terminal com  ${command}`,
+  uninstallRemovingBroker: (command) => `  - removendo o broker root: ${command}`,
+  uninstallBrokerRemoved: "  ✓ broker root removido",
+  uninstallBrokerFailed: (command, code) =>
+    `${command} falhou (código de saída ${code}): execute-o você mesmo`,
+  uninstallNoEntry: "  - o pi não tem nenhuma entrada nas configurações para esta cópia",
+  uninstallNoPi: (command) => `pi não encontrado: execute  ${command}`,
+  uninstallKeptAudit: (path) =>
+    `  - o log de auditoria ${path} foi mantido (é o seu registro; apague-o à mão se quiser)`,
+  uninstallFilesStay: (command) => `  - os arquivos do pacote continuam: ${command}`,
+  uninstallFilesStayIn: (command, dir) =>
+    `  - os arquivos do pacote continuam: ${command} em ${dir}`,
+  uninstallFilesYours: (root) => `  - cabe a você apagar os arquivos de ${root}`,
+  uninstallDone: "pi-sudo-prompt: desinstalado.",
+  auditUsage: "uso: pi-sudo-prompt audit verify [path] | pi-sudo-prompt audit tail [n] [path]",
+  auditNoLog: (path) =>
+    `audit: ainda não há log de auditoria (procurado em ${path}); o pi o cria quando uma ` +
+    "sessão interativa começa com esta extensão",
+  auditOk: (lines, sessions, files) =>
+    `audit: ok: ${lines} linha(s) de ${sessions} sessão(ões) em ${files} arquivo(s); ` +
+    "as últimas linhas de uma sessão não são verificadas: compare com o log do sistema " +
+    "(journalctl -t pi-sudo-prompt)",
+  auditBroken: (reason, where, detail) => `${reason} em ${where}: ${detail}`,
+  auditFileLine: (file, line) => `${file} linha ${line}`,
+  auditTailUnreadable: (reason, path) =>
+    `${reason}: ${path}: ausente, é um link simbólico, não é um arquivo comum ou não pode ser lido`,
+  auditError: (message) => `erro: ${message}`,
 };

@@ -3,7 +3,8 @@
  * keys and no other, each key the same kind (text or function) with the same
  * parameters placed in its text, the same `code` spans and line breaks; and
  * the language follows `LC_ALL`, then `LC_MESSAGES`, then `LANG`. Last, the
- * doctor run as a child process speaks the language of its environment.
+ * doctor and `audit verify`, run as child processes, speak the language of
+ * their environment.
  * Runs under Node and Deno.
  */
 import { describe, it } from "node:test";
@@ -173,6 +174,33 @@ describe("a child process speaks its environment's language", () => {
     for (const english of [c, none]) {
       assert.match(english, /^cancelled\n {2}what happened: you pressed Escape/);
     }
+  });
+
+  it("pi-sudo-prompt audit verify: LANG=pt_BR.UTF-8 Portuguese, LC_ALL=C English", async () => {
+    /** `pi-sudo-prompt audit verify` of a log that does not exist, with these locale variables. */
+    const verify = (locale: Record<string, string>) =>
+      new Promise<string>((resolve, reject) => {
+        execFile(
+          `${ROOT}node_modules/.bin/node`,
+          [`${ROOT}bin/pi-sudo-prompt.mjs`, "audit", "verify", "/nonexistent/audit.jsonl"],
+          { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...locale }, timeout: 60_000 },
+          (err, stdout) => err ? reject(err) : resolve(String(stdout)),
+        );
+      });
+    const [pt, c] = await Promise.all([
+      verify({ LANG: "pt_BR.UTF-8" }),
+      verify({ LANG: "pt_BR.UTF-8", LC_ALL: "C" }),
+    ]);
+    assert.equal(
+      pt,
+      "audit: ainda não há log de auditoria (procurado em /nonexistent/audit.jsonl); o pi o " +
+        "cria quando uma sessão interativa começa com esta extensão\n",
+    );
+    assert.equal(
+      c,
+      "audit: no audit log yet (looked for /nonexistent/audit.jsonl); pi creates it when an " +
+        "interactive session starts with this extension\n",
+    );
   });
 });
 
