@@ -7,6 +7,7 @@ import { constants } from "node:fs";
 import { lstat, open } from "node:fs/promises";
 import { GENESIS_PREV, isCount, sha256Hex } from "./entry.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** Named reasons {@link verifyAuditChain} rejects a log (`broken_chain`: a `prev` or a start). */
 export const AUDIT_VERIFY_ERRORS = reasons(
@@ -42,9 +43,9 @@ export async function verifyAuditChain(path: string): Promise<AuditVerifyResult>
     const fail = (reason: AuditVerifyError, line: number, detail: string) =>
       ({ ok: false, reason, file, line, detail }) as const;
     const text = await readText(file);
-    if (text === undefined) return fail(UNREADABLE, 0, "missing, not a file, or unreadable");
+    if (text === undefined) return fail(UNREADABLE, 0, msg.verifyUnreadable);
     const lines = text.split("\n");
-    if (lines.pop() !== "") return fail(PARTIAL_LINE, lines.length + 1, "no newline at the end");
+    if (lines.pop() !== "") return fail(PARTIAL_LINE, lines.length + 1, msg.verifyNoNewline);
     for (const [i, line] of lines.entries()) {
       const n = i + 1;
       if (line === "") continue; // how a writer starts anew after a failed write
@@ -53,25 +54,27 @@ export async function verifyAuditChain(path: string): Promise<AuditVerifyResult>
         rec = JSON.parse(line);
         if (rec === null || typeof rec !== "object" || Array.isArray(rec)) throw rec;
       } catch {
-        return fail(BAD_JSON, n, "not a JSON object");
+        return fail(BAD_JSON, n, msg.verifyNotJson);
       }
       const { sid = "", seq, prev, time, kind, event } = rec;
       if (
         typeof sid !== "string" || !isCount(seq) || typeof prev !== "string" ||
         !/^[0-9a-f]{64}$/.test(prev) || typeof time !== "string" || typeof event !== "string" ||
         (kind !== "sudo" && kind !== "secret" && kind !== "log")
-      ) return fail(BAD_RECORD, n, "missing or invalid fields");
+      ) return fail(BAD_RECORD, n, msg.verifyBadFields);
       const chain = chains.get(sid);
       const starts = kind === "log" && event === "started" && seq === 0 && prev === GENESIS_PREV;
       if (!chain && !starts && !(sid === "" && kind === "log" && event === "rotated")) {
-        return fail(BROKEN_CHAIN, n, `session "${sid}" starts here: lines before it were removed`);
+        return fail(BROKEN_CHAIN, n, msg.verifySessionStarts(sid));
       }
       if (chain && prev !== chain.prev) {
-        const why = seq === chain.seq ? "that line was changed" : "lines lost or moved";
-        return fail(BROKEN_CHAIN, n, `prev is not the hash of ${chain.where}: ${why}`);
+        const why = seq === chain.seq ? msg.verifyLineChanged : msg.verifyLinesLost;
+        return fail(BROKEN_CHAIN, n, msg.verifyPrevNotHash(chain.where, why));
       }
-      if (chain && seq !== chain.seq) return fail(BAD_SEQUENCE, n, `seq ${seq}, not ${chain.seq}`);
-      const where = file === path ? `line ${n}` : `line ${n} of ${file}`;
+      if (chain && seq !== chain.seq) {
+        return fail(BAD_SEQUENCE, n, msg.verifyBadSeq(seq, chain.seq));
+      }
+      const where = file === path ? msg.verifyLine(n) : msg.verifyLineOf(n, file);
       chains.set(sid, { seq: seq + 1, prev: sha256Hex(line), where });
       count++;
     }

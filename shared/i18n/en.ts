@@ -744,4 +744,17 @@ export const en = {
   auditTailUnreadable: (reason: string, path: string) =>
     `${reason}: ${path}: missing, a symlink, not a regular file, or unreadable`,
   auditError: (message: string) => `error: ${message}`,
+  // What `audit verify` found wrong (extension/audit/verify.ts).
+  verifyUnreadable: "missing, not a file, or unreadable",
+  verifyNoNewline: "no newline at the end",
+  verifyNotJson: "not a JSON object",
+  verifyBadFields: "missing or invalid fields",
+  verifySessionStarts: (sid: string) =>
+    `session "${sid}" starts here: lines before it were removed`,
+  verifyLineChanged: "that line was changed",
+  verifyLinesLost: "lines lost or moved",
+  verifyPrevNotHash: (where: string, why: string) => `prev is not the hash of ${where}: ${why}`,
+  verifyBadSeq: (seq: number, expected: number) => `seq ${seq}, not ${expected}`,
+  verifyLine: (n: number) => `line ${n}`,
+  verifyLineOf: (n: number, file: string) => `line ${n} of ${file}`,
 };

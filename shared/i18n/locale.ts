@@ -5,7 +5,9 @@
  * and any other `pt…`, English for everything else (`C`, `POSIX`, unset).
  *
  * Only what the human reads follows it: the modals, the notices, the
- * `/sudo-prompt` commands and the doctor. What the agent hears, the audit log,
+ * `/sudo-prompt` commands, the doctor, the install, uninstall and audit
+ * reports, and the terminal guardian's and lock keeper's line (pi hands it to
+ * them). What the agent hears, the audit log,
  * the system log and the reason names stay English (machine-read).
  *
  * Adding a language is one file: a table typed as {@link Messages} (see

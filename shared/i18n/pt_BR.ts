@@ -748,4 +748,16 @@ export const ptBR: Messages = {
   auditTailUnreadable: (reason, path) =>
     `${reason}: ${path}: ausente, é um link simbólico, não é um arquivo comum ou não pode ser lido`,
   auditError: (message) => `erro: ${message}`,
+  verifyUnreadable: "ausente, não é um arquivo ou não pode ser lido",
+  verifyNoNewline: "sem quebra de linha no fim",
+  verifyNotJson: "não é um objeto JSON",
+  verifyBadFields: "campos ausentes ou inválidos",
+  verifySessionStarts: (sid) =>
+    `a sessão "${sid}" começa aqui: as linhas antes dela foram removidas`,
+  verifyLineChanged: "essa linha foi alterada",
+  verifyLinesLost: "linhas perdidas ou movidas",
+  verifyPrevNotHash: (where, why) => `prev não é o hash da ${where}: ${why}`,
+  verifyBadSeq: (seq, expected) => `seq ${seq}, não ${expected}`,
+  verifyLine: (n) => `linha ${n}`,
+  verifyLineOf: (n, file) => `linha ${n} de ${file}`,
 };
