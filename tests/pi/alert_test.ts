@@ -62,7 +62,9 @@ async function modalWhileElsewhere(pi: PiSession, dir: string): Promise<string> 
 function script(dir: string) {
   return [
     {
-      bash: `: > '${dir}/waiting'; while [ ! -e '${dir}/go' ]; do sleep 0.05; done; sudo -k id -u`,
+      // Bounded (60 s): a failed test must not leave the loop running.
+      bash: `: > '${dir}/waiting'; i=0; while [ ! -e '${dir}/go' ] && [ "$i" -lt 1200 ]; ` +
+        `do sleep 0.05; i=$((i + 1)); done; sudo -k id -u`,
     },
     { text: "FLOW-DONE" },
   ];

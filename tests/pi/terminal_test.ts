@@ -251,7 +251,10 @@ async function loggerDuringModal(mode: string, notice: RegExp): Promise<void> {
   await withLoggerScratch(async (dir) => {
     const script: FauxStep[] = [
       { bash: `${stealCommand(dir, 120, true, mode)} ${LEGIT}; echo "rc=$?"` },
-      { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
+      {
+        bash:
+          `i=0; while [ ! -e '${dir}/stopped' ] && [ "$i" -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; ${LEGIT}`,
+      },
       { text: "FLOW-DONE" },
     ];
     await withPi(script, async (pi) => {
@@ -296,7 +299,10 @@ async function loggerBeforeModal(mode: string): Promise<void> {
       { bash: `${stealCommand(dir, 120, false, mode)} ${loggerMarker(dir)}` },
       { bash: `${LEGIT}; echo "rc=$?"` },
       // The human stops the logger; the agent's next sudo then gets a modal.
-      { bash: `while [ ! -e '${dir}/stopped' ]; do sleep 0.1; done; ${LEGIT}` },
+      {
+        bash:
+          `i=0; while [ ! -e '${dir}/stopped' ] && [ "$i" -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; ${LEGIT}`,
+      },
       { text: "FLOW-DONE" },
     ];
     await withPi(script, async (pi) => {

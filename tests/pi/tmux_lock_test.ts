@@ -137,7 +137,8 @@ async function go(pi: PiSession): Promise<void> {
 describe("the keys inside tmux reach only pi, by construction (real pi, real sudo)", () => {
   const popupScript = (d: string): FauxStep[] => [
     {
-      bash: `python3 '${ATTACK}' popup '${d}'; while [ ! -e '${d}/ready' ]; do sleep 0.05; done; ` +
+      bash:
+        `python3 '${ATTACK}' popup '${d}'; i=0; while [ ! -e '${d}/ready' ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; ` +
         LEGIT,
       timeout: 60,
     },
@@ -223,7 +224,7 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
   const fakeScript = (d: string): FauxStep[] => [
     {
       bash: `python3 '${ATTACK}' fake-agent '${d}'; ` +
-        `while [ ! -e '${d}/ready' ]; do sleep 0.05; done; ${LEGIT}`,
+        `i=0; while [ ! -e '${d}/ready' ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done; ${LEGIT}`,
       timeout: 60,
     },
     { text: "FLOW-DONE" },

@@ -15,7 +15,7 @@ setsid sh -c 'echo $$ > "$1/leftover.pid"; sudo true && : > "$1/approved"; i=0
     sleep 0.1; i=$((i + 1))
   done
   sudo -n id -u > "$1/late" 2>&1' leftover "$D" "$audit" </dev/null >/dev/null 2>&1 &
-while [ ! -e "$D/approved" ]; do sleep 0.1; done
+i=0; while [ ! -e "$D/approved" ] && [ "$i" -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 # The soft limit only (the user's own to set): pi's forks and clones now fail.
 prlimit --pid "$PI" --nproc=1:
 echo approved
