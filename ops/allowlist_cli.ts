@@ -16,7 +16,7 @@
 import process from "node:process";
 import { checkAllowlistFile, checkShape, suggestShape } from "../broker/allowlist.ts";
 import { ALLOWLIST_PATH } from "../broker/paths.ts";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 
 const USAGE = "usage: pi-sudo-prompt allowlist suggest ARGV_JSON | allowlist check LINE ARGV_JSON";
 

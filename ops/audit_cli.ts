@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { defaultAuditPath, escapeUnsafe } from "../extension/audit/entry.ts";
 import { readAuditTail, verifyAuditChain } from "../extension/audit/verify.ts";
 import { errnoCode } from "../shared/errno.ts";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 
 /**
  * True when pi has never written a log at `path`: neither the file nor its

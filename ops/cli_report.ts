@@ -10,7 +10,7 @@ import { delimiter, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { firstExecutable } from "../shared/executables.ts";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 
 /** This package's root, as a real path. */
 export const packageRoot = await realpath(fileURLToPath(new URL("..", import.meta.url)));

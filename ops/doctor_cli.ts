@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { doctorExitCode, type DoctorOptions, renderDoctor, runDoctor } from "./doctor/runner.ts";
 import { PACKAGE_VERSION } from "../askpass/version.ts";
 import { explainRefusal } from "./doctor/explain.ts";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 
 const USAGE = msg.doctorUsage;
 

@@ -16,7 +16,7 @@ import { firstExecutable, resolveDenoBinary } from "../shared/executables.ts";
 import { peerCredentialsAvailable } from "../kernel/peer_credentials.ts";
 import { MIN_NODE, nodeVersionProblem } from "../bin/node_version.mjs";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 import { findPi, finish, onPath, packageRoot as repo, problem, say } from "./cli_report.ts";
 
 /** Output kept of each stream of a step (what `execFile`'s default buffer held). */

@@ -14,7 +14,7 @@
 import { readFile, realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 
 /** The npm name of this package, as in `package.json`. */
 export const PACKAGE_NAME = "pi-sudo-prompt";

@@ -18,7 +18,7 @@ import { parseBrokerVersion } from "../broker/broker_version.ts";
 import { ALLOWLIST_PATH, BROKER_VERSION_FILE } from "../broker/paths.ts";
 import { defaultAuditPath } from "../extension/audit/entry.ts";
 import { readAuditTail } from "../extension/audit/verify.ts";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 
 /** The stored state's lines: broker, allowlist, a blank line, the audit log and its tail. */
 async function storedStatusLines(): Promise<string[]> {

@@ -14,7 +14,7 @@ import { BROKER_ROOT, SUDOERS_FILE } from "../broker/paths.ts";
 import { defaultAuditPath } from "../extension/audit/entry.ts";
 import { PACKAGE_NAME, piRemoveCommand, registeredSources, shellWord } from "./pi_sources.ts";
 import { spawnWithDeadline } from "../shared/spawn_deadline.ts";
-import { msg } from "../shared/i18n/locale.ts";
+import { msg } from "../shared/i18n/tools_locale.ts";
 import { findPi, finish, packageRoot as root, problem, say } from "./cli_report.ts";
 
 /** How long one step (sudo with a password typed, or `pi remove` running npm) may take. */

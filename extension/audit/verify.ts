@@ -7,7 +7,7 @@ import { constants } from "node:fs";
 import { lstat, open } from "node:fs/promises";
 import { GENESIS_PREV, isCount, sha256Hex } from "./entry.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
-import { msg } from "../../shared/i18n/locale.ts";
+import { msg } from "../../shared/i18n/tools_locale.ts";
 
 /** Named reasons {@link verifyAuditChain} rejects a log (`broken_chain`: a `prev` or a start). */
 export const AUDIT_VERIFY_ERRORS = reasons(

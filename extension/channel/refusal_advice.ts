@@ -1,9 +1,9 @@
 /**
- * What each named refusal means and what the user can do about it: the one
- * table behind the one-line notice pi shows and `pi-sudo-prompt doctor
- * --explain <reason>` (docs/troubleshooting.md). The table is typed over every
- * reason a request can end with, so a new reason without advice does not
- * compile; its text is the language's (`shared/i18n/`), the names stay.
+ * What the user can do about each named refusal: every reason a request can
+ * end with falls in one of about thirty groups, each with a title and one
+ * thing to do, behind the one-line notice pi shows (docs/troubleshooting.md).
+ * The map is typed over every reason, so a new reason without a group does
+ * not compile; its text is the language's (`shared/i18n/`), the names stay.
  *
  * @module
  */
@@ -14,138 +14,180 @@ import { msg as m } from "../../shared/i18n/locale.ts";
 /** Every reason a password or secret request can be refused or denied with. */
 export type NamedReason = RefusalReason | DenyReason;
 
-/** One refusal, explained. Plain text, one line each, no secret ever. */
+/**
+ * A group of refusals: what the user reads first, and what to do. About
+ * thirty groups stand for every named reason; the reason's name stays in the
+ * notice (and in the audit log) as its detail, and `pi-sudo-prompt doctor
+ * --explain <reason>` says what that one check saw (`ops/doctor/reason_details.ts`),
+ * so its long text is not loaded in pi's process.
+ */
 export interface RefusalAdvice {
-  /** What the product saw. */
-  readonly means: string;
+  /** The group's name (an identifier). */
+  readonly group: RefusalGroup;
+  /** What happened, in a few words. */
+  readonly title: string;
   /** What the user can do (one imperative sentence). */
   readonly todo: string;
 }
 
-/** The advice of a reason whose fix is `todoNotOurs`, or `todoRetry`. */
-const notOurs = (means: string): RefusalAdvice => ({ means, todo: m.todoNotOurs });
-const retry = (means: string): RefusalAdvice => ({ means, todo: m.todoRetry });
-
-const ADVICE: Readonly<Record<NamedReason, RefusalAdvice>> = {
-  // The requester is not the helper of a sudo the modal can show (kernel/peer_verification.ts).
-  ffi_unavailable: { means: m.whyFfiUnavailable, todo: m.todoFfiUnavailable },
-  peer_credentials_failed: retry(m.whyPeerCredentialsFailed),
-  claimed_pid_mismatch: notOurs(m.whyClaimedPidMismatch),
-  peer_uid_mismatch: notOurs(m.whyPeerUidMismatch),
-  peer_gone: { means: m.whyPeerGone, todo: m.todoPeerGone },
-  peer_ids_mismatch: notOurs(m.whyPeerIdsMismatch),
-  peer_exe_mismatch: notOurs(m.whyPeerExeMismatch),
-  peer_cmdline_mismatch: notOurs(m.whyPeerCmdlineMismatch),
-  peer_environ_mismatch: notOurs(m.whyPeerEnvironMismatch),
-  peer_stdout_not_sudo_pipe: notOurs(m.whyPeerStdoutNotSudoPipe),
-  parent_not_sudo: notOurs(m.whyParentNotSudo),
-  parent_not_setuid_root: notOurs(m.whyParentNotSetuidRoot),
-  not_from_this_session: { means: m.whyNotFromThisSession, todo: m.todoNotFromThisSession },
-  peer_connection_inherited: notOurs(m.whyPeerConnectionInherited),
-  peer_does_not_hold_connection: notOurs(m.whyPeerDoesNotHoldConnection),
-  peer_holds_connection_twice: notOurs(m.whyPeerHoldsConnectionTwice),
-  connection_owner_unknown: retry(m.whyConnectionOwnerUnknown),
-  peer_stopped: { means: m.whyPeerStopped, todo: m.todoPeerStopped },
-  helper_traced: { means: m.whyHelperTraced, todo: m.todoHelperTraced },
-  peer_changed: notOurs(m.whyPeerChanged),
-  broker_not_root: { means: m.whyBrokerNotRoot, todo: m.todoBrokerNotRoot },
-  broker_cmdline_mismatch: { means: m.whyBrokerCmdlineMismatch, todo: m.todoBrokerCmdlineMismatch },
-  broker_proof_invalid: { means: m.whyBrokerProofInvalid, todo: m.todoBrokerProofInvalid },
-  // The bytes on the socket broke the protocol (askpass/protocol.ts).
-  frame_too_large: notOurs(m.whyFrameTooLarge),
-  trailing_bytes: notOurs(m.whyTrailingBytes),
-  malformed_frame: notOurs(m.whyMalformedFrame),
-  malformed_header: notOurs(m.whyMalformedHeader),
-  unsupported_version: { means: m.whyUnsupportedVersion, todo: m.todoUnsupportedVersion },
-  unexpected_type: notOurs(m.whyUnexpectedType),
-  bad_field: notOurs(m.whyBadField),
-  prompt_too_long: notOurs(m.whyPromptTooLong),
-  password_too_long: { means: m.whyPasswordTooLong, todo: m.todoPasswordTooLong },
-  password_has_line_break: { means: m.whyPasswordHasLineBreak, todo: m.todoPasswordHasLineBreak },
-  id_mismatch: notOurs(m.whyIdMismatch),
-  // The connection itself (extension/channel/session_types.ts).
-  too_many_connections: { means: m.whyTooManyConnections, todo: m.todoTooManyConnections },
-  request_timeout: retry(m.whyRequestTimeout),
-  replayed_request: notOurs(m.whyReplayedRequest),
-  peer_closed: retry(m.whyPeerClosed),
-  internal_error: { means: m.whyInternalError, todo: m.todoInternalError },
-  // sudo's credential cache (extension/channel/credential_policy.ts).
-  would_cache_credentials: { means: m.whyWouldCacheCredentials, todo: m.todoWouldCacheCredentials },
-  // Only pi reads the keys (extension/keyboard/, ADR 0007).
-  terminal_shared: { means: m.whyTerminalShared, todo: m.todoTerminalShared },
-  terminal_scan_incomplete: retry(m.whyTerminalScanIncomplete),
-  terminal_unguarded: { means: m.whyTerminalUnguarded, todo: m.todoTerminalUnguarded },
-  // The password reaches only the sudo the modal shows (extension/pairing/, ADR 0005).
-  stdout_pipe_unknown: retry(m.whyStdoutPipeUnknown),
-  stdout_pipe_shared: { means: m.whyStdoutPipeShared, todo: m.todoStdoutPipeShared },
-  stdout_pipe_held_elsewhere: {
-    means: m.whyStdoutPipeHeldElsewhere,
-    todo: m.todoStdoutPipeHeldElsewhere,
-  },
-  other_sudo_without_helper: { means: m.whyOtherSudoWithoutHelper, todo: m.todoStopOtherSudo },
-  other_sudo_foreign_askpass: { means: m.whyOtherSudoForeignAskpass, todo: m.todoStopOtherSudo },
+const GROUPS = {
+  not_our_helper: { title: m.grpNotOurHelper, todo: m.todoNotOurs },
+  broken_request: { title: m.grpBrokenRequest, todo: m.todoNotOurs },
+  check_incomplete: { title: m.grpCheckIncomplete, todo: m.todoRetry },
+  interrupted: { title: m.grpInterrupted, todo: m.todoRetry },
+  asker_gone: { title: m.grpAskerGone, todo: m.todoProcessGone },
+  ffi_unavailable: { title: m.grpFfiUnavailable, todo: m.todoFfiUnavailable },
+  not_from_this_session: { title: m.grpNotFromThisSession, todo: m.todoNotFromThisSession },
+  peer_stopped: { title: m.grpPeerStopped, todo: m.todoPeerStopped },
+  helper_traced: { title: m.grpHelperTraced, todo: m.todoHelperTraced },
+  broker_unverified: { title: m.grpBrokerUnverified, todo: m.todoBrokerUnverified },
+  unsupported_version: { title: m.grpUnsupportedVersion, todo: m.todoUnsupportedVersion },
+  password_unusable: { title: m.grpPasswordUnusable, todo: m.todoPasswordUnusable },
+  too_many_requests: { title: m.grpTooManyRequests, todo: m.todoTooManyRequests },
+  internal_error: { title: m.grpInternalError, todo: m.todoInternalError },
+  would_cache_credentials: { title: m.grpWouldCacheCredentials, todo: m.todoWouldCacheCredentials },
+  terminal_shared: { title: m.grpTerminalShared, todo: m.todoTerminalShared },
+  terminal_unguarded: { title: m.grpTerminalUnguarded, todo: m.todoTerminalUnguarded },
+  password_redirected: { title: m.grpPasswordRedirected, todo: m.todoPasswordRedirected },
+  other_sudo_waiting: { title: m.grpOtherSudoWaiting, todo: m.todoStopOtherSudo },
   other_sudo_helper_not_queued: {
-    means: m.whyOtherSudoHelperNotQueued,
+    title: m.grpOtherSudoHelperNotQueued,
     todo: m.todoOtherSudoHelperNotQueued,
   },
-  pairing_scan_failed: retry(m.whyPairingScanFailed),
-  root_pairing_refused: { means: m.whyRootPairingRefused, todo: m.todoRootPairingRefused },
   root_pairing_unavailable: {
-    means: m.whyRootPairingUnavailable,
+    title: m.grpRootPairingUnavailable,
     todo: m.todoRootPairingUnavailable,
   },
+  risky_sudo: { title: m.grpRiskySudo, todo: m.todoRiskySudo },
+  helper_writes: { title: m.grpHelperWrites, todo: m.todoHelperWrites },
+  cancelled: { title: m.grpCancelled, todo: m.todoNothing },
+  timeout: { title: m.grpTimeout, todo: m.todoTimeout },
+  verification_failed: { title: m.grpVerificationFailed, todo: m.todoVerificationFailed },
+  attempts_exhausted: { title: m.grpAttemptsExhausted, todo: m.todoAttemptsExhausted },
+  session_closed: { title: m.grpSessionClosed, todo: m.todoNothing },
+  no_interactive_ui: { title: m.grpNoInteractiveUi, todo: m.todoNoInteractiveUi },
+  pi_stopped: { title: m.grpPiStopped, todo: m.todoPiStopped },
+} as const satisfies Record<string, { title: string; todo: string }>;
+
+/** The name of a group of refusals. */
+export type RefusalGroup = keyof typeof GROUPS;
+
+/** Each named reason's group; typed over every reason, so a new one must be placed. */
+const GROUP_OF: Readonly<Record<NamedReason, RefusalGroup>> = {
+  // The requester is not the helper of a sudo the modal can show (kernel/peer_verification.ts).
+  ffi_unavailable: "ffi_unavailable",
+  peer_credentials_failed: "check_incomplete",
+  claimed_pid_mismatch: "not_our_helper",
+  peer_uid_mismatch: "not_our_helper",
+  peer_gone: "asker_gone",
+  peer_ids_mismatch: "not_our_helper",
+  peer_exe_mismatch: "not_our_helper",
+  peer_cmdline_mismatch: "not_our_helper",
+  peer_environ_mismatch: "not_our_helper",
+  peer_stdout_not_sudo_pipe: "not_our_helper",
+  parent_not_sudo: "not_our_helper",
+  parent_not_setuid_root: "not_our_helper",
+  not_from_this_session: "not_from_this_session",
+  peer_connection_inherited: "not_our_helper",
+  peer_does_not_hold_connection: "not_our_helper",
+  peer_holds_connection_twice: "not_our_helper",
+  connection_owner_unknown: "check_incomplete",
+  peer_stopped: "peer_stopped",
+  helper_traced: "helper_traced",
+  peer_changed: "not_our_helper",
+  broker_not_root: "broker_unverified",
+  broker_cmdline_mismatch: "broker_unverified",
+  broker_proof_invalid: "broker_unverified",
+  // The bytes on the socket broke the protocol (askpass/protocol.ts).
+  frame_too_large: "broken_request",
+  trailing_bytes: "broken_request",
+  malformed_frame: "broken_request",
+  malformed_header: "broken_request",
+  unsupported_version: "unsupported_version",
+  unexpected_type: "broken_request",
+  bad_field: "broken_request",
+  prompt_too_long: "broken_request",
+  password_too_long: "password_unusable",
+  password_has_line_break: "password_unusable",
+  id_mismatch: "broken_request",
+  // The connection itself (extension/channel/session_types.ts).
+  too_many_connections: "too_many_requests",
+  request_timeout: "interrupted",
+  replayed_request: "broken_request",
+  peer_closed: "interrupted",
+  internal_error: "internal_error",
+  // sudo's credential cache (extension/channel/credential_policy.ts).
+  would_cache_credentials: "would_cache_credentials",
+  // Only pi reads the keys (extension/keyboard/, ADR 0007).
+  terminal_shared: "terminal_shared",
+  terminal_scan_incomplete: "check_incomplete",
+  terminal_unguarded: "terminal_unguarded",
+  // The password reaches only the sudo the modal shows (extension/pairing/, ADR 0005).
+  stdout_pipe_unknown: "check_incomplete",
+  stdout_pipe_shared: "password_redirected",
+  stdout_pipe_held_elsewhere: "password_redirected",
+  other_sudo_without_helper: "other_sudo_waiting",
+  other_sudo_foreign_askpass: "other_sudo_waiting",
+  other_sudo_helper_not_queued: "other_sudo_helper_not_queued",
+  pairing_scan_failed: "check_incomplete",
+  root_pairing_refused: "password_redirected",
+  root_pairing_unavailable: "root_pairing_unavailable",
   // What root runs is shown, or refused (extension/channel/root_program.ts, ADR 0006).
-  risky_sudo: { means: m.whyRiskySudo, todo: m.todoRiskySudo },
+  risky_sudo: "risky_sudo",
   // pi writes the password into sudo's pipe (kernel/sudo_pipe.ts, ADR 0008).
-  pidfd_getfd_not_permitted: { means: m.whyPidfdGetfdNotPermitted, todo: m.todoHelperWrites },
-  pidfd_getfd_unsupported: { means: m.whyPidfdGetfdUnsupported, todo: m.todoHelperWrites },
-  helper_gone: retry(m.whyHelperGone),
-  helper_pipe_changed: notOurs(m.whyHelperPipeChanged),
-  pipe_write_failed: retry(m.whyPipeWriteFailed),
+  pidfd_getfd_not_permitted: "helper_writes",
+  pidfd_getfd_unsupported: "helper_writes",
+  helper_gone: "interrupted",
+  helper_pipe_changed: "not_our_helper",
+  pipe_write_failed: "interrupted",
   // How a request ended without a password (askpass/protocol.ts).
-  cancelled: { means: m.whyCancelled, todo: m.todoNothing },
-  timeout: { means: m.whyTimeout, todo: m.todoTimeout },
-  verification_failed: { means: m.whyVerificationFailed, todo: m.todoVerificationFailed },
-  process_gone: { means: m.whyProcessGone, todo: m.todoProcessGone },
-  queue_full: { means: m.whyQueueFull, todo: m.todoQueueFull },
-  attempts_exhausted: { means: m.whyAttemptsExhausted, todo: m.todoAttemptsExhausted },
-  session_closed: { means: m.whySessionClosed, todo: m.todoNothing },
-  no_interactive_ui: { means: m.whyNoInteractiveUi, todo: m.todoNoInteractiveUi },
-  pi_stopped: { means: m.whyPiStopped, todo: m.todoPiStopped },
+  cancelled: "cancelled",
+  timeout: "timeout",
+  verification_failed: "verification_failed",
+  process_gone: "asker_gone",
+  queue_full: "too_many_requests",
+  attempts_exhausted: "attempts_exhausted",
+  session_closed: "session_closed",
+  no_interactive_ui: "no_interactive_ui",
+  pi_stopped: "pi_stopped",
 };
 
-/** The advice for a named reason; undefined for a name that is none of them. */
+/** The advice for a named reason (its group's); undefined for a name that is none of them. */
 export function refusalAdvice(reason: string): RefusalAdvice | undefined {
-  return Object.hasOwn(ADVICE, reason) ? ADVICE[reason as NamedReason] : undefined;
+  if (!Object.hasOwn(GROUP_OF, reason)) return undefined;
+  const group = GROUP_OF[reason as NamedReason];
+  return { group, ...GROUPS[group] };
 }
 
-/** Every reason that has advice, sorted (doctor lists them). */
+/** Every named reason, sorted (the doctor lists them). */
 export function refusalReasons(): readonly string[] {
-  return Object.keys(ADVICE).sort();
+  return Object.keys(GROUP_OF).sort();
 }
 
 /**
- * The one-line notice for a refusal that carries no notice of its own: the
- * reason's name, what to do, and where the details are.
+ * The one-line notice for a refusal that carries no notice of its own: what
+ * happened, the reason's name, what to do, and where the details are.
  */
 export function refusalNotice(reason: string): string {
   const advice = refusalAdvice(reason);
-  const todo = advice ? `: ${advice.todo}` : "";
-  return `${m.refusedRequest(reason)}${todo} · ${explainHint(reason)}`;
+  const head = advice
+    ? `${m.refusedRequestAs(advice.title, reason)}: ${advice.todo}`
+    : m.refusedRequest(reason);
+  return `${head} · ${explainHint(reason)}`;
 }
 
 /**
- * The notice for a refusal that names a process (the pairing pass): the
- * reason's name, the pid, what was seen and what to do.
+ * The notice for a refusal that names a process (the pairing pass): what
+ * happened, the reason's name and the pid, and what to do.
  */
 export function processRefusalNotice(
   refusal: { readonly reason: string; readonly pid?: number },
 ): string {
   const advice = refusalAdvice(refusal.reason);
-  const who = refusal.pid === undefined ? "" : ` (pid ${refusal.pid})`;
+  const who = refusal.pid === undefined ? "" : `, pid ${refusal.pid}`;
   if (!advice) return `${refusal.reason}${who}`;
   const todo = advice.todo.charAt(0).toUpperCase() + advice.todo.slice(1);
-  return `${refusal.reason}${who}: ${advice.means}. ${todo}`;
+  return `${advice.title} (${refusal.reason}${who}). ${todo}`;
 }
 
 /** Where a refusal's details are, in pi and in a shell. */

@@ -1,13 +1,16 @@
 /**
  * `pi-sudo-prompt doctor --explain <reason>` and `/sudo-prompt doctor
- * <reason>`: what a refusal named in a notice means and what to do about it,
- * from the one table of advice (`extension/channel/refusal_advice.ts`).
+ * <reason>`: what the check named in a notice saw (its detail line,
+ * `reason_details.ts`), its group, and what to do
+ * (`extension/channel/refusal_advice.ts`).
  *
  * @module
  */
 import { refusalAdvice, refusalReasons } from "../../extension/channel/refusal_advice.ts";
+import type { NamedReason } from "../../extension/channel/refusal_advice.ts";
 import type { Result } from "../../shared/result.ts";
-import { msg } from "../../shared/i18n/locale.ts";
+import { msg } from "../../shared/i18n/tools_locale.ts";
+import { REASON_DETAILS } from "./reason_details.ts";
 
 /** The lines that explain `reason`, or a one-line error for a name that is no reason. */
 export function explainRefusal(reason: string): Result<{ lines: readonly string[] }, string> {
@@ -23,8 +26,9 @@ export function explainRefusal(reason: string): Result<{ lines: readonly string[
     ok: true,
     lines: [
       reason,
-      msg.explainMeans(advice.means),
+      msg.explainMeans(REASON_DETAILS[reason as NamedReason]),
       msg.explainTodo(advice.todo),
+      msg.explainGroup(advice.title, advice.group),
       msg.explainMore,
     ],
   };

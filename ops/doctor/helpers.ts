@@ -8,7 +8,7 @@
 import { access, stat } from "node:fs/promises";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { readProcText } from "../../kernel/proc_reader.ts";
-import { msg } from "../../shared/i18n/locale.ts";
+import { msg } from "../../shared/i18n/tools_locale.ts";
 
 /** Most bytes read of a small `/proc` file (a sysctl value, `/proc/self/stat`). */
 const SMALL_FILE_MAX = 4096;

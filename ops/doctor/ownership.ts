@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { errnoCode } from "../../shared/errno.ts";
 import { changeable, rootOnlyChainProblem } from "../../shared/root_chain.ts";
 import { octal, you } from "./helpers.ts";
-import { msg } from "../../shared/i18n/locale.ts";
+import { msg } from "../../shared/i18n/tools_locale.ts";
 
 /** Most entries of a tree {@link treeProblems} examines. */
 const TREE_ENTRY_LIMIT = 2_000;

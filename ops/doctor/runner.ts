@@ -33,7 +33,7 @@ import {
   resolveContext,
 } from "./context.ts";
 import { oneLine } from "./helpers.ts";
-import { msg } from "../../shared/i18n/locale.ts";
+import { msg } from "../../shared/i18n/tools_locale.ts";
 
 export type { CheckStatus, DoctorCheck, DoctorOptions } from "./context.ts";
 

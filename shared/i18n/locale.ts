@@ -10,10 +10,12 @@
  * them). What the agent hears, the audit log,
  * the system log and the reason names stay English (machine-read).
  *
- * Adding a language is one file: a table typed as {@link Messages} (see
- * `pt_BR.ts`), one entry in {@link TABLES} and one rule in
- * {@link pickLanguage}; `tests/unit/shared/i18n_test.ts` checks that it has
- * every key, with the same parameters.
+ * Adding a language is two files: pi's table typed as {@link Messages} (see
+ * `pt_BR.ts`) and the tools' table (`tools_pt_BR.ts`), one entry in
+ * {@link TABLES} and in `tools_locale.ts`, and one rule in
+ * {@link pickLanguage}; `tests/unit/shared/i18n_test.ts` checks that each
+ * has every key, with the same parameters. pi's process loads only this
+ * module's tables; the doctor and the CLIs read `tools_locale.ts`.
  *
  * Runtime-neutral (`node:process` only); an environment that cannot be read
  * (a Deno process without `--allow-env`) means English.

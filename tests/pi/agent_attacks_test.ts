@@ -214,7 +214,10 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
 
   it("a fake sudo (a copy of /bin/sh named sudo) runs the askpass: refused, no modal", async () => {
     const { attackOutput, notices } = await attackThenLegit(`sh '${ATTACK_SCRIPTS}/fake_sudo.sh'`);
-    assert.match(notices, /refused a password request \(parent_not_setuid_root\)/);
+    assert.match(
+      notices,
+      /refused a password request: the asker is not this pi.s helper for a sudo it started \(parent_not_setuid_root\)/,
+    );
     // One line that says what to do, and where doctor explains it.
     assert.match(
       notices,
@@ -234,7 +237,10 @@ describe("attacks from inside the agent's bash tool (real pi, real sudo)", () =>
     const { attackOutput, notices } = await attackThenLegit(
       `sh '${ATTACK_SCRIPTS}/askpass_wrapper.sh'`,
     );
-    assert.match(notices, /refused a password request \(parent_not_sudo\)/);
+    assert.match(
+      notices,
+      /refused a password request: the asker is not this pi.s helper for a sudo it started \(parent_not_sudo\)/,
+    );
     const [toFile, notExec] = attackOutput.split("== not-exec");
     // stdout redirected to a file the agent reads: the helper refuses itself.
     assert.match(toFile, /no password was provided/);

@@ -112,11 +112,11 @@ describe("pi speaks Brazilian Portuguese under LANG=pt_BR.UTF-8 (real pi, real s
           ),
           refused,
         );
-        // The notice: what to do, and where the details are.
+        // The notice: what happened, what to do, and where the details are.
         const notices = flat(await pi.tmux.capture({ history: true }));
         assert.match(
           notices,
-          /pi-sudo-prompt: pedido de senha recusado \(would_cache_credentials\): use `sudo` simples \(o pi acrescenta -k\)/,
+          /pi-sudo-prompt: pedido de senha recusado: o acesso root duraria mais que este comando \(would_cache_credentials\): use `sudo` simples \(o pi acrescenta -k\)/,
         );
         assert.match(notices, /detalhes: \/sudo-prompt doctor would_cache_credentials/);
         // The audit log is machine-read: reason names, no Portuguese.

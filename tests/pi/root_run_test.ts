@@ -159,7 +159,10 @@ describe("the modal shows what root will run (real pi, real sudo)", () => {
         const results = await waitForResults(pi, 2);
         assert.equal(results[1].trim(), "0");
         const notices = (await pi.tmux.capture({ history: true })).replace(/\s+/g, " ");
-        assert.match(notices, /risky_sudo \(pid \d+\): the sudo lets its environment choose/);
+        assert.match(
+          notices,
+          /this sudo lets its environment choose what root runs \(risky_sudo, pid \d+\)\. Run the program by its root-owned absolute path/,
+        );
       },
       ["--sudo-refuse-risky"],
     );

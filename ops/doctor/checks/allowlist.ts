@@ -14,7 +14,7 @@ import {
 } from "../../../broker/allowlist.ts";
 import { type Context, defineCheck } from "../context.ts";
 import { octal, you } from "../helpers.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** The allowlist is safe (or absent). */
 export const allowlistCheck = defineCheck("allowlist", "allowlist", async (ctx) => {

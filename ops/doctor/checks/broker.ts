@@ -16,7 +16,7 @@ import { type Context, defineCheck, type Finding } from "../context.ts";
 import { exists, firstExisting, oneLine, SUDO_ENV } from "../helpers.ts";
 import { rootOwnedProblem } from "../ownership.ts";
 import { parseBrokerVersion } from "../../../broker/broker_version.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** Most of the VERSION file read. */
 const VERSION_FILE_MAX = 4096;

@@ -15,7 +15,7 @@ import {
 } from "../../../askpass/helper_permissions.ts";
 import { type CommandResult, type Context, defineCheck, type Finding } from "../context.ts";
 import { canAccess, oneLine } from "../helpers.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** Longest line of a failed command's stderr shown. */
 const STDERR_LINE_MAX = 160;

@@ -6,7 +6,7 @@
  * @module
  */
 import { defineCheck } from "../context.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** X11: any client can read the keyboard; Wayland or no display is fine. */
 export const displayCheck = defineCheck("display", msg.displayTitle, (ctx) => {

@@ -20,7 +20,7 @@ import { fdStatSync, socketFd } from "../../../kernel/socket_fd.ts";
 import { unixPeerInode } from "../../../kernel/socket_peer.ts";
 import { ownUid } from "../../../shared/own_uid.ts";
 import { defineCheck, type Finding } from "../context.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** koffi loads; a real `SO_PEERCRED` and `SOCK_DIAG` round trip works. */
 export const ffiCheck = defineCheck("ffi", msg.ffiTitle, async (ctx) => {

@@ -13,7 +13,7 @@ import { registeredSources, rootOwnedInstallFix } from "../../pi_sources.ts";
 import { type Context, defineCheck } from "../context.ts";
 import { exists } from "../helpers.ts";
 import { rootOwnedProblem, treeProblems } from "../ownership.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 const CACHE_LABEL = msg.hardenedCache;
 /**

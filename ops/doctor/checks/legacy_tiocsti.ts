@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { defineCheck } from "../context.ts";
 import { oneLine, readSmall } from "../helpers.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** `dev.tty.legacy_tiocsti`: 1 warns, 0 is fine, missing (kernel < 6.2) is info. */
 export const legacyTiocstiCheck = defineCheck("legacy_tiocsti", "legacy_tiocsti", async (ctx) => {

@@ -7,7 +7,7 @@
  * @module
  */
 import { defineCheck } from "../context.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** Where keys typed at the modal pass, inside a terminal multiplexer. */
 export const multiplexerCheck = defineCheck("multiplexer", msg.multiplexerTitle, (ctx) => {

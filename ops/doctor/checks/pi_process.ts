@@ -14,7 +14,7 @@ import {
   terminalGuardStatus,
 } from "../../../extension/keyboard/terminal_guard.ts";
 import { defineCheck, type Finding } from "../context.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** A check that judges the terminal guard's status; outside pi there is nothing to judge. */
 function piProcessCheck<Id extends string>(

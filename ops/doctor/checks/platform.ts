@@ -8,7 +8,7 @@ import { release } from "node:os";
 import { join } from "node:path";
 import { defineCheck } from "../context.ts";
 import { oneLine, readSmall } from "../helpers.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** Architectures whose `SO_PEERCRED` layout the peer-credential code knows. */
 const SUPPORTED_ARCHES: ReadonlySet<string> = new Set(["x64", "arm64", "riscv64"]);

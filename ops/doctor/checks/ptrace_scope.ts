@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { defineCheck } from "../context.ts";
 import { oneLine, readSmall } from "../helpers.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** `kernel.yama.ptrace_scope`: 0 and missing warn; 1, 2 and 3 are fine. */
 export const ptraceScopeCheck = defineCheck("ptrace_scope", "ptrace_scope", async (ctx) => {

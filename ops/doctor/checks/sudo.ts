@@ -8,7 +8,7 @@
 import { stat } from "node:fs/promises";
 import { type CheckStatus, defineCheck, type Finding } from "../context.ts";
 import { firstExisting, oneLine, SUDO_ENV } from "../helpers.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** First sudo-rs release with `-A`/`--askpass` (sudo-rs CHANGELOG, after issue #1249). */
 export const SUDO_RS_ASKPASS_SINCE = "0.2.11";

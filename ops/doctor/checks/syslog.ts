@@ -8,7 +8,7 @@
  */
 import { SYSLOG_ERRORS, syslogSocketStatus } from "../../../extension/audit/syslog.ts";
 import { defineCheck } from "../context.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** Whether audit records reach the system log. */
 export const syslogCheck = defineCheck("syslog", msg.syslogTitle, (ctx) => {

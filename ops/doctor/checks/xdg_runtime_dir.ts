@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { isSafeFlagPath } from "../../../askpass/helper_permissions.ts";
 import { defineCheck } from "../context.ts";
 import { octal } from "../helpers.ts";
-import { msg } from "../../../shared/i18n/locale.ts";
+import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** `sizeof(sun_path) - 1` on Linux: the longest Unix socket path. */
 const SUN_PATH_MAX = 107;

@@ -145,7 +145,7 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
       assert.deepEqual(refusals(f.events), [PAIRING_REFUSALS.OTHER_SUDO_FOREIGN_ASKPASS]);
       const refused = f.events.find((e) => e.kind === "refused");
       assert.ok(
-        refused?.kind === "refused" && /other_sudo_foreign_askpass \(pid \d+\)/.test(
+        refused?.kind === "refused" && /\(other_sudo_foreign_askpass, pid \d+\)/.test(
           refused.notice ?? "",
         ),
         "the notice names the reason and the other sudo's pid",

@@ -1,6 +1,8 @@
 /**
- * Every named refusal has advice, and its notice is one line that says what
- * to do and where the details are (`extension/channel/refusal_advice.ts`).
+ * Every named refusal is in one of about thirty groups with its advice, has
+ * its detail line for the doctor, and its notice is one line that says what
+ * happened, what to do and where the details are
+ * (`extension/channel/refusal_advice.ts`, `ops/doctor/reason_details.ts`).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -18,6 +20,10 @@ import {
   refusalNotice,
   refusalReasons,
 } from "../../../extension/channel/refusal_advice.ts";
+import type { NamedReason } from "../../../extension/channel/refusal_advice.ts";
+import { REASON_DETAILS } from "../../../ops/doctor/reason_details.ts";
+import { en } from "../../../shared/i18n/en.ts";
+import { toolsEn } from "../../../shared/i18n/tools_en.ts";
 
 const ALL_NAMED = [
   DENY_REASONS,
@@ -35,13 +41,27 @@ const ALL_NAMED = [
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 describe("refusal advice", () => {
-  it("covers exactly the named reasons, each with what it means and what to do", () => {
+  it("covers exactly the named reasons, each in a group with a title and what to do, and its detail line", () => {
     assert.deepEqual([...refusalReasons()], [...new Set(ALL_NAMED)].sort());
+    const groups = new Set<string>();
     for (const reason of ALL_NAMED) {
       const advice = refusalAdvice(reason);
       assert.ok(advice, reason);
-      assert.ok(advice.means.length > 10 && advice.todo.length > 3, reason);
-      assert.ok(!CONTROL.test(advice.means + advice.todo), reason);
+      groups.add(advice.group);
+      assert.ok(advice.title.length > 5 && advice.todo.length > 3, reason);
+      assert.ok(!CONTROL.test(advice.title + advice.todo), reason);
+      const detail = REASON_DETAILS[reason as NamedReason];
+      assert.ok(detail.length > 10 && !CONTROL.test(detail), reason);
+    }
+    // About thirty groups stand for every reason (docs/design.md §1).
+    assert.ok(groups.size >= 25 && groups.size <= 32, String(groups.size));
+    assert.ok(ALL_NAMED.length > 2 * groups.size, String(ALL_NAMED.length));
+  });
+
+  it("pi's process loads the groups, not the detail lines (the doctor prints those)", () => {
+    const piTable = en as Readonly<Record<string, unknown>>;
+    for (const key of Object.keys(toolsEn).filter((k) => k.startsWith("why"))) {
+      assert.ok(!Object.hasOwn(piTable, key), key);
     }
   });
 
@@ -55,7 +75,8 @@ describe("refusal advice", () => {
     for (const reason of ALL_NAMED) {
       const text = refusalNotice(reason);
       assert.ok(!CONTROL.test(text), text);
-      assert.ok(text.includes(`(${reason}): ${refusalAdvice(reason)!.todo}`), text);
+      const advice = refusalAdvice(reason)!;
+      assert.ok(text.includes(`: ${advice.title} (${reason}): ${advice.todo}`), text);
       assert.ok(text.endsWith(`details: /sudo-prompt doctor ${reason}`), text);
     }
     assert.match(refusalNotice(PROTOCOL_ERRORS.BAD_FIELD), /^refused a password request/);
@@ -65,10 +86,10 @@ describe("refusal advice", () => {
     );
   });
 
-  it("a process refusal names the reason, the pid, what was seen and what to do", () => {
+  it("a process refusal names what happened, the reason, the pid and what to do", () => {
     assert.match(
       processRefusalNotice({ reason: PAIRING_REFUSALS.OTHER_SUDO_WITHOUT_HELPER, pid: 77 }),
-      /^other_sudo_without_helper \(pid 77\): another sudo of yours waits .*\. Stop it/,
+      /^another sudo waits that could take your password \(other_sudo_without_helper, pid 77\)\. Stop it/,
     );
     assert.equal(processRefusalNotice({ reason: "not_a_reason" }), "not_a_reason");
   });

@@ -153,3 +153,41 @@ describe("the folder rules of docs/design.md", () => {
     ]);
   });
 });
+
+/** Every product file pi's process loads: reachable from `index.ts` by relative imports, dynamic ones included. */
+function loadedByPi(): string[] {
+  const seen = new Set<string>();
+  const todo = ["index.ts"];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const [, to] of importsOf(file)) todo.push(to);
+  }
+  return [...seen].sort();
+}
+
+/**
+ * What pi's process loads may not grow past this many lines (counted as
+ * above; `.ts` and `.mjs` only). Lower it when a change shrinks the count;
+ * raising it needs the reason in the change.
+ */
+const PI_LINE_BUDGET = 13_000;
+
+describe("what pi's process loads (docs/design.md §1)", () => {
+  it("never the doctor, the CLIs or the tools' text: those run in their own process", () => {
+    const loaded = loadedByPi();
+    assert.ok(loaded.includes("extension/channel/request.ts"), loaded.join(" "));
+    assert.deepEqual(
+      loaded.filter((f) => /^(?:ops|bin)\/|^shared\/i18n\/tools_/.test(f)),
+      [],
+    );
+  });
+
+  it(`at most ${PI_LINE_BUDGET} lines`, () => {
+    const lines = loadedByPi()
+      .map((f) => readFileSync(join(ROOT, f), "utf8").split("\n").length - 1)
+      .reduce((a, b) => a + b, 0);
+    assert.ok(lines > 2_000 && lines <= PI_LINE_BUDGET, `${lines} lines`);
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * The language tables (`shared/i18n/`, issue 36): every table has English's
+ * The language tables (`shared/i18n/`, issue 36; pi's and the tools', issue 35): every table has English's
  * keys and no other, each key the same kind (text or function) with the same
  * parameters placed in its text, the same `code` spans and line breaks; and
  * the language follows `LC_ALL`, then `LC_MESSAGES`, then `LANG`. Last, the
@@ -14,6 +14,8 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { en } from "../../../shared/i18n/en.ts";
 import { type Language, pickLanguage, TABLES } from "../../../shared/i18n/locale.ts";
+import { toolsEn } from "../../../shared/i18n/tools_en.ts";
+import { TOOL_TABLES } from "../../../shared/i18n/tools_locale.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -96,7 +98,18 @@ describe("language tables", () => {
     it(`${language}: every key of English, and no other, with the same parameters`, () => {
       assert.deepEqual(tableProblems(ENGLISH, TABLES[language]), []);
     });
+    it(`${language}, the tools' table: every key of English's, and no other, with the same parameters`, () => {
+      assert.equal(TOOL_TABLES.en, toolsEn);
+      assert.deepEqual(
+        tableProblems(toolsEn as Readonly<Record<string, unknown>>, TOOL_TABLES[language]),
+        [],
+      );
+    });
   }
+
+  it("pi's table and the tools' table share no key (the tools' table spreads over pi's)", () => {
+    assert.deepEqual(Object.keys(toolsEn).filter((k) => Object.hasOwn(en, k)), []);
+  });
 
   it("the check fails on a missing key, an extra key, a parameter too few or not placed", () => {
     const good = TABLES.pt_BR as Readonly<Record<string, unknown>>;
