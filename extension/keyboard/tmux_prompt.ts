@@ -29,6 +29,7 @@ import { ClientLocks, type HeldLock, type TmuxPlace } from "./tmux_lock.ts";
 import { RawTerminal } from "./raw_terminal.ts";
 import type { LockedClient } from "./keeper_check.ts";
 import { msg } from "../../shared/i18n/locale.ts";
+import { KEY_DROP, PASTE } from "../../shared/modal_keys.ts";
 
 /** How often input is read and the locked clients are looked at while a modal shows. */
 const TICK_MS = 25;
@@ -42,22 +43,7 @@ const STOPPED_GAP_MS = 2000;
 const MAX_TERMINALS = 8;
 /** Widest the modal is drawn. */
 const MODAL_WIDTH = 80;
-/** A drop of keys ends after this long without one (or at Enter)… */
-const DROP_IDLE_MS = 1500;
-/** …and at the latest after this long. */
-const DROP_MAX_MS = 30_000;
-const PASTE_START = "\x1b[200~";
-const PASTE_END = "\x1b[201~";
 const CANCEL: PromptOutcome = { kind: "cancel" };
-
-/** Shown on a client's terminal when its password box is interrupted. */
-export const INTERRUPTED: string = msg.boxInterrupted;
-/** Shown above the box when the client's terminal is itself inside tmux. */
-export const NESTED_WARNING: string = msg.nestedTmux;
-/** Shown while keys typed for a withdrawn modal are dropped. */
-export const DROPPING: string = msg.droppingKeys;
-/** Told in pi's pane once such keys were dropped. */
-export const DROPPED: string = msg.droppedKeys;
 
 /** What pi draws on a client's terminal: a modal component of the ui part. */
 export interface TerminalModal {
@@ -171,7 +157,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
     resolveOutcome(result);
     if (how === "interrupted") {
       for (const s of shown) if (!s.lockEnded) s.terminal.dropInput();
-      return release(INTERRUPTED);
+      return release(msg.boxInterrupted);
     }
     if (!typing || shown.size === 0) return release();
     dropping = dropKeys().finally(() => dropping = undefined);
@@ -184,7 +170,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
       const started = performance.now();
       let last = started;
       let dropped = false;
-      for (const s of shown) draw(s, [DROPPING]);
+      for (const s of shown) draw(s, [msg.droppingKeys]);
       tick = setInterval(() => {
         const now = performance.now();
         for (const s of shown) {
@@ -194,9 +180,9 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
           last = now;
           if (data.includes("\r")) last = -Infinity;
         }
-        if (now - last < DROP_IDLE_MS && now - started < DROP_MAX_MS) return;
+        if (now - last < KEY_DROP.idleMs && now - started < KEY_DROP.maxMs) return;
         release();
-        if (dropped) o.notify?.(DROPPED);
+        if (dropped) o.notify?.(msg.droppedKeys);
         resolve();
       }, TICK_MS);
     });
@@ -227,7 +213,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
     const width = Math.max(20, Math.min(MODAL_WIDTH, s.size.cols - 2));
     if (!lines && (finished || !s.modal)) return;
     const body = lines ?? s.modal!.render(width).map((l) => l.replaceAll(CURSOR_MARKER, ""));
-    const all = [...(s.held.locked.nested ? [NESTED_WARNING] : []), ...body];
+    const all = [...(s.held.locked.nested ? [msg.nestedTmux] : []), ...body];
     const top = Math.max(1, Math.floor((s.size.rows - all.length) / 2) + 1);
     const left = Math.max(1, Math.floor((s.size.cols - width) / 2) + 1);
     let frame = "\x1b[?25l\x1b[0m\x1b[H\x1b[2J";
@@ -293,7 +279,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
     s.terminal.write("\x1b[?2004h");
     s.modal = o.make(() => draw(s), (result) => finish(result, "ended"));
     input.on("data", (seq: string) => s.modal?.handleInput(seq));
-    input.on("paste", (text: string) => s.modal?.handleInput(PASTE_START + text + PASTE_END));
+    input.on("paste", (text: string) => s.modal?.handleInput(PASTE.start + text + PASTE.end));
     draw(s);
   };
 

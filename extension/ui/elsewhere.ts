@@ -11,11 +11,10 @@ import type { Component, Focusable } from "@earendil-works/pi-tui";
 import { Key, matchesKey } from "@earendil-works/pi-tui";
 import type { PromptOutcome } from "../../askpass/prompter.ts";
 import { boxLines, type ModalTheme } from "./modal_frame.ts";
-import type { MaskedPromptModal, ModalOptions, ModalUI, QueuedRequest } from "./masked_prompt.ts";
+import { CANCEL, type MaskedPromptModal, type ModalOptions, OVERLAY } from "./masked_prompt.ts";
+import type { ModalUI, QueuedRequest } from "./masked_prompt.ts";
 import { wrapped } from "./modal_text.ts";
 import { msg } from "../../shared/i18n/locale.ts";
-
-const CANCEL: PromptOutcome = { kind: "cancel" };
 
 /** The modal's colours as plain SGR sequences, for a terminal pi draws on itself. */
 export const ANSI_THEME: ModalTheme = {
@@ -110,7 +109,7 @@ export async function showElsewhere<R extends QueuedRequest>(
     // The answer may have come before pi drew the panel.
     if (ended) queueMicrotask(closePanel);
     return new PanePanel(title, theme, () => local.abort("cancelled"), () => prompt.again());
-  }, { overlay: true, overlayOptions: { anchor: "center", width: 80, margin: 1 } });
+  }, { overlay: true, overlayOptions: OVERLAY });
   try {
     return await prompt.outcome;
   } finally {

@@ -16,11 +16,11 @@ import type { PromptOutcome } from "../../askpass/prompter.ts";
 import { isUnsafeCodePoint } from "../../askpass/prompt_text.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { msg } from "../../shared/i18n/locale.ts";
+import { KEY_DROP, PASTE } from "../../shared/modal_keys.ts";
 
 const TICK_MS = 1000;
-const PASTE_START = "\x1b[200~";
-const PASTE_END = "\x1b[201~";
-const CANCEL: PromptOutcome = { kind: "cancel" };
+/** The outcome of a modal closed without an answer. */
+export const CANCEL: PromptOutcome = { kind: "cancel" };
 /** Keys that scroll the command section, and by how many lines. */
 const SCROLL_KEYS = [[Key.up, -1], [Key.down, 1], [Key.pageUp, -8], [Key.pageDown, 8]] as const;
 
@@ -28,7 +28,7 @@ const SCROLL_KEYS = [[Key.up, -1], [Key.down, 1], [Key.pageUp, -8], [Key.pageDow
 export const MAX_REPLY_LENGTH = 160;
 
 /** Overlay placement: centred, 80 columns (pi-tui clamps to the terminal). */
-const OVERLAY: OverlayOptions = { anchor: "center", width: 80, margin: 1 };
+export const OVERLAY: OverlayOptions = { anchor: "center", width: 80, margin: 1 };
 
 /** What the component needs of a request: when to cancel, and the queue behind it. */
 export interface QueuedRequest {
@@ -63,18 +63,10 @@ export type ModalUI =
   & Partial<Pick<ExtensionUIContext, "onTerminalInput" | "notify">>;
 
 /**
- * After a modal closed without the human (withdrawn, timed out), the text
- * they were typing into it is dropped until they stop typing for this long
- * or press Enter: the rest of a password must not land in pi's editor, in
- * clear, one Enter away from the model.
- */
-export const DROP_KEYS_IDLE_MS = 1500;
-/** The longest the keys are dropped, however fast they keep coming. */
-export const DROP_KEYS_MAX_MS = 30_000;
-/**
- * The current drop of keys, if any. `throughNewModal` when the human was
- * typing into the withdrawn modal: the rest of that password is dropped even
- * if another modal opens meanwhile (the agent can queue one behind it).
+ * The current drop of keys ({@link KEY_DROP}), if any. `throughNewModal` when
+ * the human was typing into the withdrawn modal: the rest of that password is
+ * dropped even if another modal opens meanwhile (the agent can queue one
+ * behind it).
  */
 let keyDrop: { readonly stop: () => void; readonly throughNewModal: boolean } | undefined;
 
@@ -150,7 +142,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 
   /**
    * Whether it was withdrawn with text typed into it, or a key typed less
-   * than {@link DROP_KEYS_IDLE_MS} before: the human was typing the secret.
+   * than `KEY_DROP.idleMs` before: the human was typing the secret.
    */
   get withdrawnWhileTyping(): boolean {
     return this.#withdrawnWhileTyping;
@@ -177,8 +169,8 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     if (this.#resolved) return;
     // A paste arrives as one chunk wrapped in markers (pi-tui re-wraps it).
     // Its Enter/Escape bytes are text, never keys, so it is handled first.
-    if (data.includes(PASTE_START) || data.includes(PASTE_END)) {
-      const text = data.replaceAll(PASTE_START, "").replaceAll(PASTE_END, "");
+    if (data.includes(PASTE.start) || data.includes(PASTE.end)) {
+      const text = data.replaceAll(PASTE.start, "").replaceAll(PASTE.end, "");
       if (this.#replying) return this.#appendReply(text, "drop-controls");
       return this.#append(text, "drop-controls");
     }
@@ -246,7 +238,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
     if (this.#drawn && !this.#resolved) {
       this.#withdrawn = true;
       this.#withdrawnWhileTyping = this.#secret.length > 0 ||
-        performance.now() - this.#lastTypedAt < DROP_KEYS_IDLE_MS;
+        performance.now() - this.#lastTypedAt < KEY_DROP.idleMs;
     }
     this.#resolve(CANCEL);
   }
@@ -373,14 +365,14 @@ export async function showModal<R extends QueuedRequest>(
 
 /**
  * Drops typed text, Backspace and Enter (which ends the drop) until
- * {@link DROP_KEYS_IDLE_MS} pass without one or {@link DROP_KEYS_MAX_MS}
- * pass; any other key (Escape, Ctrl+C…) ends the drop and reaches pi (or the
- * modal open then). A new modal ends it too, unless `throughNewModal`. Says
- * once that keys were dropped. Without a terminal (RPC mode) nothing to do.
+ * `KEY_DROP.idleMs` pass without one or `KEY_DROP.maxMs` pass; any other
+ * key (Escape, Ctrl+C…) ends the drop and reaches pi (or the modal open
+ * then). A new modal ends it too, unless `throughNewModal`. Says once that
+ * keys were dropped. Without a terminal (RPC mode) nothing to do.
  */
 function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
   if (!ui.onTerminalInput) return;
-  const end = performance.now() + DROP_KEYS_MAX_MS;
+  const end = performance.now() + KEY_DROP.maxMs;
   let dropped = false;
   let idle: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
@@ -402,15 +394,15 @@ function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
     dropped = true;
     clearTimeout(idle);
     if (enter) stop();
-    else idle = setTimeout(stop, DROP_KEYS_IDLE_MS);
+    else idle = setTimeout(stop, KEY_DROP.idleMs);
     return { consume: true };
   });
-  idle = setTimeout(stop, DROP_KEYS_IDLE_MS);
+  idle = setTimeout(stop, KEY_DROP.idleMs);
 }
 
 /** What the modal would have taken as part of the secret: text, a paste, Backspace. */
 function isTypedText(data: string): boolean {
-  if (data.includes(PASTE_START) || matchesKey(data, Key.backspace)) return true;
+  if (data.includes(PASTE.start) || matchesKey(data, Key.backspace)) return true;
   const text = decodeKittyPrintable(data) ?? data;
   return text.length > 0 && ![...text].some((ch) => isRejectedInput(ch.codePointAt(0) ?? 0));
 }

@@ -22,7 +22,7 @@ import {
   type SudoModalUI,
 } from "../../../extension/ui/modal.ts";
 import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts";
-import { DROP_KEYS_IDLE_MS } from "../../../extension/ui/masked_prompt.ts";
+import { KEY_DROP } from "../../../shared/modal_keys.ts";
 import { KEYS_DROPPED, REPLY_HINT, REPLY_LABEL } from "../../../extension/ui/modal_frame.ts";
 import { MAX_REPLY_LENGTH } from "../../../extension/ui/masked_prompt.ts";
 import { DENY_REASONS } from "../../../askpass/protocol.ts";
@@ -796,9 +796,9 @@ describe("showSudoModal", () => {
       const { ui, seen, type } = keyed;
       await withdraw(keyed);
       assert.equal(type("a"), true);
-      mock.timers.tick(DROP_KEYS_IDLE_MS - 1);
+      mock.timers.tick(KEY_DROP.idleMs - 1);
       assert.equal(type("b"), true, "each key extends the pause");
-      mock.timers.tick(DROP_KEYS_IDLE_MS);
+      mock.timers.tick(KEY_DROP.idleMs);
       assert.equal(type("c"), false, "a pause ends the drop");
       await withdraw(keyed);
       assert.equal(type("x"), true);
