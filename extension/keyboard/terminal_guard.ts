@@ -107,9 +107,6 @@ export function onStopOrResume(deny: () => void): () => void {
   return () => s.stopListeners.delete(deny);
 }
 
-/** The line the screen keeps when pi stops with a modal open (after it is erased). */
-const STOPPED_WITH_MODAL = msg.stoppedWithModal;
-
 function denyPending(s: GuardState): void {
   for (const deny of s.stopListeners) {
     try {
@@ -245,7 +242,7 @@ async function start(s: GuardState): Promise<void> {
       flushTerminalInput(0);
       rawMode(true);
       try {
-        writeSync(1, `\x1b[0m\x1b[2J\x1b[3J\x1b[H${STOPPED_WITH_MODAL}\r\n`);
+        writeSync(1, `\x1b[0m\x1b[2J\x1b[3J\x1b[H${msg.stoppedWithModal}\r\n`);
       } catch { /* a terminal that is gone shows nothing anyway */ }
       tellGuardian(s, "scrub");
     }

@@ -24,7 +24,7 @@ import { firstExecutable } from "../../shared/executables.ts";
 import { spawnWithDeadline } from "../../shared/spawn_deadline.ts";
 import { ownUid } from "../../shared/own_uid.ts";
 import { entrySource, libcPath } from "./entry_source.ts";
-import { checkKeeper, type LockedClient } from "./keeper_check.ts";
+import { checkKeeper, type ExpectedKeeper, type LockedClient } from "./keeper_check.ts";
 import { keeperArgv, keeperEnvironment, keeperLockCommand } from "./lock_keeper_permissions.ts";
 import { msg } from "../../shared/i18n/locale.ts";
 import { HARDENED_KEEPER_FILES } from "../../broker/root_files.ts";
@@ -79,34 +79,26 @@ export interface HeldLock {
 /** Named reasons a lock could not even be asked for. */
 export type LockStartFailure = "no_keeper" | "no_tmux" | "unsafe_path" | "listen_failed";
 
+/** What one request's locks are made of: the keepers' socket, tmux and its `lock-command`. */
+interface LockSetup {
+  readonly server: Server;
+  /** The socket's directory, removed on close. */
+  readonly dir: string;
+  readonly command: string;
+  readonly tmux: string;
+  readonly place: TmuxPlace;
+  readonly expected: ExpectedKeeper;
+}
+
 /** The locks of one request. */
 export class ClientLocks {
-  readonly #server: Server;
-  readonly #dir: string;
-  readonly #command: string;
-  readonly #tmux: string;
-  readonly #place: TmuxPlace;
-  readonly #expected: Parameters<typeof checkKeeper>[1];
+  readonly #s: LockSetup;
   readonly #held = new Set<Socket>();
   #accepted = 0;
   #closed = false;
 
-  private constructor(
-    server: Server,
-    dir: string,
-    command: string,
-    tmux: string,
-    place: TmuxPlace,
-    expected: Parameters<typeof checkKeeper>[1],
-  ) {
-    [this.#server, this.#dir, this.#command, this.#tmux, this.#place, this.#expected] = [
-      server,
-      dir,
-      command,
-      tmux,
-      place,
-      expected,
-    ];
+  private constructor(setup: LockSetup) {
+    this.#s = setup;
   }
 
   /**
@@ -148,7 +140,7 @@ export class ClientLocks {
       environment: keeperEnvironment(keeper),
     };
     const server = createServer({ allowHalfOpen: false });
-    const locks = new ClientLocks(server, dir, command, tmux, place, expected);
+    const locks = new ClientLocks({ server, dir, command, tmux, place, expected });
     server.on("connection", (s) => void locks.#accept(s, onClient));
     const listening = await new Promise<boolean>((resolve) => {
       server.once("error", () => resolve(false));
@@ -169,14 +161,14 @@ export class ClientLocks {
    */
   async lock(): Promise<void> {
     if (this.#closed) return;
-    const t = ["-t", this.#place.pane];
-    await spawnWithDeadline(this.#tmux, [
+    const t = ["-t", this.#s.place.pane];
+    await spawnWithDeadline(this.#s.tmux, [
       "-S",
-      this.#place.socket,
+      this.#s.place.socket,
       "set-option",
       ...t,
       "lock-command",
-      this.#command,
+      this.#s.command,
       ";",
       "lock-session",
       ...t,
@@ -199,7 +191,7 @@ export class ClientLocks {
     const creds = fd === undefined ? undefined : getPeerCredentials(fd);
     if (!creds?.ok) return void socket.destroy();
     const timer = setTimeout(() => socket.destroy(), KEEPER_CHECK_MS);
-    const checked = await checkKeeper(creds.creds.pid, this.#expected).finally(() =>
+    const checked = await checkKeeper(creds.creds.pid, this.#s.expected).finally(() =>
       clearTimeout(timer)
     );
     if (!checked.ok || socket.destroyed || this.#closed) return void socket.destroy();
@@ -218,7 +210,7 @@ export class ClientLocks {
     this.#closed = true;
     for (const s of this.#held) s.destroy();
     this.#held.clear();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    await rm(this.#dir, { recursive: true, force: true }).catch(() => {});
+    await new Promise<void>((resolve) => this.#s.server.close(() => resolve()));
+    await rm(this.#s.dir, { recursive: true, force: true }).catch(() => {});
   }
 }

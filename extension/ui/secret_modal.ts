@@ -7,9 +7,8 @@
  */
 
 import type { PromptOutcome, SecretPromptRequest } from "../../askpass/prompter.ts";
-import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
+import { MaskedPromptModal, type ModalRenderer, type ModalUI, showModal } from "./masked_prompt.ts";
 import { type Elsewhere, showElsewhere } from "./elsewhere.ts";
-import type { ModalRenderer, ModalUI } from "./masked_prompt.ts";
 import {
   commandLines,
   MAX_COMMAND_LINES,

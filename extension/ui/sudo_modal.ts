@@ -9,9 +9,8 @@
 import { truncateToWidth } from "@earendil-works/pi-tui";
 import type { PromptOutcome, PromptRequest, UncheckedProcess } from "../../askpass/prompter.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
-import { MaskedPromptModal, showModal } from "./masked_prompt.ts";
+import { MaskedPromptModal, type ModalRenderer, type ModalUI, showModal } from "./masked_prompt.ts";
 import { type Elsewhere, showElsewhere } from "./elsewhere.ts";
-import type { ModalRenderer, ModalUI } from "./masked_prompt.ts";
 import { commandLines, modalRenderer, scrolledLines, untrustedLines } from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { escapeUnsafe, shellCommandText, wrapped } from "./modal_text.ts";
