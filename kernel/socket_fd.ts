@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { fstat, fstatSync, stat, type Stats, statSync } from "node:fs";
+import { fstatSync, type Stats, statSync } from "node:fs";
 import type { Socket } from "node:net";
 
 /**
@@ -28,24 +28,14 @@ export function socketFd(socket: Socket): number | undefined {
   return typeof fd === "number" && fd >= 0 ? fd : undefined;
 }
 
-/** `fstat(fd)` of a descriptor this process holds, or `undefined`. Never throws. */
+/**
+ * `fstat(fd)` of a descriptor this process holds, or `undefined`. Never
+ * throws, never waits: a held socket's or pipe's `fstat` reads kernel memory.
+ */
 export function fdStatSync(fd: number): Stats | undefined {
   try {
     return VIA_PROC ? statSync(`/proc/self/fd/${fd}`) : fstatSync(fd);
   } catch {
     return undefined;
   }
-}
-
-/** {@link fdStatSync}, asynchronously. Never rejects. */
-export function fdStat(fd: number): Promise<Stats | undefined> {
-  return new Promise((resolve) => {
-    const done = (err: unknown, st: Stats) => resolve(err ? undefined : st);
-    try {
-      if (VIA_PROC) stat(`/proc/self/fd/${fd}`, done);
-      else fstat(fd, done);
-    } catch {
-      resolve(undefined);
-    }
-  });
 }

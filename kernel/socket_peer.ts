@@ -29,10 +29,10 @@
  */
 import { libc } from "./libc.ts";
 import { readProcLink, readProcText } from "./proc_reader.ts";
-import { fdStat } from "./socket_fd.ts";
+import { fdStatSync } from "./socket_fd.ts";
 import { readDescriptorTable } from "./descriptor_table.mjs";
 import { encodeUnixDiagRequest, parseUnixDiagReply } from "./sock_diag.ts";
-import { type ReasonOf, reasons } from "../shared/result.ts";
+import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
 /**
  * Named reasons a check in this module fails:
@@ -63,12 +63,6 @@ export const SOCKET_PEER_ERRORS = reasons(
 /** One of the values of {@link SOCKET_PEER_ERRORS}. */
 export type SocketPeerError = ReasonOf<typeof SOCKET_PEER_ERRORS>;
 
-/** A failed result of this module. */
-export interface SocketPeerFailure {
-  readonly ok: false;
-  readonly reason: SocketPeerError;
-}
-
 /** Inode of a connected socket and of the socket at its other end. */
 export interface UnixPeerInodes {
   /** Inode of the local socket (the `N` of its `socket:[N]` link). */
@@ -83,14 +77,6 @@ export interface SocketFd {
   readonly fd: number;
   /** The socket's inode (`socket:[inode]`). */
   readonly inode: number;
-}
-
-/** What {@link peerOwnsConnection} found when it succeeded. */
-export interface ConnectionOwnership extends UnixPeerInodes {
-  /** The peer's descriptor that holds the client end. */
-  readonly peerFd: number;
-  /** Every socket descriptor of the peer, this one included. */
-  readonly peerSockets: readonly SocketFd[];
 }
 
 /** Default bound on the number of fd entries read from `/proc/<pid>/fd`. */
@@ -110,7 +96,7 @@ const RECV_BUFFER_BYTES = 8192;
 const MAX_RECV_CALLS = 4;
 const O_CLOEXEC = 0o2000000;
 
-const fail = (reason: SocketPeerError): SocketPeerFailure => ({ ok: false, reason });
+const fail = (reason: SocketPeerError) => ({ ok: false as const, reason });
 const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0;
 
 let sequence = (Date.now() & 0x7fff_ffff) >>> 0;
@@ -123,7 +109,7 @@ let sequence = (Date.now() & 0x7fff_ffff) >>> 0;
  */
 export function unixPeerInodeByInode(
   inode: number,
-): { ok: true; peerInode: number } | SocketPeerFailure {
+): Result<{ peerInode: number }, SocketPeerError> {
   if (!isPositiveInt(inode) || inode > 0xffff_ffff) {
     return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
   }
@@ -164,11 +150,9 @@ export function unixPeerInodeByInode(
  * accepted from a listener, `peerInode` is the client's end: the inode that
  * appears as `socket:[peerInode]` in the fd table of whoever holds it.
  */
-export async function unixPeerInode(
-  acceptedFd: number,
-): Promise<{ ok: true } & UnixPeerInodes | SocketPeerFailure> {
+export function unixPeerInode(acceptedFd: number): Result<UnixPeerInodes, SocketPeerError> {
   const valid = Number.isSafeInteger(acceptedFd) && acceptedFd >= 0;
-  const st = valid ? await fdStat(acceptedFd) : undefined;
+  const st = valid ? fdStatSync(acceptedFd) : undefined;
   if (!st || !st.isSocket() || !isPositiveInt(st.ino)) return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
   const peer = unixPeerInodeByInode(st.ino);
   if (!peer.ok) return peer;
@@ -188,7 +172,7 @@ const SOCKET_LINK = /^socket:\[(\d+)\]$/;
 export async function socketInodesOf(
   pid: number,
   cap: number = MAX_PEER_FDS,
-): Promise<{ ok: true; sockets: SocketFd[] } | SocketPeerFailure> {
+): Promise<Result<{ sockets: SocketFd[] }, SocketPeerError>> {
   if (!isPositiveInt(pid)) return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
   const table = await readDescriptorTable(`/proc/${pid}/fd`, cap, (l) => SOCKET_LINK.test(l));
   if (!table.ok) {
@@ -224,7 +208,7 @@ export async function socketInodesOf(
 export async function peerOwnsConnection(
   acceptedInode: number,
   peerPid: number,
-): Promise<{ ok: true } & ConnectionOwnership | SocketPeerFailure> {
+): Promise<Result<Record<never, never>, SocketPeerError>> {
   const peer = unixPeerInodeByInode(acceptedInode);
   if (!peer.ok) return peer;
   const held = await socketInodesOf(peerPid);
@@ -236,13 +220,7 @@ export async function peerOwnsConnection(
   if (flags === "gone") return fail(SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION);
   if (flags === undefined) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
   if ((flags & O_CLOEXEC) === 0) return fail(SOCKET_PEER_ERRORS.PEER_CONNECTION_INHERITED);
-  return {
-    ok: true,
-    inode: acceptedInode,
-    peerInode: peer.peerInode,
-    peerFd: mine[0].fd,
-    peerSockets: held.sockets,
-  };
+  return { ok: true };
 }
 
 /**

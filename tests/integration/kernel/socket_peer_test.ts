@@ -35,9 +35,16 @@ import {
  * and has not opened a socket yet would pass. The tests below show both.
  */
 const PEER_HOLDS_OTHER_SOCKETS = "peer_holds_other_sockets";
-/** The product's rule (`peerOwnsConnection`), for a connection known by our end's descriptor. */
-function peerOwnsThisConnection(acceptedFd: number, peerPid: number) {
-  return peerOwnsConnection(fdStatSync(acceptedFd)?.ino ?? -1, peerPid);
+/**
+ * The product's rule (`peerOwnsConnection`), for a connection known by our end's
+ * descriptor; when it accepts, with the peer's socket descriptors for the tests to look at.
+ */
+async function peerOwnsThisConnection(acceptedFd: number, peerPid: number) {
+  const owns = await peerOwnsConnection(fdStatSync(acceptedFd)?.ino ?? -1, peerPid);
+  if (!owns.ok) return owns;
+  const held = await socketInodesOf(peerPid);
+  assert.ok(held.ok, `socketInodesOf failed: ${!held.ok && held.reason}`);
+  return { ...owns, peerSockets: held.sockets };
 }
 
 async function peerHoldsOnlyThisConnection(acceptedFd: number, peerPid: number) {
@@ -347,7 +354,6 @@ describe("peerHoldsOnlyThisConnection (strict) and peerOwnsThisConnection", () =
       assert.equal(strict.peerInode, c.report.ino);
       const owns = await peerOwnsThisConnection(c.fd, c.peerPid);
       assert.ok(owns.ok, `owns refused: ${!owns.ok && owns.reason}`);
-      assert.equal(owns.peerFd, c.report.fd);
       assert.deepEqual(owns.peerSockets, [{ fd: c.report.fd, inode: c.report.ino }]);
     } finally {
       await stop(child, [c]);
@@ -366,7 +372,7 @@ describe("peerHoldsOnlyThisConnection (strict) and peerOwnsThisConnection", () =
         // The ownership rule allows other sockets: each is the child's own.
         const owns = await peerOwnsThisConnection(c.fd, c.peerPid);
         assert.ok(owns.ok, `owns refused: ${!owns.ok && owns.reason}`);
-        assert.equal(owns.peerFd, c.report.fd);
+        assert.ok(owns.peerSockets.some((s) => s.fd === c.report.fd && s.inode === c.report.ino));
         assert.equal(owns.peerSockets.length, 2);
       }
     } finally {
