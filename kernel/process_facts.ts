@@ -8,11 +8,11 @@
  * @module
  */
 import type { UncheckedProcess } from "../askpass/prompter.ts";
-import { parseNulList, parseStat } from "./proc.ts";
-import { readProcFile, readProcText } from "./proc_reader.ts";
+import { parseNulList } from "./proc.ts";
+import { readProcFile } from "./proc_reader.ts";
+import { readStat } from "./peer_verification.ts";
+import { ticksNow } from "./provenance.ts";
 
-/** Clock ticks per second of `stat`'s start time (`USER_HZ`: 100 on Linux's ABI). */
-const USER_HZ = 100;
 /** Most of a command line kept (the modal truncates to its width anyway). */
 const COMMAND_CAP = 4096;
 
@@ -29,7 +29,7 @@ export async function describeProcess(
   why: string,
   origin?: UncheckedProcess["origin"],
 ): Promise<UncheckedProcess> {
-  const stat = parseStat(await readProcText(`/proc/${pid}/stat`) ?? "");
+  const stat = await readStat(pid);
   const known = described.get(pid);
   if (
     stat && known && known.startTime === stat.startTime && known.facts.why === why &&
@@ -40,11 +40,11 @@ export async function describeProcess(
   const argv = parseNulList(
     await readProcFile(`/proc/${pid}/cmdline`, COMMAND_CAP) ?? new Uint8Array(),
   );
-  const parentStat = stat && parseStat(await readProcText(`/proc/${stat.ppid}/stat`) ?? "");
+  const parentStat = stat && await readStat(stat.ppid);
   const facts: UncheckedProcess = {
     pid,
     command: argv && argv.length > 0 ? argv.join(" ") : stat ? `[${stat.comm}]` : "?",
-    started: stat ? await clockTimeOf(stat.startTime) : "",
+    started: stat ? clockTimeOf(stat.startTime) : "",
     parent: stat ? `${stat.ppid}${parentStat ? ` (${parentStat.comm})` : ""}` : "",
     why,
     ...(origin ? { origin } : {}),
@@ -56,18 +56,11 @@ export async function describeProcess(
   return facts;
 }
 
-/** The boot time (`btime` of `/proc/stat`), read once. */
-let bootSeconds: Promise<number | undefined> | undefined;
-
-/** Local `HH:MM:SS` of a start time in ticks since boot. */
-async function clockTimeOf(ticks: bigint): Promise<string> {
-  bootSeconds ??= readProcText("/proc/stat", 256 * 1024).then((text) => {
-    const m = /^btime (\d+)$/m.exec(text ?? "");
-    return m ? Number(m[1]) : undefined;
-  });
-  const boot = await bootSeconds;
-  if (boot === undefined) return "";
-  const d = new Date(boot * 1000 + Number(ticks) * (1000 / USER_HZ));
+/** Local `HH:MM:SS` of a start time in ticks (1/100 s) since boot, by `/proc/uptime`'s clock. */
+function clockTimeOf(ticks: bigint): string {
+  const now = ticksNow();
+  if (now === undefined) return "";
+  const d = new Date(Date.now() - Number(now - ticks) * 10);
   const two = (n: number) => String(n).padStart(2, "0");
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }

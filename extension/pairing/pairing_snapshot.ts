@@ -16,8 +16,9 @@
  *
  * @module
  */
-import { type IdQuad, parseNulList, parseStat, parseStatusIds } from "../../kernel/proc.ts";
+import { type IdQuad, parseNulList, parseStatusIds } from "../../kernel/proc.ts";
 import { readProcFile, readProcLink, readProcText } from "../../kernel/proc_reader.ts";
+import { readStat } from "../../kernel/peer_verification.ts";
 import {
   type ProcessWalk,
   WALK_FAILURES,
@@ -103,12 +104,11 @@ export async function stdoutPipeInode(pid: number): Promise<number | undefined> 
 async function readFrontEnd(pid: number, uid: IdQuad): Promise<FrontEnd | undefined> {
   // Both at once, and each child's three reads at once: this runs between the
   // verification and the modal.
-  const [statText, listText] = await Promise.all([
-    readProcText(`/proc/${pid}/stat`),
+  const [parsed, listText] = await Promise.all([
+    readStat(pid),
     readProcText(`/proc/${pid}/task/${pid}/children`),
   ]);
-  const parsed = parseStat(statText ?? "");
-  if (!parsed || parsed.pid !== pid) return undefined;
+  if (!parsed) return undefined;
   const childPids = (listText ?? "").trim().split(/\s+/).filter((s) => /^[0-9]{1,10}$/.test(s))
     .map(Number).slice(0, MAX_CHILDREN);
   const children = await Promise.all(childPids.map(readChild));
