@@ -16,8 +16,9 @@
  *
  * @module
  */
+import process from "node:process";
 import { Worker } from "node:worker_threads";
-import { sharesFileTable } from "./file_table.ts";
+import { libc } from "./libc.ts";
 import { parseStatusIds, type ProcIds } from "./proc.ts";
 // The worker's answers, as its JSDoc types describe them (one shape, written there).
 import type { Table as RawTable, Walked as RawProcess } from "./proc_walk_worker.mjs";
@@ -168,7 +169,7 @@ async function runWalk(uid: number, gid: number, postedAt: number): Promise<Walk
   if (!answer.ok) return { ok: false, reason: failure(answer.reason) };
   const raw = Array.isArray(answer.processes) ? answer.processes as RawProcess[] : [];
   // Threads made without CLONE_FILES keep a table of their own, which only
-  // /proc/<pid>/task/<tid>/fd shows; `kcmp` tells which (libc.ts).
+  // /proc/<pid>/task/<tid>/fd shows; `kcmp` tells which ({@link sharesFileTable}).
   const own = raw.flatMap((p) =>
     (p.tasks ?? []).filter((tid) => !(p.leaderRead && sharesFileTable(p.pid, tid) === true))
       .map((tid) => `/proc/${p.pid}/task/${tid}/fd`)
@@ -195,6 +196,22 @@ async function runWalk(uid: number, gid: number, postedAt: number): Promise<Walk
       })),
     },
   };
+}
+
+const KCMP_FILES = 2;
+/** `kcmp` is 312 on x86_64 and 272 on the generic table (arm64, riscv64). */
+const SYS_KCMP = process.arch === "x64" ? 312 : 272;
+
+/**
+ * Whether tasks `a` and `b` share one file-descriptor table (`kcmp`
+ * `KCMP_FILES`); `undefined` when the kernel would not say (no FFI, no
+ * permission): the caller reads the table.
+ */
+function sharesFileTable(a: number, b: number): boolean | undefined {
+  const c = libc();
+  if (!c) return undefined;
+  const r = c.syscall(SYS_KCMP, "long", a, "long", b, "long", KCMP_FILES, "long", 0, "long", 0);
+  return r === 0 ? true : r > 0 ? false : undefined;
 }
 
 function table(t: RawTable): FdTable {
