@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { type IdQuad, parseNulList, parseStatusIds } from "../../kernel/proc.ts";
+import { parseNulList, parseStatusIds } from "../../kernel/proc.ts";
 import { readProcFile, readProcLink, readProcText } from "../../kernel/proc_reader.ts";
 import { readStat } from "../../kernel/peer_verification.ts";
 import {
@@ -56,7 +56,7 @@ export async function gatherPairingSnapshot(request: SnapshotRequest): Promise<S
   const walked = await walkProcesses(request);
   if (!walked.ok) return walked;
   const { candidates, pipeHolders } = pairingFacts(walked.walk, request);
-  const frontEnds = await Promise.all(candidates.map((c) => readFrontEnd(c.pid, c.uid)));
+  const frontEnds = await Promise.all(candidates.map(readFrontEnd));
   if (performance.now() > request.deadline) return { ok: false, reason: WALK_FAILURES.DEADLINE };
   const snapshot = { frontEnds: frontEnds.filter((f) => f !== undefined), pipeHolders };
   return { ok: true, snapshot };
@@ -70,9 +70,9 @@ export async function gatherPairingSnapshot(request: SnapshotRequest): Promise<S
 export function pairingFacts(
   walk: ProcessWalk,
   request: Pick<SnapshotRequest, "uid" | "gid" | "inodes">,
-): { candidates: { pid: number; uid: IdQuad }[]; pipeHolders: Map<number, number[]> } {
+): { candidates: number[]; pipeHolders: Map<number, number[]> } {
   const wanted = new Set(request.inodes);
-  const candidates: { pid: number; uid: IdQuad }[] = [];
+  const candidates: number[] = [];
   const pipeHolders = new Map<number, number[]>();
   for (const p of walk.processes) {
     if (p.owner.uid === request.uid && p.tables) {
@@ -88,7 +88,7 @@ export function pairingFacts(
     } else if (p.owner.uid === 0 && (p.owner.gid === request.gid || p.owner.gid !== 0)) {
       const u = p.ids?.uid;
       if (u && u[0] === request.uid && u[1] === 0 && u[2] === 0 && u[3] === 0) {
-        candidates.push({ pid: p.pid, uid: u });
+        candidates.push(p.pid);
       }
     }
   }
@@ -101,7 +101,7 @@ export async function stdoutPipeInode(pid: number): Promise<number | undefined> 
 }
 
 /** A front end with its children, or undefined when it is gone. */
-async function readFrontEnd(pid: number, uid: IdQuad): Promise<FrontEnd | undefined> {
+async function readFrontEnd(pid: number): Promise<FrontEnd | undefined> {
   // Both at once, and each child's three reads at once: this runs between the
   // verification and the modal.
   const [parsed, listText] = await Promise.all([
@@ -117,7 +117,6 @@ async function readFrontEnd(pid: number, uid: IdQuad): Promise<FrontEnd | undefi
     comm: parsed.comm,
     state: parsed.state,
     ttyNr: parsed.ttyNr ?? 0,
-    uid,
     children: children.filter((c): c is FrontEndChild => c !== undefined),
   };
 }

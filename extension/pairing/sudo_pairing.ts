@@ -17,7 +17,6 @@
  *
  * @module
  */
-import type { IdQuad } from "../../kernel/proc.ts";
 import { sudoWantsPassword } from "../../shared/sudo_answer.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
@@ -75,7 +74,6 @@ export interface FrontEnd {
   readonly state: string;
   /** `tty_nr` of `stat`: non-zero when it has a controlling terminal. */
   readonly ttyNr: number;
-  readonly uid: IdQuad;
   readonly children: readonly FrontEndChild[];
 }
 

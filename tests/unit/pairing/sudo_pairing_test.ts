@@ -33,7 +33,7 @@ function helperChild(pid: number): FrontEndChild {
   return child(pid, { exe: DENO, argv: [...PREFIX, "[sudo] password for u: "] });
 }
 function frontEnd(pid: number, children: FrontEndChild[], over: Partial<FrontEnd> = {}): FrontEnd {
-  return { pid, comm: "sudo", state: "S", ttyNr: 0, uid: [UID, 0, 0, 0], children, ...over };
+  return { pid, comm: "sudo", state: "S", ttyNr: 0, children, ...over };
 }
 function snap(frontEnds: FrontEnd[], holders: [number, number[]][] = []): PairingSnapshot {
   return { frontEnds, pipeHolders: new Map(holders) };
