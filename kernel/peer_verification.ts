@@ -94,8 +94,6 @@ export interface VerifiedRequester {
   readonly sudoArgv: readonly string[];
   /** argv of the shell pi started for the command (child of the owner), if found. */
   readonly toolCommand: readonly string[] | null;
-  /** A pidfd for the helper (from SO_PEERPIDFD), when the kernel has it. */
-  readonly helperPidfd: number | undefined;
   /** Inode of the helper's stdout: sudo's root-owned pipe, the one pi writes into. */
   readonly pipeInode: number;
 }
@@ -239,7 +237,6 @@ export async function judgeRequester(
       sudo,
       sudoArgv,
       toolCommand: rest.ancestry.toolCommand,
-      helperPidfd: pidfd,
       pipeInode: out.ino,
     },
   };

@@ -38,8 +38,6 @@ export type WalkFailure = ReasonOf<typeof WALK_FAILURES>;
 
 /** A descriptor table of one task as the walk read it. */
 export interface FdTable {
-  /** `/proc/<pid>/fd` or `/proc/<pid>/task/<tid>/fd`. */
-  readonly dir: string;
   /** `[path of the descriptor, its link text]`, only links to a path (`/…`) or a pipe. */
   readonly links: readonly (readonly [string, string])[];
   /** The table could not be read (EACCES: the process is not dumpable). */
@@ -217,7 +215,7 @@ function sharesFileTable(a: number, b: number): boolean | undefined {
 function table(t: RawTable): FdTable {
   const links: [string, string][] = [];
   for (let i = 0; i + 1 < t.links.length; i += 2) links.push([t.links[i], t.links[i + 1]]);
-  return { dir: t.dir, links, unreadable: t.unreadable };
+  return { links, unreadable: t.unreadable };
 }
 
 function failure(reason: string | undefined): WalkFailure {
