@@ -172,7 +172,7 @@ function loadedByPi(): string[] {
  * above; `.ts` and `.mjs` only). Lower it when a change shrinks the count;
  * raising it needs the reason in the change.
  */
-const PI_LINE_BUDGET = 13_000;
+const PI_LINE_BUDGET = 12_900;
 
 describe("what pi's process loads (docs/design.md §1)", () => {
   it("never the doctor, the CLIs or the tools' text: those run in their own process", () => {
