@@ -54,12 +54,21 @@ function killAll(children: ChildProcess[]): void {
   }
 }
 
-/** A non-dumpable process of the user (like gpg-agent and every pi), printing its pid. */
-const HIDDEN = [
-  "/usr/bin/python3",
-  "-c",
-  "import ctypes,time; ctypes.CDLL(None).prctl(4,0,0,0,0); time.sleep(120)",
-];
+/**
+ * A non-dumpable process of the user (like gpg-agent and every pi). Resolves
+ * once it has made itself non-dumpable (its line on stdout): before that,
+ * the modal could read its files and rightly leave it out.
+ */
+async function hiddenAgent(): Promise<ChildProcess> {
+  const child = spawn("/usr/bin/python3", [
+    "-c",
+    "import ctypes,time; ctypes.CDLL(None).prctl(4,0,0,0,0); print('hidden',flush=True); time.sleep(120)",
+  ], { stdio: ["ignore", "pipe", "ignore"], detached: true });
+  let hidden = false;
+  child.stdout!.on("data", () => hidden = true);
+  await waitFor("the non-dumpable stand-in", () => hidden || undefined, 30_000);
+  return child;
+}
 
 /**
  * The human runs the agent's legitimate sudo: `go`, the modal, the password.
@@ -105,7 +114,7 @@ describe("daily use is never refused (real pi, real sudo)", () => {
     let second: PiSession | undefined;
     try {
       second = await startPi({ script, extensions: [EXTENSION] });
-      kids.push(background(["/usr/bin/ssh-agent", "-D"]), background(HIDDEN));
+      kids.push(background(["/usr/bin/ssh-agent", "-D"]), await hiddenAgent());
       const secondPid = await piProcessPid(second);
       const hidden = kids[1].pid!;
       await waitFor("the stand-ins", () => Promise.resolve(kids[0].pid ? true : undefined));
@@ -152,7 +161,7 @@ describe("daily use is never refused (real pi, real sudo)", () => {
     const kids: ChildProcess[] = [];
     try {
       await withPiInBash(async ({ tmux, launch }) => {
-        kids.push(background(HIDDEN));
+        kids.push(await hiddenAgent());
         const results = async () => {
           const { readSessions } = await import("./pi_runner.ts");
           return toolResults(await readSessions(launch));
