@@ -293,3 +293,6 @@ export const en = {
 
   you: " (you)",
 };
+
+/** The shape every table of pi's process has: English's keys, each a string or a function of the same arity. */
+export type Messages = typeof en;

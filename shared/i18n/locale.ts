@@ -23,14 +23,11 @@
  * @module
  */
 import process from "node:process";
-import { en } from "./en.ts";
+import { en, type Messages } from "./en.ts";
 import { ptBR } from "./pt_BR.ts";
 
 /** A language with a table. */
 export type Language = "en" | "pt_BR";
-
-/** The shape every table has: English's keys, each a string or a function of the same arity. */
-export type Messages = typeof en;
 
 /** Every table, by language. */
 export const TABLES: Readonly<Record<Language, Messages>> = { en, pt_BR: ptBR };

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Messages } from "./locale.ts";
+import type { Messages } from "./en.ts";
 
 const RETRY =
   "execute o comando de novo; se continuar acontecendo, execute `pi-sudo-prompt doctor`";

@@ -509,3 +509,6 @@ export const toolsEn = {
   verifyLine: (n: number) => `line ${n}`,
   verifyLineOf: (n: number, file: string) => `line ${n} of ${file}`,
 };
+
+/** The shape every tools table has: English's keys, each a string or a function of the same arity. */
+export type ToolMessages = typeof toolsEn;

@@ -6,12 +6,10 @@
  *
  * @module
  */
-import { LANGUAGE, type Language, type Messages, msg as piMsg } from "./locale.ts";
-import { toolsEn } from "./tools_en.ts";
+import type { Messages } from "./en.ts";
+import { LANGUAGE, type Language, msg as piMsg } from "./locale.ts";
+import { type ToolMessages, toolsEn } from "./tools_en.ts";
 import { toolsPtBR } from "./tools_pt_BR.ts";
-
-/** The shape every tools table has: English's keys, each a string or a function of the same arity. */
-export type ToolMessages = typeof toolsEn;
 
 /** Every tools table, by language. */
 export const TOOL_TABLES: Readonly<Record<Language, ToolMessages>> = {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ToolMessages } from "./tools_locale.ts";
+import type { ToolMessages } from "./tools_en.ts";
 
 /** The Brazilian Portuguese table of the tools. */
 export const toolsPtBR: ToolMessages = {

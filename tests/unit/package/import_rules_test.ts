@@ -68,7 +68,12 @@ export function ruleViolations(
     if (!graph.has(a)) graph.set(a, new Set());
     graph.get(a)!.add(b);
   }
-  // Depth-first search for a back edge.
+  return [...problems, ...cycles(graph)];
+}
+
+/** Every cycle of `graph` found by a depth-first search, as `a → b → a`. */
+export function cycles(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const found: string[] = [];
   const state = new Map<string, "open" | "done">();
   const stack: string[] = [];
   const visit = (node: string): void => {
@@ -76,14 +81,24 @@ export function ruleViolations(
     stack.push(node);
     for (const next of graph.get(node) ?? []) {
       if (state.get(next) === "open") {
-        problems.push(`cycle: ${[...stack.slice(stack.indexOf(next)), next].join(" → ")}`);
+        found.push(`cycle: ${[...stack.slice(stack.indexOf(next)), next].join(" → ")}`);
       } else if (!state.has(next)) visit(next);
     }
     stack.pop();
     state.set(node, "done");
   };
   for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node);
-  return problems;
+  return found;
+}
+
+/** The file graph of `edges`: who imports whom. */
+function fileGraph(edges: readonly ImportEdge[]): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const [from, to] of edges) {
+    if (!graph.has(from)) graph.set(from, new Set());
+    graph.get(from)!.add(to);
+  }
+  return graph;
 }
 
 /** Product source files (everything but tests, dependencies and docs). */
@@ -151,6 +166,15 @@ describe("the folder rules of docs/design.md", () => {
     assert.deepEqual(ruleViolations([["a/x.ts", "b/y.ts"], ["b/y.ts", "a/z.ts"]], rules), [
       "cycle: a/ → b/ → a/",
     ]);
+  });
+
+  it("no product file imports one that imports it back, even through others, even inside a folder", () => {
+    assert.deepEqual(cycles(fileGraph(productFiles().flatMap(importsOf))), []);
+    // Planted: a table and the module that types it, importing each other.
+    assert.deepEqual(
+      cycles(fileGraph([["i18n/locale.ts", "i18n/pt.ts"], ["i18n/pt.ts", "i18n/locale.ts"]])),
+      ["cycle: i18n/locale.ts → i18n/pt.ts → i18n/locale.ts"],
+    );
   });
 });
 
