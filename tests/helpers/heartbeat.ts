@@ -16,16 +16,9 @@
  *   `some`): spawning a child blocks its parent until the child runs `exec`,
  *   which a starved child does late.
  *
- * - the loop's CPU time while the process's other threads waited on a run
- *   queue, at most as long as they waited: V8's helpers for a collection or
- *   a compilation, starved, leave their work to the loop's thread (seen
- *   beside two CPU-bound jobs: gaps of 100–115 ms, all of it CPU, while the
- *   other threads waited as long).
- *
- * What stays is the loop's own time: code that runs on it while the rest of
- * the process is idle (a busy loop, always), and blocking calls while nothing
- * on the machine waited for a CPU (an idle machine, as CI's, sees every
- * blocking call and every busy stretch). The raw worst gap is reported
+ * What stays is the loop's own time: code that runs on it, always, and
+ * blocking calls while nothing on the machine waited for a CPU (an idle
+ * machine, as CI's, sees every blocking call). The raw worst gap is reported
  * alongside. The test runner's own per-test timeout turns a loop
  * that never comes back into a failure instead of a hang.
  *
@@ -63,17 +56,13 @@ export function startHeartbeat(): Heartbeat {
     const raw = now - last - TICK_MS;
     worstRaw = Math.max(worstRaw, raw);
     const waited = after.wait - before.wait;
-    const cpu = after.cpu - before.cpu;
-    const blocked = Math.max(0, now - last - cpu - waited);
-    const othersWait = after.othersWait - before.othersWait;
-    const starved = Math.max(othersWait, after.machineWait - before.machineWait, 0);
-    const excusedBlock = Math.min(blocked, starved);
-    // CPU the loop spent while this process's other threads waited for one:
-    // V8 hands the work of its starved helpers (a collection's marking,
-    // compilation) to the loop's thread. Not more than they waited, and what
-    // the blocked time already took is not counted twice.
-    const excusedCpu = Math.min(cpu, Math.max(0, othersWait - Math.min(blocked, othersWait)));
-    worst = Math.max(worst, raw - waited - excusedBlock - excusedCpu);
+    const blocked = Math.max(0, now - last - (after.cpu - before.cpu) - waited);
+    const starved = Math.max(
+      after.othersWait - before.othersWait,
+      after.machineWait - before.machineWait,
+      0,
+    );
+    worst = Math.max(worst, raw - waited - Math.min(blocked, starved));
     last = now;
     before = after;
   }, TICK_MS);
@@ -136,14 +125,6 @@ function threadTimes(
     }
   }
   return out;
-}
-
-/**
- * How long the process's other threads have waited on a run queue, in ms:
- * what the heartbeat may count as the machine's share of the loop's CPU.
- */
-export function otherThreadsWaitMs(): number {
-  return threadTimes(ownTid()).othersWait;
 }
 
 /**

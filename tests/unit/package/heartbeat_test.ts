@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { otherThreadsWaitMs, startHeartbeat } from "../../helpers/heartbeat.ts";
+import { startHeartbeat } from "../../helpers/heartbeat.ts";
 
 /** This thread's time on a CPU, in ms (`schedstat` field 1). */
 function cpuMs(): number {
@@ -35,22 +35,12 @@ function cpuPressureMs(): number {
 }
 
 describe("the tests' heartbeat (the machine's share is not a stall, ours is)", () => {
-  it("code that keeps the loop busy for 120 ms of CPU is a stall, unless the process's own threads waited as long", async () => {
+  it("code that keeps the loop busy for 120 ms of CPU is a stall, however loaded the machine", async () => {
     const beat = startHeartbeat();
     await tick();
-    const before = otherThreadsWaitMs();
     spin(120);
-    const othersWaited = otherThreadsWaitMs() - before;
     await tick();
-    const gap = beat.stop();
-    // On a quiet machine nothing else of the process waits: all of it shows.
-    // Beside CPU-bound jobs, CPU while the process's helpers waited for one
-    // may be theirs (V8 hands their work to the loop's thread): what remains
-    // must show.
-    assert.ok(
-      gap >= 80 - othersWaited,
-      `a busy loop went unseen (gap ${gap}, other threads waited ${othersWaited})`,
-    );
+    assert.ok(beat.stop() >= 80, "a busy loop went unseen");
   });
 
   it("a call that blocks the loop 120 ms while nothing waits for a CPU is a stall", async () => {
