@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { startHeartbeat } from "../../helpers/heartbeat.ts";
 
 /** This thread's time on a CPU, in ms (`schedstat` field 1). */
@@ -57,6 +58,22 @@ describe("the tests' heartbeat (the machine's share is not a stall, ours is)", (
       gap >= 80 - pressure,
       `a blocking call went unseen (gap ${gap}, pressure ${pressure})`,
     );
+  });
+
+  it("the whole process stopped 150 ms (as when the host stops the guest's CPUs) is not a stall", async () => {
+    const beat = startHeartbeat();
+    await tick();
+    // A stop no thread of ours can see coming: every thread, the witness's
+    // too, stands still; only the witness makes this the machine's share.
+    const pid = process.pid;
+    const stopper = spawn("sh", ["-c", `kill -STOP ${pid}; sleep 0.15; kill -CONT ${pid}`], {
+      stdio: "ignore",
+      timeout: 10_000,
+    });
+    await new Promise((r) => stopper.once("close", r));
+    await tick();
+    assert.equal(stopper.exitCode, 0);
+    assert.ok(beat.stop() < 50, `a stop of the whole process counted as ours (${beat.worstGap()} ms)`);
   });
 
   it("an idle loop shows no stall", async () => {
