@@ -73,7 +73,10 @@ describe("the tests' heartbeat (the machine's share is not a stall, ours is)", (
     await new Promise((r) => stopper.once("close", r));
     await tick();
     assert.equal(stopper.exitCode, 0);
-    assert.ok(beat.stop() < 50, `a stop of the whole process counted as ours (${beat.worstGap()} ms)`);
+    assert.ok(
+      beat.stop() < 50,
+      `a stop of the whole process counted as ours (${beat.worstGap()} ms)`,
+    );
   });
 
   it("an idle loop shows no stall", async () => {
