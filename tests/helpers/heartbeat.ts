@@ -64,7 +64,7 @@ export function startHeartbeat(): Heartbeat {
   let worstRaw = 0;
   // Gaps long enough to matter, judged against the witness when read: it
   // may write down a stop a moment after the loop has seen it.
-  const gaps: { from: number; to: number; ms: number }[] = [];
+  const gaps: { from: number; to: number; ms: number; parts: string }[] = [];
   const timer = setInterval(() => {
     const now = performance.now();
     const after = threadTimes(self);
@@ -80,17 +80,32 @@ export function startHeartbeat(): Heartbeat {
     );
     const gap = raw - waited - Math.min(blocked, starved);
     if (gap > MAX_LOOP_GAP_MS / 5 && gaps.length < MAX_GAPS) {
-      gaps.push({ from: performance.timeOrigin + last, to: performance.timeOrigin + now, ms: gap });
+      const cpu = after.cpu - before.cpu;
+      gaps.push({
+        from: performance.timeOrigin + last,
+        to: performance.timeOrigin + now,
+        ms: gap,
+        parts:
+          `${raw.toFixed(1)} ms late: ${cpu.toFixed(1)} on a CPU, ${waited.toFixed(1)} queued, ` +
+          `${blocked.toFixed(1)} blocked while others queued ${starved.toFixed(1)}`,
+      });
     } else worst = Math.max(worst, gap);
     last = now;
     before = after;
   }, TICK_MS);
   let stopped = false;
-  const judged = () => {
-    let result = worst;
-    for (const g of gaps) result = Math.max(result, g.ms - witness.lostWithin(g.from, g.to));
+  // The worst gap, and what it was made of (for a failure's message).
+  const judge = () => {
+    let result = { ms: worst, parts: "" };
+    for (const g of gaps) {
+      const lost = witness.lostWithin(g.from, g.to);
+      if (g.ms - lost > result.ms) {
+        result = { ms: g.ms - lost, parts: `${g.parts}; the witness lost ${lost.toFixed(1)}` };
+      }
+    }
     return result;
   };
+  const judged = () => judge().ms;
   const stop = () => {
     clearInterval(timer);
     if (!stopped) witness.release();
@@ -101,12 +116,12 @@ export function startHeartbeat(): Heartbeat {
     worstGap: judged,
     stop,
     assertNoStall(limitMs = MAX_LOOP_GAP_MS) {
-      const gap = stop();
+      stop();
+      const { ms, parts } = judge();
       assert.ok(
-        gap <= limitMs,
-        `event loop stalled for ${gap.toFixed(1)} ms (limit ${limitMs} ms; ${
-          worstRaw.toFixed(1)
-        } ms before the machine's share)`,
+        ms <= limitMs,
+        `event loop stalled for ${ms.toFixed(1)} ms (limit ${limitMs} ms; ${parts}; ` +
+          `worst gap before the machine's share ${worstRaw.toFixed(1)} ms)`,
       );
     },
   };
