@@ -64,7 +64,7 @@ export function startHeartbeat(): Heartbeat {
   let worstRaw = 0;
   // Gaps long enough to matter, judged against the witness when read: it
   // may write down a stop a moment after the loop has seen it.
-  const gaps: { from: number; to: number; ms: number; parts: string }[] = [];
+  const gaps: { from: number; to: number; cpus: number[]; ms: number; parts: string }[] = [];
   const timer = setInterval(() => {
     const now = performance.now();
     const after = threadTimes(self);
@@ -84,6 +84,7 @@ export function startHeartbeat(): Heartbeat {
       gaps.push({
         from: performance.timeOrigin + last,
         to: performance.timeOrigin + now,
+        cpus: [before.on, after.on],
         ms: gap,
         parts:
           `${raw.toFixed(1)} ms late: ${cpu.toFixed(1)} on a CPU, ${waited.toFixed(1)} queued, ` +
@@ -98,7 +99,9 @@ export function startHeartbeat(): Heartbeat {
   const judge = () => {
     let result = { ms: worst, parts: "" };
     for (const g of gaps) {
-      const lost = witness.lostWithin(g.from, g.to);
+      // The CPU the loop's thread ran on before and after the gap: a stop
+      // of that CPU is what the guest booked to the thread.
+      const lost = Math.max(...g.cpus.map((c) => witness.lostWithin(c, g.from, g.to)));
       if (g.ms - lost > result.ms) {
         result = { ms: g.ms - lost, parts: `${g.parts}; the witness lost ${lost.toFixed(1)}` };
       }
@@ -138,21 +141,26 @@ function ownTid(): string {
 
 /**
  * In ms: this thread's time on a CPU and on a run queue (`schedstat` fields
- * 1 and 2), the run-queue time of the process's other threads, and the time
- * some task of the machine waited for a CPU (0 without pressure stall
- * information: then only the process's own threads count).
+ * 1 and 2), the run-queue time of the process's other threads (not the
+ * witnesses'), and the time some task of the machine waited for a CPU (0
+ * without pressure stall information: then only the process's own threads
+ * count); and the CPU this thread last ran on (`stat` field 39).
  */
 function threadTimes(
   self: string,
-): { cpu: number; wait: number; othersWait: number; machineWait: number } {
-  const out = { cpu: 0, wait: 0, othersWait: 0, machineWait: cpuPressureMs() };
+): { cpu: number; wait: number; othersWait: number; machineWait: number; on: number } {
+  const out = { cpu: 0, wait: 0, othersWait: 0, machineWait: cpuPressureMs(), on: -1 };
   let tasks: string[] = [];
   try {
     tasks = readdirSync("/proc/self/task");
+    const stat = readFileSync(`/proc/self/task/${self}/stat`, "utf8");
+    out.on = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[36]);
   } catch {
     return out;
   }
+  const witnesses = witnessTids();
   for (const tid of tasks) {
+    if (witnesses.has(tid)) continue;
     let fields: string[];
     try {
       fields = readFileSync(`/proc/self/task/${tid}/schedstat`, "utf8").split(" ");
@@ -194,21 +202,30 @@ function cpuPressureMs(): number {
 }
 
 /**
- * The witness: one thread per process that, while some heartbeat runs,
- * sleeps WITNESS_SLEEP_MS at a time and writes down each span its timer fired
- * late while the thread was neither running nor on a run queue (its own
- * `schedstat`): time the kernel itself did not run, as when the host stops
- * the guest's CPUs. Spans go to a ring in shared memory, in ms since the
- * epoch (`timeOrigin + now()` is the same clock on both threads).
+ * The witnesses: one thread per CPU the process may run on, pinned there
+ * (`taskset`, util-linux), that while some heartbeat runs sleeps
+ * WITNESS_SLEEP_MS at a time and writes down each span its timer fired late
+ * while the thread was neither running nor on a run queue (its own
+ * `schedstat`): time that CPU did not run, as when the host stops one of the
+ * guest's CPUs (it stops them one at a time). Spans go to a ring per CPU in
+ * shared memory, in ms since the epoch (`timeOrigin + now()` is the same
+ * clock on every thread).
  */
 const WITNESS_SLEEP_MS = 2;
 const WITNESS_RING = 1024;
 const WITNESS_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const { readFileSync } = require("node:fs");
+const { readFileSync, readlinkSync } = require("node:fs");
+const { execFileSync } = require("node:child_process");
+const { slot, slots, cpu } = workerData;
 const ctl = new Int32Array(workerData.ctl);
-const ring = new Float64Array(workerData.ring);
+const ring = new Float64Array(workerData.ring, slot * 16 * ${WITNESS_RING}, 2 * ${WITNESS_RING});
 const nap = new Int32Array(new SharedArrayBuffer(4));
+const tid = readlinkSync("/proc/thread-self").split("/").pop();
+Atomics.store(ctl, 1 + slots + slot, Number(tid));
+try {
+  execFileSync("taskset", ["-pc", String(cpu), tid], { stdio: "ignore", timeout: 10000 });
+} catch { /* unpinned: it still sees stops of the CPU it happens to be on */ }
 const now = () => performance.timeOrigin + performance.now();
 const sched = () => {
   try {
@@ -226,10 +243,10 @@ for (;;) {
     const b = sched();
     const lost = t - last - ${WITNESS_SLEEP_MS} - (b - busy);
     if (lost > 1) {
-      const n = Atomics.load(ctl, 1) % ${WITNESS_RING};
+      const n = Atomics.load(ctl, 1 + slot) % ${WITNESS_RING};
       ring[2 * n] = t - lost;
       ring[2 * n + 1] = t;
-      Atomics.add(ctl, 1, 1);
+      Atomics.add(ctl, 1 + slot, 1);
     }
     last = t;
     busy = b;
@@ -238,33 +255,57 @@ for (;;) {
 `;
 
 interface Witness {
-  /** Ms the witness lost between `from` and `to` (epoch ms). */
-  lostWithin(from: number, to: number): number;
-  /** This heartbeat no longer needs the witness. */
+  /** Ms the witness of `cpu` lost between `from` and `to` (epoch ms). */
+  lostWithin(cpu: number, from: number, to: number): number;
+  /** This heartbeat no longer needs the witnesses. */
   release(): void;
+}
+
+/** The CPUs this process may run on (`Cpus_allowed_list`), at most 64. */
+function allowedCpus(): number[] {
+  const list = /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+  const cpus: number[] = [];
+  for (const range of (list ?? "0").split(",")) {
+    const [a, b = a] = range.split("-").map(Number);
+    for (let c = a; c <= b && cpus.length < 64; c++) cpus.push(c);
+  }
+  return cpus;
 }
 
 // Started when this module loads: Deno's worker start blocks its caller for
 // up to ~150 ms, which must fall before any test, not inside one.
 const shared = (() => {
-  const ctl = new SharedArrayBuffer(8);
-  const ring = new SharedArrayBuffer(16 * WITNESS_RING);
-  new Worker(WITNESS_SOURCE, { eval: true, workerData: { ctl, ring } }).unref();
-  return { ctl: new Int32Array(ctl), ring: new Float64Array(ring) };
+  const cpus = allowedCpus();
+  const ctl = new SharedArrayBuffer(4 * (1 + 2 * cpus.length));
+  const ring = new SharedArrayBuffer(16 * WITNESS_RING * cpus.length);
+  cpus.forEach((cpu, slot) => {
+    const workerData = { ctl, ring, slot, slots: cpus.length, cpu };
+    new Worker(WITNESS_SOURCE, { eval: true, workerData }).unref();
+  });
+  return { cpus, ctl: new Int32Array(ctl), ring: new Float64Array(ring) };
 })();
 
-/** Wakes the process's witness for one heartbeat. */
+/** The witnesses' thread ids (their run-queue waits are no thread of the test's). */
+function witnessTids(): Set<string> {
+  const n = shared.cpus.length;
+  return new Set(Array.from(shared.ctl.subarray(1 + n, 1 + 2 * n), String));
+}
+
+/** Wakes the process's witnesses for one heartbeat. */
 function startWitness(): Witness {
-  const { ctl, ring } = shared;
+  const { cpus, ctl, ring } = shared;
   Atomics.add(ctl, 0, 1);
   Atomics.notify(ctl, 0);
   return {
-    lostWithin(from, to) {
-      const written = Atomics.load(ctl, 1);
+    lostWithin(cpu, from, to) {
+      const slot = cpus.indexOf(cpu);
+      if (slot < 0) return 0;
+      const written = Atomics.load(ctl, 1 + slot);
+      const base = slot * 2 * WITNESS_RING;
       let lost = 0;
       for (let i = Math.max(0, written - WITNESS_RING); i < written; i++) {
-        const n = i % WITNESS_RING;
-        lost += Math.max(0, Math.min(to, ring[2 * n + 1]) - Math.max(from, ring[2 * n]));
+        const n = base + 2 * (i % WITNESS_RING);
+        lost += Math.max(0, Math.min(to, ring[n + 1]) - Math.max(from, ring[n]));
       }
       return lost;
     },
