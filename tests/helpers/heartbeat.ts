@@ -206,20 +206,6 @@ function threadTimes(
   return out;
 }
 
-/**
- * How long this thread has waited on a run queue, in ms (`schedstat` field
- * 2): subtract it from a measured span to judge our code, not the machine's
- * load.
- */
-export function runQueueWaitMs(): number {
-  try {
-    const fields = readFileSync("/proc/thread-self/schedstat", "utf8").split(" ");
-    return Number(fields[1]) / 1e6;
-  } catch {
-    return 0;
-  }
-}
-
 /** `some … total=` of `/proc/pressure/cpu` (µs some task waited for a CPU), in ms. */
 function cpuPressureMs(): number {
   try {

@@ -33,7 +33,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { NODE_BINARY } from "../../helpers/test_env.ts";
-import { runQueueWaitMs, startHeartbeat } from "../../helpers/heartbeat.ts";
+import { startHeartbeat } from "../../helpers/heartbeat.ts";
 import {
   AUDIT_ENTRY_FIELDS,
   type AuditEntry,
@@ -190,22 +190,18 @@ describe("audit log", () => {
       const beat = startHeartbeat();
       const producers = 8;
       const each = 500;
-      let slowest = 0;
       await Promise.all(
         Array.from({ length: producers }, async (_, p) => {
           for (let i = 0; i < each; i++) {
-            const t0 = performance.now();
-            const w0 = runQueueWaitMs();
             assert.ok(log.append(entry(p * each + i, { event: i % 2 ? "prompted" : "queued" })));
-            // Time spent waiting for a CPU on a loaded machine is not the append's.
-            slowest = Math.max(slowest, performance.now() - t0 - (runQueueWaitMs() - w0));
             if (i % 25 === 0) await new Promise((r) => setImmediate(r));
           }
         }),
       );
       await log.close();
+      // No append waits on the disk: the heartbeat (the machine's share
+      // taken out) sees none hold the loop.
       beat.assertNoStall();
-      assert.ok(slowest < 20, `one append took ${slowest.toFixed(1)} ms`);
       const stats = log.stats();
       assert.deepEqual(
         { written: stats.written, dropped: stats.dropped, invalid: stats.invalid },
@@ -770,11 +766,14 @@ describe("audit log", () => {
         const huge = ["sudo", "y".repeat(1_000_000)];
         const fits = ["sudo", "z".repeat(3000)];
         const bidi = ["sudo", "\u202e\u009b31m"];
-        const t0 = performance.now();
+        // Capping is cheap: the appends hold the loop less than the heartbeat's limit.
+        const beat = startHeartbeat();
+        await new Promise((r) => setTimeout(r, 20));
         for (const argv of [many, controls, huge, fits, bidi]) {
           assert.ok(log.append(entry(1, { argv })));
         }
-        assert.ok(performance.now() - t0 < 50, "capping must be cheap");
+        await new Promise((r) => setTimeout(r, 20));
+        beat.assertNoStall();
         await log.close();
         const raw = await readFile(path, "utf8");
         // deno-lint-ignore no-control-regex -- looking for control characters is the point
@@ -871,20 +870,15 @@ describe("audit log", () => {
           const path = join(dir, "audit.jsonl");
           const log = await openLog(path, { syslogPath: sock, queueCapacity: 10_000 });
           const beat = startHeartbeat();
-          let slowest = 0;
           for (let i = 1; i <= 3000; i++) {
-            const t0 = performance.now();
-            const w0 = runQueueWaitMs();
             assert.ok(log.append(entry(i, { argv: ["sudo", "x".repeat(2000)] })));
-            // Time spent waiting for a CPU on a loaded machine is not waiting on the socket.
-            slowest = Math.max(slowest, performance.now() - t0 - (runQueueWaitMs() - w0));
             // The loop turns every 10 lines: a burst of 100 lines in one turn measured the
             // test's own loop (100 × a 2 kB line), not pi, which appends one line per event.
             if (i % 10 === 0) await new Promise((r) => setImmediate(r));
           }
           await log.close();
+          // A send that waited on the full socket would hold the loop: the heartbeat sees it.
           beat.assertNoStall();
-          assert.ok(slowest < 20, `one append took ${slowest.toFixed(1)} ms`);
           const s = log.stats();
           assert.ok(s.syslogDropped > 0, "the full socket dropped lines");
           assert.equal(s.syslogSent + s.syslogDropped, 3001);

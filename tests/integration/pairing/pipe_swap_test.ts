@@ -261,15 +261,13 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
         }, 10_000);
         const { readlink } = await import("node:fs/promises");
         const inode = Number(/\d+/.exec(await readlink(`/proc/${helper}/fd/1`))![0]);
-        const started = performance.now();
+        // Within its deadline (past it, not paired); what it costs is bench row r.
         const paired = await runRootPairing("/usr/bin/sudo", {
           helperPid: helper,
           sudoPid: sudo.pid!,
           pipeInode: inode,
         });
-        const ms = performance.now() - started;
         assert.deepEqual(paired, { ok: true });
-        assert.ok(ms < 2000, `one root check took ${ms.toFixed(0)} ms`);
         // The same helper claimed under another sudo, or another pipe: not paired.
         for (const args of [{ sudoPid: process.pid }, { pipeInode: inode + 1 }]) {
           const v = await runRootPairing("/usr/bin/sudo", {
