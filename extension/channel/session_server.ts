@@ -43,6 +43,7 @@ import {
 import { BROKER_REFUSAL_EXIT, piSecretRunArgv } from "../../broker/broker_permissions.ts";
 import { PairingGuard } from "../pairing/pairing_guard.ts";
 import { holdProcessWalker, releaseProcessWalker } from "../../kernel/proc_walk.ts";
+import { libc } from "../../kernel/libc.ts";
 import { PAIRING_CHECK } from "../pairing/root_pairing.ts";
 import { warmDenoCache, type WarmupRun } from "./deno_warmup.ts";
 import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
@@ -188,8 +189,11 @@ export async function startSession(
   ];
   const warming = warmDenoCache(warmRuns, userDenoDir);
   // The worker that walks /proc for the pairing and keyboard checks starts
-  // now, so the first sudo does not wait for it.
+  // now, so the first sudo does not wait for it; so does the kernel calls'
+  // library, whose first load holds the loop ~40 ms (null: every request is
+  // refused later, as without it).
   holdProcessWalker({ uid: expected.uid, gid });
+  libc();
 
   let closed = false;
   const session: AskpassSession = {

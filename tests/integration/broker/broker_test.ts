@@ -22,6 +22,7 @@ import { encodeSecretRequest, newRequestId } from "../../../askpass/protocol.ts"
 import { ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
+import { startLikePi } from "../../helpers/pi_start.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { rawExchange } from "../../helpers/raw_client.ts";
 
@@ -61,8 +62,18 @@ const refusals = (events: SessionEvent[]) =>
 
 describe("pi-secret-run and the root broker", () => {
   let beat: Heartbeat;
-  before(() => beat = startHeartbeat());
-  after(() => beat.assertNoStall());
+  let release: () => void;
+  before(() => {
+    release = startLikePi();
+    beat = startHeartbeat();
+  });
+  after(() => {
+    try {
+      beat.assertNoStall();
+    } finally {
+      release();
+    }
+  });
 
   it("an allowlisted consumer gets exactly the secret on stdin; the normal modal", async () => {
     const prompter = new ScriptedPrompter([{ submit: SECRET }]);
