@@ -16,16 +16,18 @@
  *   `some`): spawning a child blocks its parent until the child runs `exec`,
  *   which a starved child does late.
  *
- * - the time the whole guest was stopped: a virtual machine's host can stop
- *   its CPUs (here, ~100 ms at a time beside two CPU-bound jobs) without
- *   reporting steal time, and the guest then books the stop as CPU of the
- *   thread that was running. A witness thread (below) sees such a stop as
- *   a timer that fired late while it was neither running nor runnable; the
- *   loop's gap is reduced by how much of it the witness lost.
+ * - the time a CPU was stopped: a virtual machine's host can stop the
+ *   guest's CPUs, one at a time (here, ~100 ms at a time beside two
+ *   CPU-bound jobs), without reporting steal time, and the guest then books
+ *   the stop as CPU of the thread that was running. A witness thread pinned
+ *   to each CPU (below) sees such a stop as a timer that fired late while it
+ *   was neither running nor runnable. A stop of the loop's CPU excuses at
+ *   most the CPU time booked to the loop; a stop of any CPU excuses blocked
+ *   time as other tasks' queueing does.
  *
  * What stays is the loop's own time: code that runs on it, always, and
  * blocking calls while nothing on the machine waited for a CPU (an idle
- * machine, as CI's, sees every blocking call). Our code cannot make the
+ * machine, as CI's, sees every blocking call). Our code cannot make a
  * witness lose time: it runs on its own thread, and time it waits for a CPU
  * is not lost. The raw worst gap is reported alongside. The test runner's
  * own per-test timeout turns a loop that never comes back into a failure
