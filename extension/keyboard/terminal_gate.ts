@@ -23,6 +23,7 @@ import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import {
   decideTerminal,
   type ProcessSummary,
+  rootHolder,
   scanTerminalHolders,
   summarizeProcess,
   TERMINAL_REFUSALS,
@@ -47,6 +48,8 @@ import { msg } from "../../shared/i18n/locale.ts";
 export const GATE_INTERVAL_MS = 100;
 /** How often root checks again while a modal is open (each check is one `sudo -n`). */
 export const ROOT_RECHECK_MS = 500;
+/** Times a check runs again when the holder root named has exited since (then it reads nothing). */
+const EXITED_RETRIES = 2;
 
 /**
  * A gate's answer. `notice` is one line for the human; it holds no secret.
@@ -113,117 +116,119 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   let rootClearedAt = -Infinity;
   return {
     intervalMs: GATE_INTERVAL_MS,
-    async check(phase) {
-      const asked = performance.now();
-      const own = options.terminal?.() ?? terminalGuardStatus();
-      // The terminal is never open without a guardian to close it again (ADR 0009 §3).
-      if (!options.terminal) {
-        const guard = terminalGuardStatus();
-        if (guard.ttyPath && (!guard.exclusive || guard.guardianPid === undefined)) {
-          return {
-            ok: false,
-            reason: TERMINAL_REFUSALS.TERMINAL_UNGUARDED,
-            notice: guard.exclusive ? msg.guardianNotRunning : msg.terminalNotExclusiveNow,
-          };
-        }
-      }
-      // pi, its ancestors (its shell holds the terminal too) and the guardian.
-      const base = excluded(options.exclude ?? []);
-      base.catch(() => {}); // awaited with the scans; a failure fails them
-      const terminals: Judged[] = [
-        ...(own.ttyPath !== undefined && own.rdev !== undefined
-          ? [{ ttyPath: own.ttyPath, rdev: own.rdev, own: true, exempt: base }]
-          : []),
-        ...takenTerminals().map((t) => ({
-          ttyPath: t.ttyPath,
-          rdev: t.rdev,
-          own: false,
-          exempt: Promise.all([base, t.exempt]).then(([a, b]) => new Set([...a, ...b])),
-        })),
-      ];
-      if (terminals.length === 0) return { ok: true };
-      const rootDue = phase !== "watch" || performance.now() - lastRoot >= ROOT_RECHECK_MS;
-      const askRoot = async (t: Judged): Promise<RootTerminalResult | undefined> => {
-        const n = ptsNumber(t.ttyPath);
-        realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
-        if (!rootDue || n === undefined || realSudo === undefined) return undefined;
-        if (!await rootTerminalCheckInstalled()) return undefined;
-        return await runRootTerminalCheck(realSudo, n);
-      };
-      const [scans, roots, scope, piStarted] = await Promise.all([
-        Promise.all(
-          terminals.map((t) =>
-            scanTerminalHolders({ ...t, uid, exclude: t.exempt, notBefore: asked })
-          ),
-        ),
-        Promise.all(terminals.map(askRoot)),
-        ptraceScope(),
-        piStart ?? readStat(process.pid).then((s) => s?.startTime),
-      ]);
-      piStart ??= piStarted;
-      if (rootDue && roots.some((r) => r !== undefined)) lastRoot = performance.now();
-      let rootListedAll = roots.length > 0;
-      for (const [i, root] of roots.entries()) {
-        if (!root || (!root.ok && root.notPermitted)) {
-          rootListedAll = false;
-          continue;
-        }
-        if (!root.ok) {
-          return {
-            ok: false,
-            reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,
-            notice: msg.rootTerminalCheckFailed(sanitizeUntrusted(root.reason, 80)),
-          };
-        }
-        const exempt = await terminals[i].exempt;
-        const holder = root.holders.find((pid) => !exempt.has(pid));
-        if (holder !== undefined) {
-          const culprit = await summarizeProcess(holder) ??
-            { pid: holder, command: msg.exitedSince, startTime: 0n };
-          return refuse({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit });
-        }
-      }
-      if (rootListedAll) rootClearedAt = performance.now();
-      // Root's last listing stands until its next one.
-      const rootDecides = performance.now() - rootClearedAt <= ROOT_RECHECK_MS + 100;
-      const origins = new Map<number, UncheckedProcess["origin"]>();
-      const originOf = async (p: ProcessSummary) => {
-        if (!origins.has(p.pid)) {
-          const marked = await carriesMark(p.pid, options.provenance?.mark());
-          origins.set(
-            p.pid,
-            marked
-              ? "agent"
-              : options.provenance?.duringCall(p.startTime)
-              ? "during_call"
-              : undefined,
-          );
-        }
-        return origins.get(p.pid);
-      };
-      const named = new Map<number, ProcessSummary>();
-      for (const [i, t] of terminals.entries()) {
-        const scan = scans[i];
-        // Hidden processes whose origins are needed: read before the pure decision.
-        for (const p of scan?.hidden ?? []) if (!t.own) await originOf(p);
-        const verdict = decideTerminal(scan, (p) => {
-          if (rootDecides) return false;
-          // pi's own terminal: with Yama >= 1 nothing of the agent's can copy it (ADR 0008).
-          if (t.own) return (scope === undefined || scope < 1) && p.startTime > (piStart ?? 0n);
-          // A tmux client's: the agent has tmux's lock besides, whatever Yama says (ADR 0009).
-          return origins.get(p.pid) !== undefined;
-        });
-        if (!verdict.ok) return refuse(verdict);
-        for (const p of verdict.unchecked ?? []) named.set(p.pid, p);
-      }
-      const unchecked = await Promise.all(
-        [...named.values()].map(async (p) =>
-          describeProcess(p.pid, msg.hidesOpenFiles, await originOf(p))
-        ),
-      );
-      return unchecked.length > 0 ? { ok: true, unchecked } : { ok: true };
-    },
+    check: (phase) => check(phase, EXITED_RETRIES, false),
   };
+  async function check(phase: GatePhase, retries: number, rootNow: boolean): Promise<GateVerdict> {
+    const asked = performance.now();
+    const own = options.terminal?.() ?? terminalGuardStatus();
+    // The terminal is never open without a guardian to close it again (ADR 0009 §3).
+    if (!options.terminal) {
+      const guard = terminalGuardStatus();
+      if (guard.ttyPath && (!guard.exclusive || guard.guardianPid === undefined)) {
+        return {
+          ok: false,
+          reason: TERMINAL_REFUSALS.TERMINAL_UNGUARDED,
+          notice: guard.exclusive ? msg.guardianNotRunning : msg.terminalNotExclusiveNow,
+        };
+      }
+    }
+    // pi, its ancestors (its shell holds the terminal too) and the guardian.
+    const base = excluded(options.exclude ?? []);
+    base.catch(() => {}); // awaited with the scans; a failure fails them
+    const terminals: Judged[] = [
+      ...(own.ttyPath !== undefined && own.rdev !== undefined
+        ? [{ ttyPath: own.ttyPath, rdev: own.rdev, own: true, exempt: base }]
+        : []),
+      ...takenTerminals().map((t) => ({
+        ttyPath: t.ttyPath,
+        rdev: t.rdev,
+        own: false,
+        exempt: Promise.all([base, t.exempt]).then(([a, b]) => new Set([...a, ...b])),
+      })),
+    ];
+    if (terminals.length === 0) return { ok: true };
+    const rootDue = rootNow || phase !== "watch" ||
+      performance.now() - lastRoot >= ROOT_RECHECK_MS;
+    const askRoot = async (t: Judged): Promise<RootTerminalResult | undefined> => {
+      const n = ptsNumber(t.ttyPath);
+      realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
+      if (!rootDue || n === undefined || realSudo === undefined) return undefined;
+      if (!await rootTerminalCheckInstalled()) return undefined;
+      return await runRootTerminalCheck(realSudo, n);
+    };
+    const [scans, roots, scope, piStarted] = await Promise.all([
+      Promise.all(
+        terminals.map((t) =>
+          scanTerminalHolders({ ...t, uid, exclude: t.exempt, notBefore: asked })
+        ),
+      ),
+      Promise.all(terminals.map(askRoot)),
+      ptraceScope(),
+      piStart ?? readStat(process.pid).then((s) => s?.startTime),
+    ]);
+    piStart ??= piStarted;
+    if (rootDue && roots.some((r) => r !== undefined)) lastRoot = performance.now();
+    let rootListedAll = roots.length > 0;
+    for (const [i, root] of roots.entries()) {
+      if (!root || (!root.ok && root.notPermitted)) {
+        rootListedAll = false;
+        continue;
+      }
+      if (!root.ok) {
+        return {
+          ok: false,
+          reason: TERMINAL_REFUSALS.TERMINAL_SCAN_INCOMPLETE,
+          notice: msg.rootTerminalCheckFailed(sanitizeUntrusted(root.reason, 80)),
+        };
+      }
+      const listed = await rootHolder(root.holders, await terminals[i].exempt);
+      // Gone since root listed it: it reads nothing now, and root lists again.
+      if (listed && !listed.now && retries > 0) return await check(phase, retries - 1, true);
+      if (listed) {
+        const culprit = listed.now ?? { pid: listed.pid, command: msg.exitedSince, startTime: 0n };
+        return refuse({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit });
+      }
+    }
+    if (rootListedAll) rootClearedAt = performance.now();
+    // Root's last listing stands until its next one.
+    const rootDecides = performance.now() - rootClearedAt <= ROOT_RECHECK_MS + 100;
+    const origins = new Map<number, UncheckedProcess["origin"]>();
+    const originOf = async (p: ProcessSummary) => {
+      if (!origins.has(p.pid)) {
+        const marked = await carriesMark(p.pid, options.provenance?.mark());
+        origins.set(
+          p.pid,
+          marked
+            ? "agent"
+            : options.provenance?.duringCall(p.startTime)
+            ? "during_call"
+            : undefined,
+        );
+      }
+      return origins.get(p.pid);
+    };
+    const named = new Map<number, ProcessSummary>();
+    for (const [i, t] of terminals.entries()) {
+      const scan = scans[i];
+      // Hidden processes whose origins are needed: read before the pure decision.
+      for (const p of scan?.hidden ?? []) if (!t.own) await originOf(p);
+      const verdict = decideTerminal(scan, (p) => {
+        if (rootDecides) return false;
+        // pi's own terminal: with Yama >= 1 nothing of the agent's can copy it (ADR 0008).
+        if (t.own) return (scope === undefined || scope < 1) && p.startTime > (piStart ?? 0n);
+        // A tmux client's: the agent has tmux's lock besides, whatever Yama says (ADR 0009).
+        return origins.get(p.pid) !== undefined;
+      });
+      if (!verdict.ok) return refuse(verdict);
+      for (const p of verdict.unchecked ?? []) named.set(p.pid, p);
+    }
+    const unchecked = await Promise.all(
+      [...named.values()].map(async (p) =>
+        describeProcess(p.pid, msg.hidesOpenFiles, await originOf(p))
+      ),
+    );
+    return unchecked.length > 0 ? { ok: true, unchecked } : { ok: true };
+  }
 }
 
 /** pi, its ancestors (its shell holds the terminal too), the live guardian and `more`. */

@@ -198,6 +198,21 @@ export async function summarizeProcess(pid: number): Promise<ProcessSummary | un
   return { pid, command: stat.comm.slice(0, 64), startTime: stat.startTime };
 }
 
+/**
+ * The first holder root listed that is not exempt, and that process as it
+ * is now: none when it has exited since (it reads nothing now; a child it
+ * left would be in root's next listing).
+ */
+export async function rootHolder(
+  holders: readonly number[],
+  exempt: ReadonlySet<number>,
+): Promise<{ pid: number; now?: ProcessSummary } | undefined> {
+  const pid = holders.find((p) => !exempt.has(p));
+  if (pid === undefined) return undefined;
+  const now = await summarizeProcess(pid);
+  return now ? { pid, now } : { pid };
+}
+
 async function hasLiveThread(pid: number): Promise<boolean> {
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
     if (tid === String(pid)) continue;

@@ -5,9 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { spawn } from "node:child_process";
 import {
   classifyLink,
   decideTerminal,
+  rootHolder,
+  summarizeProcess,
   TERMINAL_REFUSALS,
 } from "../../../extension/keyboard/terminal_holders.ts";
 import { parseRootTerminalOutput, ptsNumber } from "../../../extension/keyboard/root_terminal.ts";
@@ -108,3 +111,36 @@ describe("root terminal check (hardened mode)", () => {
     assert.equal(ptsNumber("/dev/pts/1/x"), undefined);
   });
 });
+
+describe("root's listing of a terminal's holders, as they are now", () => {
+  const ended = async (cmd: string, args: string[]) => {
+    const child = spawn(cmd, args, { stdio: "ignore" });
+    await new Promise((r) => child.once("exit", r));
+    return child.pid!;
+  };
+  it("a holder that exited since root listed it has no summary now (the gate lists again); a live one is the culprit; exempt ones are not named", async () => {
+    const gone = await ended("true", []);
+    assert.deepEqual(await rootHolder([gone], new Set()), { pid: gone });
+    const live = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      await new Promise((r) => live.once("spawn", r));
+      const held = await waitForComm(live.pid!, "sleep");
+      assert.deepEqual(await rootHolder([live.pid!], new Set()), { pid: live.pid, now: held });
+      assert.deepEqual(await rootHolder([live.pid!, gone], new Set([live.pid!])), { pid: gone });
+      assert.equal(await rootHolder([live.pid!], new Set([live.pid!])), undefined);
+    } finally {
+      live.kill("SIGKILL");
+    }
+  });
+});
+
+/** The process as summarizeProcess sees it once it runs `comm` (after exec). */
+async function waitForComm(pid: number, comm: string) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const p = await summarizeProcess(pid);
+    if (p?.command === comm) return p;
+    assert.ok(Date.now() < deadline, `${pid} never became ${comm}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
