@@ -15,12 +15,14 @@ import type {
 
 /** One scripted answer. */
 export type ScriptedAnswer =
-  | { readonly submit: string; readonly delayMs?: number }
-  | { readonly cancel: true; readonly delayMs?: number }
+  | { readonly submit: string }
+  | { readonly cancel: true }
   /** Never answers; resolves cancel only when the server aborts. */
   | { readonly hang: true }
   /** Waits for `release()` from the test, then submits. */
-  | { readonly gate: Promise<string> };
+  | { readonly gate: Promise<string> }
+  /** Submits once this many other requests wait behind the prompt (an event, not a delay). */
+  | { readonly submit: string; readonly whenWaiting: number };
 
 /** Snapshot of one prompt as the prompter saw it. */
 export interface SeenPrompt {
@@ -70,7 +72,7 @@ export class ScriptedPrompter implements Prompter {
     this.maxConcurrent = Math.max(this.maxConcurrent, this.#active);
     try {
       const answer = this.#script.shift() ?? { cancel: true };
-      const outcome = await answerOrAbort(answer, signal);
+      const outcome = await answerOrAbort(answer, signal, waiting);
       record.aborted = signal.aborted;
       record.waitingAtAnswer = waiting();
       return outcome;
@@ -87,7 +89,11 @@ export class ScriptedPrompter implements Prompter {
     this.#active++;
     this.maxConcurrent = Math.max(this.maxConcurrent, this.#active);
     try {
-      const outcome = await answerOrAbort(this.#script.shift() ?? { cancel: true }, signal);
+      const outcome = await answerOrAbort(
+        this.#script.shift() ?? { cancel: true },
+        signal,
+        () => 0,
+      );
       record.aborted = signal.aborted;
       return outcome;
     } finally {
@@ -97,7 +103,11 @@ export class ScriptedPrompter implements Prompter {
   }
 }
 
-function answerOrAbort(answer: ScriptedAnswer, signal: AbortSignal): Promise<PromptOutcome> {
+function answerOrAbort(
+  answer: ScriptedAnswer,
+  signal: AbortSignal,
+  waiting: () => number,
+): Promise<PromptOutcome> {
   return new Promise((resolve) => {
     const onAbort = () => resolve({ kind: "cancel" });
     if (signal.aborted) return onAbort();
@@ -108,6 +118,17 @@ function answerOrAbort(answer: ScriptedAnswer, signal: AbortSignal): Promise<Pro
     };
     if ("hang" in answer) return;
     if ("gate" in answer) return void answer.gate.then(submit);
+    if ("whenWaiting" in answer) {
+      // The test's own deadline ends a wait that never comes.
+      const poll = setInterval(() => {
+        if (signal.aborted) clearInterval(poll);
+        else if (waiting() >= answer.whenWaiting) {
+          clearInterval(poll);
+          submit(answer.submit);
+        }
+      }, 10);
+      return;
+    }
     setTimeout(() => {
       if (signal.aborted) return;
       if ("submit" in answer) submit(answer.submit);
@@ -115,6 +136,6 @@ function answerOrAbort(answer: ScriptedAnswer, signal: AbortSignal): Promise<Pro
         signal.removeEventListener("abort", onAbort);
         resolve({ kind: "cancel" });
       }
-    }, answer.delayMs ?? 0);
+    }, 0);
   });
 }

@@ -150,7 +150,8 @@ describe("real sudo through the askpass channel", () => {
 
   it("two sudo commands at once: both succeed, answered one after the other", async () => {
     await withSession(
-      [{ submit: PASSWORD, delayMs: 300 }, { submit: PASSWORD, delayMs: 300 }],
+      // The first is answered once the second waits behind it, however slow the machine.
+      [{ submit: PASSWORD, whenWaiting: 1 }, { submit: PASSWORD }],
       async ({ session, prompter }) => {
         const [a, b] = await Promise.all([
           runToolCommand(session, "sudo -k id -u"),
