@@ -21,8 +21,8 @@ import {
 import { encodeSecretRequest, newRequestId } from "../../../askpass/protocol.ts";
 import { ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../../helpers/tool_command.ts";
-import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
-import { startLikePi } from "../../helpers/pi_start.ts";
+import { startHeartbeat } from "../../helpers/heartbeat.ts";
+import { suiteHeartbeat } from "../../helpers/pi_start.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { rawExchange } from "../../helpers/raw_client.ts";
 
@@ -61,19 +61,9 @@ const refusals = (events: SessionEvent[]) =>
   events.filter((e) => e.kind === "refused").map((e) => e.kind === "refused" ? e.reason : "");
 
 describe("pi-secret-run and the root broker", () => {
-  let beat: Heartbeat;
-  let release: () => void;
-  before(() => {
-    release = startLikePi();
-    beat = startHeartbeat();
-  });
-  after(() => {
-    try {
-      beat.assertNoStall();
-    } finally {
-      release();
-    }
-  });
+  const suite = suiteHeartbeat();
+  before(suite.start);
+  after(suite.finish);
 
   it("an allowlisted consumer gets exactly the secret on stdin; the normal modal", async () => {
     const prompter = new ScriptedPrompter([{ submit: SECRET }]);

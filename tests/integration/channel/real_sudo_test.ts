@@ -15,7 +15,7 @@ import {
 import { type ScriptedAnswer, ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
 import { runToolCommand } from "../../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
-import { startLikePi } from "../../helpers/pi_start.ts";
+import { suiteHeartbeat } from "../../helpers/pi_start.ts";
 import { pidsWithCmdline, waitFor } from "../../helpers/processes.ts";
 import { testPassword, WITHOUT_BROKER } from "../../helpers/test_env.ts";
 import { ROOT_DENO, ROOT_SOURCES } from "../../../broker/paths.ts";
@@ -59,19 +59,9 @@ async function withSession(
 }
 
 describe("real sudo through the askpass channel", () => {
-  let beat: Heartbeat;
-  let release: () => void;
-  before(() => {
-    release = startLikePi();
-    beat = startHeartbeat();
-  });
-  after(() => {
-    try {
-      beat.assertNoStall();
-    } finally {
-      release();
-    }
-  });
+  const suite = suiteHeartbeat();
+  before(suite.start);
+  after(suite.finish);
 
   it("correct password: sudo -k id -u prints 0", async () => {
     await withSession([{ submit: PASSWORD }], async ({ session, prompter, events }) => {

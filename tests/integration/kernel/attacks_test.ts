@@ -20,8 +20,8 @@ import {
 import { decodeReply, encodeRequest, newRequestId } from "../../../askpass/protocol.ts";
 import { ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
 import { runShell, runToolCommand } from "../../helpers/tool_command.ts";
-import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
-import { startLikePi } from "../../helpers/pi_start.ts";
+import { startHeartbeat } from "../../helpers/heartbeat.ts";
+import { suiteHeartbeat } from "../../helpers/pi_start.ts";
 import { pidsWithCmdline, waitFor } from "../../helpers/processes.ts";
 import { rawExchange } from "../../helpers/raw_client.ts";
 import { NODE_BINARY, REPO_ROOT, testPassword } from "../../helpers/test_env.ts";
@@ -106,19 +106,9 @@ function withoutStdoutCheck(text: string): string {
 }
 
 describe("attacks", () => {
-  let beat: Heartbeat;
-  let release: () => void;
-  before(() => {
-    release = startLikePi();
-    beat = startHeartbeat();
-  });
-  after(() => {
-    try {
-      beat.assertNoStall();
-    } finally {
-      release();
-    }
-  });
+  const suite = suiteHeartbeat();
+  before(suite.start);
+  after(suite.finish);
 
   describe("the real helper refuses to run outside sudo", () => {
     const cases: [string, (launcher: string, scratch: string) => string][] = [

@@ -28,7 +28,7 @@ import { PAIRING_REFUSALS } from "../../../extension/pairing/sudo_pairing.ts";
 import { type ScriptedAnswer, ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
 import { runShell, runToolCommand } from "../../helpers/tool_command.ts";
 import { type Heartbeat, startHeartbeat } from "../../helpers/heartbeat.ts";
-import { startLikePi } from "../../helpers/pi_start.ts";
+import { suiteHeartbeat } from "../../helpers/pi_start.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import process from "node:process";
 import { REPO_ROOT, testPassword, WITHOUT_BROKER } from "../../helpers/test_env.ts";
@@ -133,18 +133,10 @@ const USER_ONLY: Layers = "user";
 const ROOT_ONLY: Layers = "root";
 
 describe("the password reaches only the sudo it shows (real sudo)", () => {
-  let beat: Heartbeat;
-  let release: () => void;
-  before(() => {
-    release = startLikePi();
-    beat = startHeartbeat();
-  });
+  const suite = suiteHeartbeat();
+  before(suite.start);
   after(async () => {
-    try {
-      beat.assertNoStall();
-    } finally {
-      release();
-    }
+    suite.finish();
     for (const { dir } of copies.values()) await rm(dir, { recursive: true, force: true });
   });
 
