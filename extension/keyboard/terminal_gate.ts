@@ -25,7 +25,6 @@ import {
   type ProcessSummary,
   rootHolder,
   scanTerminalHolders,
-  summarizeProcess,
   TERMINAL_REFUSALS,
   type TerminalRefusal,
 } from "./terminal_holders.ts";
