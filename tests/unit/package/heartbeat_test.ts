@@ -63,8 +63,8 @@ describe("the tests' heartbeat (the machine's share is not a stall, ours is)", (
   it("the whole process stopped 150 ms (as when the host stops the guest's CPUs) is not a stall", async () => {
     const beat = startHeartbeat();
     await tick();
-    // A stop no thread of ours can see coming: every thread, the witness's
-    // too, stands still; only the witness makes this the machine's share.
+    // A stop no thread of ours can see coming: every thread, the witnesses'
+    // too, stands still; only the witnesses make this the machine's share.
     const pid = process.pid;
     const stopper = spawn("sh", ["-c", `kill -STOP ${pid}; sleep 0.15; kill -CONT ${pid}`], {
       stdio: "ignore",
