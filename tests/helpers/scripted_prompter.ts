@@ -119,7 +119,7 @@ function answerOrAbort(
     if ("hang" in answer) return;
     if ("gate" in answer) return void answer.gate.then(submit);
     if ("whenWaiting" in answer) {
-      // The test's own deadline ends a wait that never comes.
+      // The session's request deadline aborts a wait that never comes (then: cancel).
       const poll = setInterval(() => {
         if (signal.aborted) clearInterval(poll);
         else if (waiting() >= answer.whenWaiting) {

@@ -262,7 +262,8 @@ describe("fault injection (real pi, real sudo)", () => {
           const screen = await pi.tmux.capture();
           return !dropping(screen) && screen.includes(TITLE) ? screen : undefined;
         }, 10_000).catch(async (e) => {
-          const last = (await pi.tmux.capture()).replaceAll(rest, "<rest>");
+          const last = (await pi.tmux.capture()).replaceAll(PASSWORD, "<password>")
+            .replaceAll(rest, "<rest>");
           throw new Error(`${(e as Error).message}; last screen:\n${last}`);
         });
         assert.ok(!screen.includes("more waiting"), "the withdrawn requests left the queue");
