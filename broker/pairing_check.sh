@@ -37,14 +37,25 @@ helper=$1
 sudo_pid=$2
 ino=$3
 
-# A field of /proc/<pid>/status ("Uid", "PPid"), tabs turned into spaces.
-field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | tr '\t' ' '; }
+# field PID NAME: sets $v to a field of /proc/<pid>/status ("Uid", "PPid"),
+# its values separated by single spaces; empty when the process is gone. The
+# shell reads the file itself: this check starts no program but grep and find.
+field() {
+  v=""
+  while read -r key a b c d; do
+    [ "$key" = "$2:" ] || continue
+    v="$a${b:+ $b}${c:+ $c}${d:+ $d}"
+    break
+  done 2>/dev/null <"/proc/$1/status"
+}
 
 # The caller may only ask about its own helper and its own sudo front end.
-[ "$(field "$helper" Uid)" = "$caller $caller $caller $caller" ] || no helper_not_callers
-[ "$(field "$helper" PPid)" = "$sudo_pid" ] || no parent_mismatch
-[ "$(field "$sudo_pid" Uid)" = "$caller 0 0 0" ] || no sudo_not_setuid_front_end
-[ "$(readlink "/proc/$helper/fd/1")" = "pipe:[$ino]" ] || no stdout_not_that_pipe
+field "$helper" Uid
+[ "$v" = "$caller $caller $caller $caller" ] || no helper_not_callers
+field "$helper" PPid
+[ "$v" = "$sudo_pid" ] || no parent_mismatch
+field "$sudo_pid" Uid
+[ "$v" = "$caller 0 0 0" ] || no sudo_not_setuid_front_end
 
 # Every descriptor that holds the pipe: in every task of the caller's
 # processes (sudo's too: its real uid is the caller's), and in the leader's
@@ -53,20 +64,29 @@ field() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null | tr '\t'
 ulimit -s unlimited 2>/dev/null || ulimit -s 65536 2>/dev/null
 fd_tables "$caller" leaders
 reads_in_sudo=no
+helper_stdout=no
 # shellcheck disable=SC2086 # the globs expand here, to the tables' directories
 holders=$(find $dirs -maxdepth 1 -lname "pipe:\[$ino\]" 2>/dev/null)
 for link in $holders; do
   pid=${link#/proc/}
   pid=${pid%%/*}
   case "$pid" in
-    "$helper") ;;
+    "$helper")
+      # The helper's stdout is that pipe (its main thread's fd 1).
+      [ "$link" = "/proc/$helper/task/$helper/fd/1" ] && helper_stdout=yes
+      ;;
     "$sudo_pid")
       # The descriptor must be open for reading: O_ACCMODE of fdinfo's flags
       # (octal) is its last digit & 3, so a last digit of 0 or 4 is O_RDONLY.
       tid=${link#/proc/*/task/}
       tid=${tid%%/*}
       fd=${link##*/}
-      flags=$(sed -n 's/^flags:[[:space:]]*//p' "/proc/$pid/task/$tid/fdinfo/$fd" 2>/dev/null)
+      flags=""
+      while read -r key val; do
+        [ "$key" = "flags:" ] || continue
+        flags=$val
+        break
+      done 2>/dev/null <"/proc/$pid/task/$tid/fdinfo/$fd"
       case "$flags" in
         *[04]) reads_in_sudo=yes ;;
         *) no sudo_holds_it_not_for_reading ;;
@@ -75,8 +95,10 @@ for link in $holders; do
     *) no held_elsewhere ;;
   esac
 done
+[ "$helper_stdout" = yes ] || no stdout_not_that_pipe
 [ "$reads_in_sudo" = yes ] || no sudo_does_not_read_it
 # Still the same processes after the scan (a pid reused meanwhile fails here).
-[ "$(field "$helper" PPid)" = "$sudo_pid" ] || no parent_mismatch
+field "$helper" PPid
+[ "$v" = "$sudo_pid" ] || no parent_mismatch
 say paired
 exit 0

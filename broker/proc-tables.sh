@@ -14,16 +14,19 @@
 # included, whose /proc directories are root's.
 fd_tables() {
   dirs=""
-  for line in $(grep -s '^Uid:' /proc/[0-9]*/status | tr '\t ' '::'); do
-    # /proc/PID/status:Uid::REAL:EFFECTIVE:SAVED:FS
-    pid=${line#/proc/}
-    pid=${pid%%/*}
-    uid=${line#*/status:Uid:*:}
-    uid=${uid%%:*}
-    if [ "$uid" = "$1" ]; then
+  pid=""
+  # grep prints "/proc/PID/status:Uid:", then the four ids, split here on
+  # the tabs between them; the word after a path is that process's real uid.
+  for word in $(grep -s '^Uid:' /proc/[0-9]*/status); do
+    case "$word" in
+      /proc/*) pid=${word#/proc/}; pid=${pid%%/*}; continue ;;
+    esac
+    [ -n "$pid" ] || continue
+    if [ "$word" = "$1" ]; then
       dirs="$dirs /proc/$pid/task/[0-9]*/fd"
     elif [ "${2-}" = leaders ]; then
       dirs="$dirs /proc/$pid/fd"
     fi
+    pid=""
   done
 }

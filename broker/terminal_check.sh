@@ -32,13 +32,15 @@ case "$caller" in
 esac
 n=$1
 [ -c "/dev/pts/$n" ] || { say "usage: no terminal /dev/pts/$n"; exit 125; }
+# Its owner, and its major and minor (hexadecimal), in one stat.
+set -- $(stat -c '%u %t %T' "/dev/pts/$n")
+[ "$#" -eq 3 ] || { say "error: stat"; exit 1; }
 # The caller may only ask about a terminal it owns.
-[ "$(stat -c %u "/dev/pts/$n")" = "$caller" ] || { say "usage: not the caller's terminal"; exit 125; }
+[ "$1" = "$caller" ] || { say "usage: not the caller's terminal"; exit 125; }
 # tty_nr (stat field 7) of a process whose controlling terminal it is, from
 # the device's own major and minor (new_encode_dev).
-set -- $(stat -c '%t %T' "/dev/pts/$n") || { say "error: stat"; exit 1; }
-major=$((0x$1))
-minor=$((0x$2))
+major=$((0x$2))
+minor=$((0x$3))
 tty_nr=$(((minor & 255) | (major << 8) | ((minor & ~255) << 12)))
 # The caller's limits pass through sudo: a small stack would make the list of
 # fd directories too long for find's argv, a small fd limit would make find

@@ -179,14 +179,18 @@ export async function serveRequest(
     // Right before the secret leaves: still the same processes?
     if (!await queue.alive(pending)) return await queue.finish(pending, DENY_REASONS.PROCESS_GONE);
     if (connection.ended) return;
-    // …and is the helper's pipe still read by the sudo the modal showed? (ADR 0005)
-    const paired = pending.kind === "sudo" ? await ctx.pairing.confirm(pending.id) : undefined;
+    // …is the helper's pipe still read by the sudo the modal showed (ADR 0005), and
+    // did nobody else take the keyboard since the last periodic check (ADR 0007)?
+    // Side by side (in hardened mode each asks root once); nothing leaves unless both pass.
+    const [paired, gated] = await Promise.all([
+      pending.kind === "sudo" ? ctx.pairing.confirm(pending.id) : undefined,
+      queue.gate(pending, "send"), // a closed gate has refused the request itself
+    ]);
+    if (!gated || connection.ended) return;
     if (paired && !paired.ok) {
       return await queue.refuse(pending, paired.reason, processRefusalNotice(paired));
     }
     if (connection.ended) return;
-    // …and nobody else took the keyboard since the last periodic check? (ADR 0007)
-    if (!await queue.gate(pending, "send") || connection.ended) return;
     const ends: HandOverQueue = {
       emit: (e) => queue.emit(e),
       finish: (e, frame) => queue.finish(e, undefined, frame),
