@@ -104,15 +104,15 @@ interface Judged {
  * The gate for this pi process. Without a terminal (tests, or stdin not a
  * tty) only the locked clients' terminals are judged. In hardened mode (the
  * broker's terminal check installed) root also lists each terminal's
- * holders, non-dumpable ones included, before each modal opens, every
- * {@link ROOT_RECHECK_MS} while it is open, and before the answer leaves.
+ * holders, non-dumpable ones included: a listing begun at most
+ * {@link ROOT_RECHECK_MS} ago stands when a modal opens and while it is
+ * open, and a fresh one is asked for before the answer leaves.
  */
 export function terminalGate(uid: number, options: TerminalGateOptions = {}): ModalGate {
   let piStart: bigint | undefined;
   let realSudo: string | undefined;
-  let lastRoot = 0;
-  /** When root last listed the holders of all terminals and found none. */
-  let rootClearedAt = -Infinity;
+  /** Root's last listing of each terminal, by when it began (in flight or done). */
+  const rootListings = new Map<string, { at: number; result: Promise<RootTerminalResult> }>();
   return {
     intervalMs: GATE_INTERVAL_MS,
     check: (phase) => check(phase, EXITED_RETRIES, false),
@@ -146,14 +146,32 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       })),
     ];
     if (terminals.length === 0) return { ok: true };
-    const rootDue = rootNow || phase !== "watch" ||
-      performance.now() - lastRoot >= ROOT_RECHECK_MS;
+    // Root's listing stands for ROOT_RECHECK_MS from when it began, as between
+    // the re-checks of an open modal: the check started when a helper
+    // connected serves its modal's opening, and two checks at once share one
+    // `sudo -n`. The last check before an answer leaves always asks afresh.
     const askRoot = async (t: Judged): Promise<RootTerminalResult | undefined> => {
       const n = ptsNumber(t.ttyPath);
       realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
-      if (!rootDue || n === undefined || realSudo === undefined) return undefined;
+      if (n === undefined || realSudo === undefined) return undefined;
       if (!await rootTerminalCheckInstalled()) return undefined;
-      return await runRootTerminalCheck(realSudo, n);
+      for (const [tty, l] of rootListings) {
+        if (asked - l.at >= ROOT_RECHECK_MS) rootListings.delete(tty);
+      }
+      const last = rootListings.get(t.ttyPath);
+      if (!rootNow && phase !== "send" && last) return await last.result;
+      const listing = {
+        at: performance.now(),
+        result: runRootTerminalCheck(realSudo, n).then((r) => {
+          // A listing that failed stands for nobody after the check it refuses.
+          if (!r.ok && !r.notPermitted && rootListings.get(t.ttyPath) === listing) {
+            rootListings.delete(t.ttyPath);
+          }
+          return r;
+        }),
+      };
+      rootListings.set(t.ttyPath, listing);
+      return await listing.result;
     };
     const [scans, roots, scope, piStarted] = await Promise.all([
       Promise.all(
@@ -166,11 +184,11 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       piStart ?? readStat(process.pid).then((s) => s?.startTime),
     ]);
     piStart ??= piStarted;
-    if (rootDue && roots.some((r) => r !== undefined)) lastRoot = performance.now();
-    let rootListedAll = roots.length > 0;
+    // Root decides hidden holders when it listed every terminal's.
+    let rootDecides = roots.length > 0;
     for (const [i, root] of roots.entries()) {
       if (!root || (!root.ok && root.notPermitted)) {
-        rootListedAll = false;
+        rootDecides = false;
         continue;
       }
       if (!root.ok) {
@@ -188,9 +206,6 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
         return refuse({ reason: TERMINAL_REFUSALS.TERMINAL_SHARED, culprit });
       }
     }
-    if (rootListedAll) rootClearedAt = performance.now();
-    // Root's last listing stands until its next one.
-    const rootDecides = performance.now() - rootClearedAt <= ROOT_RECHECK_MS + 100;
     const origins = new Map<number, UncheckedProcess["origin"]>();
     const originOf = async (p: ProcessSummary) => {
       if (!origins.has(p.pid)) {
