@@ -100,7 +100,10 @@ export function startHeartbeat(): Heartbeat {
     const gap: Gap = {
       from: performance.timeOrigin + last,
       to: performance.timeOrigin + now,
-      on: [before.on, after.on],
+      // The CPUs it may have run on: the one before and after the gap, or
+      // any, when it moved between CPUs within it (a stop of the CPU it
+      // moved to is booked to it as CPU time all the same).
+      on: before.moves < 0 || after.moves === before.moves ? [before.on, after.on] : shared.cpus,
       raw,
       cpu,
       waited,
@@ -175,12 +178,27 @@ function ownTid(): string {
  * 1 and 2), the run-queue time of the process's other threads (not the
  * witnesses'), and the time some task of the machine waited for a CPU (0
  * without pressure stall information: then only the process's own threads
- * count); and the CPU this thread last ran on (`stat` field 39).
+ * count); the CPU this thread last ran on (`stat` field 39), and how often it
+ * moved between CPUs.
  */
 function threadTimes(
   self: string,
-): { cpu: number; wait: number; othersWait: number; machineWait: number; on: number } {
-  const out = { cpu: 0, wait: 0, othersWait: 0, machineWait: cpuPressureMs(), on: -1 };
+): {
+  cpu: number;
+  wait: number;
+  othersWait: number;
+  machineWait: number;
+  on: number;
+  moves: number;
+} {
+  const out = {
+    cpu: 0,
+    wait: 0,
+    othersWait: 0,
+    machineWait: cpuPressureMs(),
+    on: -1,
+    moves: migrations(self),
+  };
   let tasks: string[] = [];
   try {
     tasks = readdirSync("/proc/self/task");
@@ -213,7 +231,7 @@ function threadTimes(
 // numbers are read from the bytes, so that ticking makes next to no garbage
 // (its garbage made the test process's own collector stop the loop).
 const taskPaths = new Map<string, string>();
-function taskPath(tid: string, file: "stat" | "schedstat"): string {
+function taskPath(tid: string, file: "stat" | "schedstat" | "sched"): string {
   const key = `${file}${tid}`;
   let path = taskPaths.get(key);
   if (path === undefined) {
@@ -223,6 +241,25 @@ function taskPath(tid: string, file: "stat" | "schedstat"): string {
   }
   return path;
 }
+
+/**
+ * How often this thread moved between CPUs (`se.nr_migrations` of its
+ * `sched`), or -1 where the kernel does not say (no `CONFIG_SCHED_DEBUG`).
+ */
+function migrations(tid: string): number {
+  try {
+    const n = readSmall(taskPath(tid, "sched"));
+    const at = PROC_BUFFER.subarray(0, n).indexOf(MIGRATIONS);
+    const colon = at < 0 ? -1 : PROC_BUFFER.indexOf(0x3a, at);
+    if (colon < 0) return -1;
+    let i = colon + 1;
+    while (i < n && PROC_BUFFER[i] === 0x20) i++;
+    return fieldOf(i, n, 0);
+  } catch {
+    return -1;
+  }
+}
+const MIGRATIONS = Buffer.from("se.nr_migrations ");
 
 /**
  * The decimal number in space-separated field `index` (after `skip` bytes of
