@@ -1129,8 +1129,9 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
       note: `measured while the broker is installed (tests/bench/run.sh installs it for this ` +
         `row alone, then restores the machine); ${SUDO_RUNS} flows per session, interleaved, ` +
         `against a real pty; ${processes} processes in /proc. A request in hardened mode waits ` +
-        "for the user's scan and root's `--terminal-holders` side by side, and for root's " +
-        "`--verify-pairing`; the root check is one `sudo -n`, the launcher, and one walk of " +
+        "for root's `--verify-pairing` and, beside it, the gate's check begun when the helper " +
+        "connected (the user's scan and root's `--terminal-holders`, whose listing then serves " +
+        "the modal's opening); the root check is one `sudo -n`, the launcher, and one walk of " +
         "the caller's descriptor tables (no runtime starts)",
       why: `the root check takes ${ms(root)}, of which sudo -n and the launcher ${
         ms(median(launchers))
