@@ -345,18 +345,24 @@ describe("fault injection (real pi, real sudo)", () => {
   });
 
   it("a bash tool call aborted by its own timeout: the modal closes by itself", async () => {
+    // Long enough for the modal to open first on a slow host (2 s was not, at
+    // 2/3 of a CPU), short enough that the modal is still open when it ends.
+    const timeout = 8;
     await withPi(
-      [{ bash: "sudo -k id -u; echo rc=$?", timeout: 2 }, { text: "FLOW-DONE" }],
+      [{ bash: "sudo -k id -u; echo rc=$?", timeout }, { text: "FLOW-DONE" }],
       async (pi) => {
         const openedAt = Date.now();
         await openModal(pi);
         const p = await pendingRequest(pi);
-        // No key is pressed: the tool's 2 s timeout kills bash, sudo and the helper.
-        const ms = await modalGoneAfter(pi, openedAt, 10_000);
-        assert.ok(ms <= 2_000 + 2 * CLOSE_WITHIN_MS, `the modal closed ${ms} ms after it opened`);
+        // No key is pressed: the tool's timeout kills bash, sudo and the helper.
+        const ms = await modalGoneAfter(pi, openedAt, timeout * 1000 + 10_000);
+        assert.ok(
+          ms <= timeout * 1000 + 2 * CLOSE_WITHIN_MS,
+          `the modal closed ${ms} ms after it opened`,
+        );
         await pi.tmux.waitFor("FLOW-DONE", 20_000);
         const [result] = toolResults(await pi.readSessions());
-        assert.match(result, /timed out after 2 seconds/i);
+        assert.match(result, new RegExp(`timed out after ${timeout} seconds`, "i"));
         for (const [what, pid] of [["helper", p.helper], ["sudo", p.sudo]] as const) {
           await waitFor(`the ${what} to be gone`, async () => {
             return (await isRunning(pid)) ? undefined : true;
