@@ -203,8 +203,9 @@ function threadTimes(
   try {
     tasks = readdirSync("/proc/self/task");
     const n = readSmall(taskPath(self, "stat"));
-    // Field 39, counted from field 3, the first after the command's ")".
-    out.on = fieldOf(PROC_BUFFER.lastIndexOf(0x29, n) + 2, n, 36);
+    // Field 39, counted from field 3, the first after the command's ")" (not past
+    // what was read: the buffer holds older reads beyond it).
+    out.on = fieldOf(PROC_BUFFER.lastIndexOf(0x29, n - 1) + 2, n, 36);
   } catch {
     return out;
   }
