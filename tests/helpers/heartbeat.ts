@@ -134,7 +134,8 @@ export function startHeartbeat(): Heartbeat {
       if (ms > result.ms) {
         result = {
           ms,
-          parts: `${g.raw.toFixed(1)} ms late: ${g.cpu.toFixed(1)} on a CPU (its CPU stopped ` +
+          parts: `${g.raw.toFixed(1)} ms late at ${(g.from - performance.timeOrigin).toFixed(0)} ` +
+            `ms: ${g.cpu.toFixed(1)} on a CPU (its CPU stopped ` +
             `${lostHere.toFixed(1)}), ${g.waited.toFixed(1)} queued, ${g.blocked.toFixed(1)} ` +
             `blocked (others queued ${g.starved.toFixed(1)}, a CPU stopped ${lostAny.toFixed(1)})`,
         };

@@ -35,3 +35,24 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * The process a refusal's notice names in `screen` ("process N (…)"), and
+ * its ancestors: pid, state, start time and argv of each, for a failure's
+ * message (what held the terminal). Empty when no process is named.
+ */
+export async function namedChain(screen: string): Promise<string> {
+  const named = /process (\d+) \(/.exec(screen)?.[1];
+  if (!named) return "";
+  const lines: string[] = [];
+  for (let p = Number(named), i = 0; p > 1 && i < 8; i++) {
+    const stat = await readFile(`/proc/${p}/stat`, "utf8").catch(() => "");
+    const argv = await readFile(`/proc/${p}/cmdline`, "utf8").catch(() => "");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    lines.push(
+      `${p} ${f[0] || "gone"} start=${f[19] ?? "?"} ${argv.replaceAll("\0", " ").slice(0, 300)}`,
+    );
+    p = Number(f[1]);
+  }
+  return `\nthe named process and its ancestors (pid state start argv):\n${lines.join("\n")}`;
+}

@@ -20,6 +20,7 @@ import { describe, it } from "node:test";
 import type { FauxStep } from "./faux_provider.ts";
 import { type PiSession, startPi } from "./pi_runner.ts";
 import { testPassword } from "../helpers/test_env.ts";
+import { namedChain } from "../helpers/processes.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,
@@ -80,24 +81,6 @@ async function withScratch(run: (dir: string) => Promise<void>): Promise<void> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * A process a refusal named, and its ancestors: pid, state, start time and
- * argv of each, for a failure's message (what held the terminal).
- */
-async function describeChain(pid: number): Promise<string> {
-  const lines: string[] = [];
-  for (let p = pid, i = 0; p > 1 && i < 8; i++) {
-    const stat = await readFile(`/proc/${p}/stat`, "utf8").catch(() => "");
-    const argv = await readFile(`/proc/${p}/cmdline`, "utf8").catch(() => "");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    lines.push(
-      `${p} ${f[0] ?? "?"} start=${f[19] ?? "?"} ${argv.replaceAll("\0", " ").slice(0, 300)}`,
-    );
-    p = Number(f[1]);
-  }
-  return `\nnamed process and its ancestors (pid state start argv):\n${lines.join("\n")}`;
 }
 
 const exists = (path: string) => access(path).then(() => true, () => false);
@@ -282,9 +265,9 @@ describe("fault injection (real pi, real sudo)", () => {
         }, 10_000).catch(async (e) => {
           const last = (await pi.tmux.capture()).replaceAll(PASSWORD, "<password>")
             .replaceAll(rest, "<rest>");
-          const named = /process (\d+) \(/.exec(last)?.[1];
-          const who = named ? await describeChain(Number(named)) : "";
-          throw new Error(`${(e as Error).message}; last screen:\n${last}${who}`);
+          throw new Error(
+            `${(e as Error).message}; last screen:\n${last}${await namedChain(last)}`,
+          );
         });
         assert.ok(!screen.includes("more waiting"), "the withdrawn requests left the queue");
         assert.ok(

@@ -33,6 +33,7 @@ import { describe, it } from "node:test";
 import type { PiSession } from "./pi_runner.ts";
 import type { FauxStep } from "./faux_provider.ts";
 import { testPassword } from "../helpers/test_env.ts";
+import { namedChain } from "../helpers/processes.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,
@@ -158,7 +159,11 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
         await typeMasked(pi, PASSWORD);
         await pi.tmux.sendKeys("Enter");
         const [result] = await resultsOf(pi, 1);
-        assert.match(result, /^0$/m, result);
+        if (!/^0$/m.test(result)) {
+          // The refusal's notice is on pi's screen: name what it named.
+          const screen = (await pi.tmux.capture()).replaceAll(PASSWORD, "<password>");
+          assert.fail(`${result}\nscreen:\n${screen}${await namedChain(screen)}`);
+        }
         assert.match(result, /rc=0/);
         assert.ok(!(await read(join(d, "popup-keys"))).includes(PASSWORD), "the popup got it");
         await assertNoLeak(pi, PASSWORD, { extraDirs: [d] });
