@@ -5,6 +5,7 @@
  * @module
  */
 import { readdir, readFile } from "node:fs/promises";
+import { parseStat } from "../../kernel/proc.ts";
 
 /** Pids of processes whose NUL-joined cmdline contains `needle`. */
 export async function pidsWithCmdline(needle: string): Promise<number[]> {
@@ -46,13 +47,14 @@ export async function namedChain(screen: string): Promise<string> {
   if (!named) return "";
   const lines: string[] = [];
   for (let p = Number(named), i = 0; p > 1 && i < 8; i++) {
-    const stat = await readFile(`/proc/${p}/stat`, "utf8").catch(() => "");
+    const stat = parseStat(await readFile(`/proc/${p}/stat`, "utf8").catch(() => ""));
     const argv = await readFile(`/proc/${p}/cmdline`, "utf8").catch(() => "");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     lines.push(
-      `${p} ${f[0] || "gone"} start=${f[19] ?? "?"} ${argv.replaceAll("\0", " ").slice(0, 300)}`,
+      `${p} ${stat?.state ?? "gone"} start=${stat?.startTime ?? "?"} ` +
+        argv.replaceAll("\0", " ").slice(0, 300),
     );
-    p = Number(f[1]);
+    if (!stat) break;
+    p = stat.ppid;
   }
   return `\nthe named process and its ancestors (pid state start argv):\n${lines.join("\n")}`;
 }
