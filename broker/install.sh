@@ -149,13 +149,14 @@ for f in $sources; do
   install -d -m 0755 -o root -g root "$(dirname "$stage/src/$f")"
   install -m 0644 -o root -g root "$pkg/$f" "$stage/src/$f"
 done
-for f in pi-secret-broker.sh pairing_check.sh terminal_check.sh allowlist-append.sh root-deno.sh \
-  proc-tables.sh; do
+for f in pi-secret-broker.sh pairing_check.sh terminal_check.sh check_server.sh allowlist-append.sh \
+  root-deno.sh proc-tables.sh; do
   regular "$pkg/broker/$f"
 done
 install -m 0755 -o root -g root "$pkg/broker/pi-secret-broker.sh" "$stage/pi-secret-broker"
 install -m 0755 -o root -g root "$pkg/broker/pairing_check.sh" "$stage/pairing-check"
 install -m 0755 -o root -g root "$pkg/broker/terminal_check.sh" "$stage/terminal-check"
+install -m 0755 -o root -g root "$pkg/broker/check_server.sh" "$stage/check-server"
 install -m 0755 -o root -g root "$pkg/broker/allowlist-append.sh" "$stage/allowlist-append"
 # Sourced by pi-secret-broker and allowlist-append, never run: not executable.
 install -m 0644 -o root -g root "$pkg/broker/root-deno.sh" "$stage/root-deno.sh"

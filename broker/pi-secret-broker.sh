@@ -43,6 +43,19 @@ if [ "${1-}" = "--terminal-holders" ]; then
   exec /usr/bin/env -i SUDO_UID="${SUDO_UID-}" \
     /bin/sh /usr/local/libexec/pi-sudo-prompt/terminal-check "$2"
 fi
+# --serve-checks (ADR 0005's check-server amendment): the two checks above,
+# asked line by line over stdin and stdout by one pi process, for as long as
+# it keeps stdin open: pi pays for sudo and this launcher once, not once per
+# question. No arguments; runs the root-owned check-server with a clean
+# environment.
+if [ "${1-}" = "--serve-checks" ]; then
+  if [ "$#" -ne 1 ]; then
+    echo "pi-secret-broker: usage: --serve-checks" >&2
+    exit 125
+  fi
+  exec /usr/bin/env -i SUDO_UID="${SUDO_UID-}" \
+    /bin/sh /usr/local/libexec/pi-sudo-prompt/check-server
+fi
 set -eu
 if [ "$#" -lt 2 ] || [ "$1" != "--socket" ]; then
   echo "pi-secret-broker: usage: pi-secret-broker --socket PATH ... (run pi-secret-run instead)" >&2

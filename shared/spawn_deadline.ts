@@ -7,9 +7,9 @@
  * process group when `detached`), reaps it and keeps a bounded amount of its
  * output; a program that hangs, floods its output or cannot be started
  * becomes a typed result, never an exception or a blocked event loop. The
- * two children that live as long as their owner (the terminal guardian and
- * the tmux control client) are started by that owner, which watches and
- * kills them; the Deno runtimes of the broker and `pi-secret-run` spawn with
+ * children that live as long as their owner (the terminal guardian, the
+ * tmux control client and the root check server) are started by that owner,
+ * which watches and ends them; the Deno runtimes of the broker and `pi-secret-run` spawn with
  * `Deno.Command`.
  *
  * @module

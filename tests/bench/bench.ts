@@ -1074,8 +1074,10 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
     }
     processes = (await readdir("/proc")).filter((n) => /^\d+$/.test(n)).length;
     if (id === "r") {
-      // The root check alone, whole (sudo, launcher, walk), against the same
-      // sudo and launcher refusing a call without a number (no walk).
+      // The root check alone: one question to the process's check server
+      // (its sudo started by the flows above), against what the server spares
+      // each question: a one-shot sudo and launcher refusing a call without
+      // a number (no walk).
       const n = Number(ttyPath.slice("/dev/pts/".length));
       const sudo = await firstExecutable(["/usr/bin/sudo"]);
       if (!sudo) throw new Error("no /usr/bin/sudo");
@@ -1122,8 +1124,9 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
         "the root terminal check alone",
       ours: dist(checkedTimes),
       baseline: `${dist(plainTimes)}: the same session without the checks`,
-      extra: `+${ms(added)}; alone: root check ${dist(roots)} (sudo -n and launcher without ` +
-        `the walk ${ms(median(launchers))})`,
+      extra: `+${ms(added)}; alone: root check ${dist(roots)} (a one-shot sudo -n and ` +
+        `launcher without the walk, which the check server spares each question: ` +
+        `${ms(median(launchers))})`,
       target: `root check ≤ ${TARGETS.rootCheckMs} ms`,
       met: atMost(root, TARGETS.rootCheckMs),
       note: `measured while the broker is installed (tests/bench/run.sh installs it for this ` +
@@ -1131,11 +1134,13 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
         `against a real pty; ${processes} processes in /proc. A request in hardened mode waits ` +
         "for root's `--verify-pairing` and, beside it, the gate's check begun when the helper " +
         "connected (the user's scan and root's `--terminal-holders`, whose listing then serves " +
-        "the modal's opening); the root check is one `sudo -n`, the launcher, and one walk of " +
-        "the caller's descriptor tables (no runtime starts)",
-      why: `the root check takes ${ms(root)}, of which sudo -n and the launcher ${
+        "the modal's opening); the root check is one question to the session's check server " +
+        "(one `sudo -n --serve-checks` per pi process, ADR 0005's check-server amendment) " +
+        "and one walk of the caller's descriptor tables (no sudo, no runtime start per " +
+        "question)",
+      why: `the root check takes ${ms(root)} (a one-shot sudo -n and launcher: ${
         ms(median(launchers))
-      }`,
+      })`,
     });
     return;
   }

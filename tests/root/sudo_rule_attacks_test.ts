@@ -96,6 +96,19 @@ describe("the root broker, second round (hostile review)", () => {
       assert.equal(usage.code, 125, usage.out);
       await sudo("--verify-pairing 1 2 3");
       await sudo("--terminal-holders 0");
+      // The check server (ADR 0005's amendment): two questions, then one it refuses.
+      const served = await asUser("init", [
+        "/bin/sh",
+        "-c",
+        `printf '%s\\n' '0123456789abcdef --terminal-holders 0' ` +
+        `'0123456789abcdee --verify-pairing 1 2 3' 'x --terminal-holders 0' | ` +
+        `/usr/bin/sudo -n ${BROKER_LAUNCHER} --serve-checks`,
+      ], { PATH: path });
+      assert.equal(served.code, 125, served.out);
+      assert.match(
+        served.out,
+        /^0123456789abcdef 125 pi-terminal: usage: [^\n]*\n0123456789abcdee 1 pi-pairing: not-paired [^\n]*\n0 125 pi-checks: usage: NONCE must be lowercase hex\n$/,
+      );
       const broker = await sudo(
         "--socket /tmp/no-such-session/askpass.sock --label x --cwd / -- /bin/true",
       );

@@ -1,0 +1,96 @@
+/**
+ * The root check server (extension/pairing/root_check.ts,
+ * broker/check_server.sh; ADR 0005's check-server amendment), against real
+ * sudo and the installed broker: one `sudo -n` answers a process's
+ * questions, an answer is taken only for the question it answers, and a
+ * server that stalls or is tampered with is replaced.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
+import { runRootCheck } from "../../../extension/pairing/root_check.ts";
+import { suiteHeartbeat } from "../../helpers/pi_start.ts";
+import { WITHOUT_BROKER } from "../../helpers/test_env.ts";
+
+const SUDO = "/usr/bin/sudo";
+/** A terminal that does not exist: terminal-check's usage answer, exit 125. */
+const NO_PTS = ["--terminal-holders", "999999"];
+const NO_PTS_ANSWER = "pi-terminal: usage: no terminal /dev/pts/999999\n";
+
+/** This process's descriptors that are the write end of a pipe. */
+function pipeWriters(): Set<number> {
+  const out = new Set<number>();
+  for (const name of readdirSync("/proc/self/fd")) {
+    try {
+      if (!readlinkSync(`/proc/self/fd/${name}`).startsWith("pipe:")) continue;
+      const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${name}`, "utf8"));
+      if (flags && (parseInt(flags[1], 8) & 3) === 1) out.add(Number(name));
+    } catch { /* closed meanwhile */ }
+  }
+  return out;
+}
+
+/** Ends the current server (a question with no time to be answered), so that the next question starts one. */
+async function endServer(): Promise<void> {
+  const r = await runRootCheck(SUDO, NO_PTS, 0);
+  assert.equal(r.failure, "timeout", JSON.stringify(r));
+}
+
+describe("root check server (real sudo, installed broker)", { skip: WITHOUT_BROKER }, () => {
+  const suite = suiteHeartbeat();
+  before(() => suite.start());
+  after(() => suite.finish());
+
+  it("one sudo answers every question of the process: the second question starts nothing", async () => {
+    const first = await runRootCheck(SUDO, NO_PTS);
+    const second = await runRootCheck(SUDO, NO_PTS);
+    assert.deepEqual([first.code, first.stdout], [125, NO_PTS_ANSWER], JSON.stringify(first));
+    assert.deepEqual([second.code, second.stdout], [125, NO_PTS_ANSWER], JSON.stringify(second));
+    assert.ok(first.pid !== undefined && first.pid === second.pid, `${first.pid} ${second.pid}`);
+    const cmdline = readFileSync(`/proc/${first.pid}/cmdline`, "utf8").split("\0");
+    assert.deepEqual(cmdline.slice(0, 4), [
+      SUDO,
+      "-n",
+      "/usr/local/libexec/pi-sudo-prompt/pi-secret-broker",
+      "--serve-checks",
+    ]);
+  });
+
+  it("a question past its deadline fails, and the next one starts a new server", async () => {
+    const old = await runRootCheck(SUDO, NO_PTS);
+    await endServer();
+    const next = await runRootCheck(SUDO, NO_PTS);
+    assert.deepEqual([next.code, next.stdout], [125, NO_PTS_ANSWER], JSON.stringify(next));
+    assert.notEqual(next.pid, old.pid);
+  });
+
+  it("an answer to a question someone else wrote into the server's input is refused, not taken for pi's", async () => {
+    await endServer();
+    const before = pipeWriters();
+    const started = await runRootCheck(SUDO, NO_PTS);
+    assert.equal(started.code, 125, JSON.stringify(started));
+    // The one pipe this process writes to that the new server brought.
+    const input = [...pipeWriters()].filter((fd) => !before.has(fd));
+    assert.equal(input.length, 1, `new pipe writers: ${input.join(" ")}`);
+    // The attacker's own copy of pi's end (what pidfd_getfd would give a
+    // process allowed to trace pi), with its own question and a guessed
+    // nonce, written just before pi asks: its answer comes first.
+    const copy = openSync(`/proc/self/fd/${input[0]}`, "w");
+    try {
+      writeSync(copy, `0123456789abcdef ${NO_PTS.join(" ")}\n`);
+    } finally {
+      closeSync(copy);
+    }
+    const asked = await runRootCheck(SUDO, NO_PTS);
+    assert.deepEqual(asked, {
+      code: null,
+      stdout: "",
+      stderr: "",
+      failure: "bad answer",
+      pid: started.pid,
+    });
+    const next = await runRootCheck(SUDO, NO_PTS);
+    assert.deepEqual([next.code, next.stdout], [125, NO_PTS_ANSWER], JSON.stringify(next));
+    assert.notEqual(next.pid, started.pid);
+  });
+});
