@@ -16,7 +16,8 @@
 # launcher. Anything else on stdin ends the server (exit 125) after a
 # "0 125 pi-checks: usage ..." line (which pi, expecting a nonce, takes as a
 # broken server); end of input (pi closed its end, or exited) ends it with 0.
-# Only pi holds the write end of stdin and the read end of stdout.
+# Besides this server and its sudo (root's, and setuid: non-dumpable), only
+# pi holds the write end of stdin and the read end of stdout.
 set -u
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH

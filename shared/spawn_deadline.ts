@@ -53,8 +53,6 @@ export interface SpawnDeadlineOptions {
   readonly detached?: boolean;
   /** Bytes kept of each captured stream; default {@link DEFAULT_OUTPUT_CAP}. The rest is dropped. */
   readonly outputCap?: number;
-  /** Told the child's pid once it is started (to track it while it runs). */
-  readonly onSpawn?: (pid: number) => void;
   /** Aborting it kills the child as the deadline would (its owner is shutting down). */
   readonly signal?: AbortSignal;
 }
@@ -125,7 +123,6 @@ export function spawnWithDeadline(
       finish(null, null, spawnErrorText(e));
       return;
     }
-    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     // A declaration, hoisted, so that `finish` can name it.
     function stop(): void {
       if (timers.grace || done) return;

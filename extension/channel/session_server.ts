@@ -44,7 +44,7 @@ import { BROKER_REFUSAL_EXIT, piSecretRunArgv } from "../../broker/broker_permis
 import { PairingGuard } from "../pairing/pairing_guard.ts";
 import { holdProcessWalker, releaseProcessWalker } from "../../kernel/proc_walk.ts";
 import { libc } from "../../kernel/libc.ts";
-import { PAIRING_CHECK } from "../pairing/root_pairing.ts";
+import { PAIRING_CHECK } from "../pairing/root_check.ts";
 import { warmDenoCache, type WarmupRun } from "./deno_warmup.ts";
 import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
 import { ConnectionIntake } from "./connection_intake.ts";

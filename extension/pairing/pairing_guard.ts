@@ -14,10 +14,9 @@
 import { stillRunning, type VerifiedRequester } from "../../kernel/peer_verification.ts";
 import type { ProcessRef } from "../../kernel/peer_verification.ts";
 import { firstExecutable } from "../../shared/executables.ts";
-import { ownFrontEnds } from "./root_check.ts";
 import { gatherPairingSnapshot, stdoutPipeInode } from "./pairing_snapshot.ts";
 import { walkProcesses } from "../../kernel/proc_walk.ts";
-import { rootPairingInstalled, runRootPairing } from "./root_pairing.ts";
+import { ownFrontEnds, rootPairingInstalled, runRootPairing } from "./root_check.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
 import { decidePairing, PAIRING_REFUSALS, ROOT_PAIRING_NOT_PERMITTED } from "./sudo_pairing.ts";

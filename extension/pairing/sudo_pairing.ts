@@ -3,7 +3,7 @@
  * ADR 0005): pure decisions over a snapshot of the user's setuid-root front
  * ends and of who holds the helper's stdout pipe. The snapshot is gathered
  * by `pairing_snapshot.ts`; the root-confirmed check of hardened mode is run
- * by `root_pairing.ts`; `pairing_guard.ts` ties them to the session server.
+ * by `root_check.ts`; `pairing_guard.ts` ties them to the session server.
  *
  * Why this is needed: "fd 1 is a root-owned 0600 FIFO" proves only that
  * *some* setuid program made the pipe. An askpass of the agent's choosing

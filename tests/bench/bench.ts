@@ -75,7 +75,7 @@ import { REPO_ROOT, testPassword } from "../helpers/test_env.ts";
 import type { FloodSummary } from "./flood_client.ts";
 import { gatherPairingSnapshot } from "../../extension/pairing/pairing_snapshot.ts";
 import { decidePairing } from "../../extension/pairing/sudo_pairing.ts";
-import { rootPairingInstalled, runRootPairing } from "../../extension/pairing/root_pairing.ts";
+import { rootPairingInstalled, runRootPairing } from "../../extension/pairing/root_check.ts";
 import { scanTerminalHolders } from "../../extension/keyboard/terminal_holders.ts";
 import { terminalGate } from "../../extension/keyboard/terminal_gate.ts";
 import {

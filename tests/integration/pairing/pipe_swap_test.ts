@@ -23,7 +23,7 @@ import {
   PAIRING_CHECK,
   rootPairingInstalled,
   runRootPairing,
-} from "../../../extension/pairing/root_pairing.ts";
+} from "../../../extension/pairing/root_check.ts";
 import { PAIRING_REFUSALS } from "../../../extension/pairing/sudo_pairing.ts";
 import { type ScriptedAnswer, ScriptedPrompter } from "../../helpers/scripted_prompter.ts";
 import { runShell, runToolCommand } from "../../helpers/tool_command.ts";

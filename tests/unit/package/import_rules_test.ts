@@ -196,7 +196,12 @@ function loadedByPi(): string[] {
  * above; `.ts` and `.mjs` only). Lower it when a change shrinks the count;
  * raising it needs the reason in the change.
  */
-const PI_LINE_BUDGET = 12_900;
+// Raised from 12,900 (issue 35): the root check server's client
+// (extension/pairing/root_check.ts, ADR 0005's check-server amendment) takes
+// one sudo and one fork of pi per check off a request's path, and is about
+// 80 lines more than the one-shot `sudo -n` it replaced, net of merging
+// root_pairing.ts into it.
+const PI_LINE_BUDGET = 12_950;
 
 describe("what pi's process loads (docs/design.md §1)", () => {
   it("never the doctor, the CLIs or the tools' text: those run in their own process", () => {
