@@ -49,8 +49,11 @@ while IFS= read -r line; do
     *) usage "unknown check $1 with $(($# - 1)) arguments" ;;
   esac
   shift
-  # The check validates its own arguments (decimal only) and prints one line.
-  out=$(/usr/bin/env -i SUDO_UID="$caller" /bin/sh "$dir/$check" "$@" 2>/dev/null)
+  # The check validates its own arguments (decimal only) and prints one
+  # line. It runs in a subshell of this one, which only has SUDO_UID in its
+  # environment (the launcher's env -i): the same as a one-shot run, without
+  # starting sh again. Its exit ends the subshell; its globs need set +f.
+  out=$(set +f; . "$dir/$check" 2>/dev/null)
   rc=$?
   printf '%s %s %s\n' "$nonce" "$rc" "${out%%"$nl"*}"
 done
