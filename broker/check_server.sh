@@ -31,6 +31,10 @@ case "$caller" in
 esac
 nl='
 '
+# dash reads a line whole before its length can be checked: a caller's
+# endless line stops at this much memory, not at the machine's. The checks
+# lift it again for their walks.
+ulimit -S -v 65536
 set -f # the words below are split, never globbed
 while IFS= read -r line; do
   [ "${#line}" -le 100 ] || usage "line too long"
@@ -53,7 +57,7 @@ while IFS= read -r line; do
   # line. It runs in a subshell of this one, which only has SUDO_UID in its
   # environment (the launcher's env -i): the same as a one-shot run, without
   # starting sh again. Its exit ends the subshell; its globs need set +f.
-  out=$(set +f; . "$dir/$check" 2>/dev/null)
+  out=$(ulimit -S -v unlimited; set +f; . "$dir/$check" 2>/dev/null)
   rc=$?
   printf '%s %s %s\n' "$nonce" "$rc" "${out%%"$nl"*}"
 done

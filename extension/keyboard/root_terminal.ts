@@ -64,7 +64,7 @@ export async function runRootTerminalCheck(
 ): Promise<RootTerminalResult> {
   const run = await runRootCheck(sudoPath, ["--terminal-holders", String(n)]);
   if (run.failure) return { ok: false, reason: run.failure };
-  const r = parseRootTerminalOutput(run.code, run.stdout, run.stderr);
-  // Our own sudo is never a stranger (it should not hold the terminal anyway).
-  return r.ok ? { ok: true, holders: r.holders.filter((p) => p !== run.pid) } : r;
+  // Every holder counts: our own sudo has no terminal (its own session, pipes
+  // for stdio), and its pid may be another process's by the time root answers.
+  return parseRootTerminalOutput(run.code, run.stdout, run.stderr);
 }

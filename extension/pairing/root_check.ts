@@ -38,8 +38,6 @@ export interface RootCheckRun {
   readonly stderr: string;
   /** Why there is no answer: its deadline, no sudo, a broken answer, too many waiting. */
   readonly failure?: "timeout" | "cannot run sudo" | "bad answer" | "busy";
-  /** pid of our own sudo front end. */
-  readonly pid?: number;
 }
 
 interface Server {
@@ -74,7 +72,6 @@ export function runRootCheck(
   if (!s || s.waiting.length >= MAX_WAITING) {
     return Promise.resolve(failed(s ? "busy" : "cannot run sudo"));
   }
-  const pid = s.child.pid;
   return new Promise((resolve) => {
     const nonce = randomBytes(8).toString("hex");
     // A check that does not answer in time stalls every question behind it.
@@ -83,7 +80,7 @@ export function runRootCheck(
       nonce,
       done: (r) => {
         clearTimeout(timer);
-        resolve(pid === undefined ? r : { ...r, pid });
+        resolve(r);
       },
     });
     hold(s, true);
@@ -94,11 +91,11 @@ export function runRootCheck(
 function start(sudoPath: string): Server | undefined {
   let child: ChildProcess;
   try {
-    child = spawn(sudoPath, ["-n", BROKER_LAUNCHER, "--serve-checks"], {
+    // A session of its own: with pi's terminal as its controlling terminal,
+    // sudo would open it (and count as a holder of it). setsid(1) rather than
+    // `detached`, for which Deno copies its whole process (Node always does).
+    child = spawn("/usr/bin/setsid", [sudoPath, "-n", BROKER_LAUNCHER, "--serve-checks"], {
       env: { PATH: "/usr/bin:/bin", LANG: "C" }, // no askpass, no session variable
-      // With pi's terminal as its controlling terminal, sudo would open it
-      // (and count as a holder of it).
-      detached: true,
       stdio: "pipe",
     });
   } catch {
@@ -109,7 +106,8 @@ function start(sudoPath: string): Server | undefined {
   if (child.pid !== undefined) own.add(child.pid);
   hold(s, false);
   child.on("error", () => end(s, "cannot run sudo"));
-  child.stdin?.on("error", () => end(s, "cannot run sudo"));
+  // Its input closed (EPIPE): what waits gets the close handler's answer.
+  child.stdin?.on("error", () => s.ended = true);
   child.stdout?.setEncoding("utf8").on("data", (text: string) => answer(s, text));
   child.stderr?.setEncoding("utf8").on("data", (text: string) => {
     if (s.err.length < MAX_BYTES) s.err += text;

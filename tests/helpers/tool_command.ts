@@ -28,16 +28,18 @@ export function runToolCommand(
   return runShell(`${session.shellPrelude()}\n${command}`, env, deadlineMs);
 }
 
-/** Runs `bash -c script` detached with `env`; kills the group after `deadlineMs`. */
+/** Runs `bash -c script` in a session of its own with `env`; kills the group after `deadlineMs`. */
 export function runShell(
   script: string,
   env: Record<string, string | undefined>,
   deadlineMs = 30_000,
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/bash", ["-c", script], {
+    // setsid(1), not `detached`: for `detached` Deno forks its whole process
+    // on the event loop (the heartbeat saw 100 ms stalls under load); setsid
+    // is started by vfork and execs bash in a session of its own, same pid.
+    const child = spawn("/usr/bin/setsid", ["/bin/bash", "-c", script], {
       env,
-      detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

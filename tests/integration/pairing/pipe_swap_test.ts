@@ -167,11 +167,13 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
   it("a sudo of the user's waiting at a terminal prompt is not a refusal: the modal names it, and the tool call's sudo works", async () => {
     await withSession([{ submit: PASSWORD }], USER_ONLY, async (f) => {
       // A real pty: sudo prints its tty prompt and waits, as in another terminal.
-      const other = spawn("/usr/bin/python3", [
+      // setsid(1), not `detached`, as runShell does (tests/helpers/tool_command.ts).
+      const other = spawn("/usr/bin/setsid", [
+        "/usr/bin/python3",
         "-c",
         "import pty,os,sys,time\npid,fd=pty.fork()\nif pid==0: os.execv('/usr/bin/sudo',['sudo','-k','true'])\n" +
         "buf=b''\nwhile b'assword' not in buf: buf+=os.read(fd,1024)\nprint('waiting',flush=True)\ntime.sleep(60)",
-      ], { stdio: ["ignore", "pipe", "ignore"], detached: true });
+      ], { stdio: ["ignore", "pipe", "ignore"] });
       // One listener from the start: the line comes once, whenever it comes.
       let prompted = false;
       other.stdout.once("data", () => prompted = true);
@@ -244,10 +246,9 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
             PATH: "/usr/bin:/bin",
           },
         );
-        const sudo = spawn("/usr/bin/sudo", ["-A", "-k", "true"], {
+        const sudo = spawn("/usr/bin/setsid", ["/usr/bin/sudo", "-A", "-k", "true"], {
           env: { PATH: "/usr/bin:/bin", SUDO_ASKPASS: askpass },
           stdio: "ignore",
-          detached: true,
         });
         const helper = await waitFor("the askpass", async () => {
           const kids = await readFile(`/proc/${sudo.pid}/task/${sudo.pid}/children`, "utf8")
@@ -280,9 +281,14 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
         // A process of the user holds the pipe only in a thread with a
         // table of its own (root walks every thread of the caller's).
         const marker = join(scratch, "held");
-        const holder = spawn("python3", ["-c", THREAD_HOLDER, String(helper), marker], {
+        const holder = spawn("/usr/bin/setsid", [
+          "python3",
+          "-c",
+          THREAD_HOLDER,
+          String(helper),
+          marker,
+        ], {
           stdio: "ignore",
-          detached: true,
         });
         try {
           await waitFor("the thread's copy", () => existsSync(marker) || undefined, 10_000);
