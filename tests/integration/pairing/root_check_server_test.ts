@@ -56,10 +56,18 @@ function serverSudos(): number[] {
   return out;
 }
 
-/** The one check server's sudo this process runs now. */
-function theServer(): number {
-  const pids = serverSudos();
-  assert.equal(pids.length, 1, `check servers: ${pids.join(" ")}`);
+/**
+ * The one check server's sudo started since `before` was listed. Other test
+ * files of this process run in isolates of their own, each with its own
+ * server, so a server is told by being new.
+ */
+function newServer(before: readonly number[]): number {
+  const pids = serverSudos().filter((p) => !before.includes(p));
+  assert.equal(
+    pids.length,
+    1,
+    `new check servers: ${pids.join(" ")} (before: ${before.join(" ")})`,
+  );
   return pids[0];
 }
 
@@ -74,21 +82,25 @@ describe("root check server (real sudo, installed broker)", { skip: WITHOUT_BROK
   before(() => suite.start());
   after(() => suite.finish());
 
-  it("one sudo answers every question of the process: the second question starts nothing", async () => {
+  it("one sudo answers every question of the module: the second question starts nothing", async () => {
+    const before = serverSudos();
     const first = await runRootCheck(SUDO, NO_PTS);
-    const server = theServer();
+    const server = newServer(before);
     const second = await runRootCheck(SUDO, NO_PTS);
     assert.deepEqual([first.code, first.stdout], [125, NO_PTS_ANSWER], JSON.stringify(first));
     assert.deepEqual([second.code, second.stdout], [125, NO_PTS_ANSWER], JSON.stringify(second));
-    assert.equal(theServer(), server, "the second question started another sudo");
+    assert.equal(newServer(before), server, "the second question started another sudo");
   });
 
   it("a question past its deadline fails, and the next one starts a new server", async () => {
+    await endServer();
+    const before = serverSudos();
     await runRootCheck(SUDO, NO_PTS);
-    const old = theServer();
+    const old = newServer(before);
     await endServer();
     const next = await runRootCheck(SUDO, NO_PTS);
     assert.deepEqual([next.code, next.stdout], [125, NO_PTS_ANSWER], JSON.stringify(next));
+    newServer([...before, old]); // one more, and only one
     // Killed when pi gave it up: gone once the kernel has delivered that.
     await waitFor(
       "the stalled server's sudo to end",
@@ -99,12 +111,13 @@ describe("root check server (real sudo, installed broker)", { skip: WITHOUT_BROK
 
   it("an answer to a question someone else wrote into the server's input is refused, not taken for pi's", async () => {
     await endServer();
-    const before = pipeWriters();
+    const before = serverSudos();
+    const writers = pipeWriters();
     const started = await runRootCheck(SUDO, NO_PTS);
     assert.equal(started.code, 125, JSON.stringify(started));
-    const server = theServer();
+    const server = newServer(before);
     // The one pipe this process writes to that the new server brought.
-    const input = [...pipeWriters()].filter((fd) => !before.has(fd));
+    const input = [...pipeWriters()].filter((fd) => !writers.has(fd));
     assert.equal(input.length, 1, `new pipe writers: ${input.join(" ")}`);
     // The attacker's own copy of pi's end (what pidfd_getfd would give a
     // process allowed to trace pi), with its own question and a guessed
@@ -124,6 +137,7 @@ describe("root check server (real sudo, installed broker)", { skip: WITHOUT_BROK
     });
     const next = await runRootCheck(SUDO, NO_PTS);
     assert.deepEqual([next.code, next.stdout], [125, NO_PTS_ANSWER], JSON.stringify(next));
+    newServer([...before, server]); // a new one answered
     // Killed when pi gave it up: gone once the kernel has delivered that.
     await waitFor(
       "the tampered server's sudo to end",
