@@ -147,9 +147,12 @@ function end(s: Server, failure: NonNullable<RootCheckRun["failure"]>): void {
   for (const w of s.waiting.splice(0)) w.done(failed(failure));
   for (const stream of [s.child.stdin, s.child.stdout, s.child.stderr]) stream?.destroy();
   hold(s, false);
+  // Only while sudo is not yet reaped: after that, its pid (our group's id)
+  // may name another process group of the user.
+  if (s.child.pid === undefined || s.child.exitCode !== null || s.child.signalCode !== null) return;
   try {
-    if (s.child.pid !== undefined) process.kill(-s.child.pid, "SIGKILL");
-  } catch { /* gone, or no longer ours to signal */ }
+    process.kill(-s.child.pid, "SIGKILL");
+  } catch { /* no longer ours to signal */ }
 }
 
 function failed(failure: NonNullable<RootCheckRun["failure"]>): RootCheckRun {
