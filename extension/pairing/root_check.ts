@@ -91,11 +91,12 @@ export function runRootCheck(
 function start(sudoPath: string): Server | undefined {
   let child: ChildProcess;
   try {
-    // A session of its own: with pi's terminal as its controlling terminal,
-    // sudo would open it (and count as a holder of it). setsid(1) rather than
-    // `detached`, for which Deno copies its whole process (Node always does).
-    child = spawn("/usr/bin/setsid", [sudoPath, "-n", BROKER_LAUNCHER, "--serve-checks"], {
+    child = spawn(sudoPath, ["-n", BROKER_LAUNCHER, "--serve-checks"], {
       env: { PATH: "/usr/bin:/bin", LANG: "C" }, // no askpass, no session variable
+      // Its own session: else sudo opens pi's terminal (a holder of it). Not
+      // setsid(1), dumpable until it execs sudo (the agent could open the
+      // pipes in /proc): pi's fork is non-dumpable into sudo (ADR 0005).
+      detached: true,
       stdio: "pipe",
     });
   } catch {
@@ -120,10 +121,10 @@ function start(sudoPath: string): Server | undefined {
     child.stdin?.end();
   });
   // What still waits gets sudo's own words ("a password is required": the
-  // broker's rule is not this user's).
+  // broker's rule is not this user's), never output without its nonce.
   child.on("close", (code) => {
     s.ended = true;
-    for (const w of s.waiting.splice(0)) w.done({ code, stdout: s.out, stderr: s.err });
+    for (const w of s.waiting.splice(0)) w.done({ code, stdout: "", stderr: s.err });
   });
   return s;
 }

@@ -7,10 +7,19 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  writeSync,
+} from "node:fs";
 import process from "node:process";
 import { parseStat } from "../../../kernel/proc.ts";
 import { runRootCheck } from "../../../extension/pairing/root_check.ts";
+import { setDumpable } from "../../../extension/keyboard/terminal_control.ts";
 import { suiteHeartbeat } from "../../helpers/pi_start.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { WITHOUT_BROKER } from "../../helpers/test_env.ts";
@@ -71,6 +80,40 @@ function newServer(before: readonly number[]): number {
   return pids[0];
 }
 
+/** This process's children, from each of its threads' `children` (a thread's own forks). */
+function children(): number[] {
+  const out: number[] = [];
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const list = readFileSync(`/proc/self/task/${tid}/children`, "utf8").trim();
+      if (list) out.push(...list.split(" ").map(Number));
+    } catch { /* thread gone */ }
+  }
+  return out;
+}
+
+/**
+ * The agent's move on a process that holds the server's pipes: open its
+ * stdin and stdout through /proc (a new end of each pipe). Tries until the
+ * kernel refuses, at most `tries` times; returns the fds it opened.
+ */
+function openPipesOf(pid: number, tries: number): string[] {
+  const opened: string[] = [];
+  for (let i = 0; i < tries; i++) {
+    let refused = false;
+    for (const [fd, mode] of [[0, constants.O_WRONLY], [1, constants.O_RDONLY]] as const) {
+      try {
+        closeSync(openSync(`/proc/${pid}/fd/${fd}`, mode | constants.O_NONBLOCK));
+        opened.push(`${pid}/fd/${fd}`);
+      } catch {
+        refused = true;
+      }
+    }
+    if (refused) break;
+  }
+  return opened;
+}
+
 /**
  * Ends the current server: a check it does not know makes it answer with its
  * usage line, which carries no nonce, so pi gives the server up.
@@ -113,6 +156,34 @@ describe("root check server (real sudo, installed broker)", { skip: WITHOUT_BROK
     assert.deepEqual([next.code, next.stdout], [125, NO_PTS_ANSWER], JSON.stringify(next));
     // The late question's server is killed and gone; the next one runs.
     await oneNewServer(before);
+  });
+
+  it("no process between pi and the server's sudo lets the agent open the server's pipes: a fork of a non-dumpable pi stays so into sudo", async () => {
+    // pi is non-dumpable (ADR 0009); so is this process for the test.
+    const off = setDumpable(false);
+    assert.deepEqual(off, { ok: true, on: false }, JSON.stringify(off));
+    try {
+      const opened: string[] = [];
+      for (let round = 0; round < 20; round++) {
+        await endServer();
+        const before = children();
+        const asked = runRootCheck(SUDO, NO_PTS);
+        // At once, as an agent polling pi's children: setsid(1) between pi
+        // and sudo would be dumpable until it execs sudo.
+        for (const pid of children().filter((p) => !before.includes(p))) {
+          opened.push(...openPipesOf(pid, 200));
+        }
+        const answer = await asked;
+        assert.deepEqual(
+          [answer.code, answer.stdout],
+          [125, NO_PTS_ANSWER],
+          JSON.stringify(answer),
+        );
+      }
+      assert.deepEqual(opened, [], "the agent opened the check server's pipes");
+    } finally {
+      setDumpable(true);
+    }
   });
 
   it("an answer to a question someone else wrote into the server's input is refused, not taken for pi's", async () => {
