@@ -5,7 +5,7 @@
  * questions, an answer is taken only for the question it answers, and a
  * server that stalls or is tampered with is replaced.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   closeSync,
@@ -20,7 +20,6 @@ import process from "node:process";
 import { parseStat } from "../../../kernel/proc.ts";
 import { runRootCheck } from "../../../extension/pairing/root_check.ts";
 import { setDumpable } from "../../../extension/keyboard/terminal_control.ts";
-import { suiteHeartbeat } from "../../helpers/pi_start.ts";
 import { waitFor } from "../../helpers/processes.ts";
 import { WITHOUT_BROKER } from "../../helpers/test_env.ts";
 
@@ -132,11 +131,13 @@ function oneNewServer(before: readonly number[]): Promise<number> {
 }
 
 describe("root check server (real sudo, installed broker)", { skip: WITHOUT_BROKER }, () => {
-  const suite = suiteHeartbeat();
-  before(() => suite.start());
-  after(() => suite.finish());
+  // No heartbeat here: these tests start server after server on purpose, and
+  // in Deno each start copies the whole test process (`detached`). The
+  // suites that ask a warm server (real_sudo_test, pipe_swap_test) watch the
+  // loop while questions are asked and answered.
 
   it("one sudo answers every question of the module: the second question starts nothing", async () => {
+    await endServer();
     const before = serverSudos();
     const first = await runRootCheck(SUDO, NO_PTS);
     const server = newServer(before);
