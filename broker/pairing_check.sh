@@ -12,7 +12,8 @@
 # sudo, and held by no other process at all? Only root can read sudo's
 # /proc/<pid>/fd. It prints one line and exits:
 #   0  "pi-pairing: paired"
-#   1  "pi-pairing: not-paired <why>"   (why: one word, see below)
+#   1  "pi-pairing: not-paired <why>"   (why: one word, see below; walk_failed
+#      when the walk over the descriptor tables did not finish)
 #   125 "pi-pairing: usage ..."          (bad arguments or caller)
 # It reads /proc only; it changes nothing.
 set -u
@@ -65,8 +66,12 @@ ulimit -s unlimited 2>/dev/null || ulimit -s 65536 2>/dev/null
 fd_tables "$caller" leaders
 reads_in_sudo=no
 helper_stdout=no
+# find: 0, or 1 when a process vanished during the walk (benign); anything
+# else (it could not run, the list was too long, it was cut short) may have
+# missed a holder, so the answer is no.
 # shellcheck disable=SC2086 # the globs expand here, to the tables' directories
 holders=$(find $dirs -maxdepth 1 -lname "pipe:\[$ino\]" 2>/dev/null)
+[ "$?" -le 1 ] || no walk_failed
 for link in $holders; do
   pid=${link#/proc/}
   pid=${pid%%/*}

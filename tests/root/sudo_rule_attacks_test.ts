@@ -1,10 +1,11 @@
 /**
  * The root broker, second hostile round (docs/security-tests.md, rows
- * R10–R17): each attack runs through the installed broker with `sudo -n` as
+ * R10–R17, R19): each attack runs through the installed broker with `sudo -n` as
  * the throwaway user (or, for the installer, as root the way a human runs
  * it), after root arranged what the attack needs: a sudoers drop-in without
  * `secure_path`, a group-writable `/usr/local`, a root-only path, a caller
- * with thousands of groups, a pts bind mount, a planted `/tmp/node_modules`.
+ * with thousands of groups, a pts bind mount, a planted `/tmp/node_modules`,
+ * a `find` that fails, bound in a mount namespace of the test's own.
  *
  * Needs: root, PI_SUDO_PROMPT_TEST_USER, the broker installed by
  * install_test.ts (which runs first: the files run in name order).
@@ -316,6 +317,53 @@ os.kill(int(open(d + "/holder.pid").read()), 9)
       assert.doesNotMatch(installed, /^root:/m, "/etc/shadow published");
     } finally {
       await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("R19: pairing-check's walk cut short (find exits 2 after the real links): not paired", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pairing-walk-"));
+    await chmod(dir, 0o755);
+    // The askpass helper sudo starts: it asks root about its own pairing (the
+    // question pi asks for it), from a subshell, so that its own fd 1 stays the
+    // pipe (the shell would park it on another fd while redirecting).
+    await writeFile(
+      join(dir, "askpass"),
+      `#!/bin/sh\nino=$(/usr/bin/readlink /proc/$$/fd/1 | /usr/bin/tr -dc 0-9)\n` +
+        `(exec /usr/bin/sudo -n ${BROKER_LAUNCHER} --verify-pairing $$ $PPID "$ino" ` +
+        `>"$OUT" 2>&1 </dev/null)\necho "exit $?" >>"$OUT"\nexit 1\n`,
+      { mode: 0o755 },
+    );
+    // A find that prints what the real one finds, then fails as a cut walk does.
+    await cp("/usr/bin/find", join(dir, "real-find"));
+    await writeFile(join(dir, "find"), `#!/bin/sh\n${dir}/real-find "$@"\nexit 2\n`, {
+      mode: 0o755,
+    });
+    const ask = async (bindFind: boolean) => {
+      const out = join(dir, bindFind ? "bound.out" : "real.out");
+      await writeFile(out, "");
+      await chown(out, uid, gid);
+      // In a mount namespace of its own, so only this sudo's checks see the bound find.
+      await run("/usr/bin/unshare", [
+        "-m",
+        "--propagation",
+        "private",
+        "/bin/sh",
+        "-c",
+        `${bindFind ? `mount --bind "$1/find" /usr/bin/find || exit 99; ` : ""}` +
+        `exec /usr/bin/setpriv --reuid=${uid} --regid=${gid} --init-groups --reset-env -- ` +
+        `/usr/bin/env SUDO_ASKPASS="$1/askpass" OUT="$2" /usr/bin/sudo -A -k /bin/true`,
+        "sh",
+        dir,
+        out,
+      ]);
+      return await readFile(out, "utf8");
+    };
+    try {
+      // The same question with the real find: paired (the setup is right).
+      assert.match(await ask(false), /^pi-pairing: paired\nexit 0\n$/);
+      assert.match(await ask(true), /^pi-pairing: not-paired walk_failed\nexit 1\n$/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
