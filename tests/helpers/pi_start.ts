@@ -10,32 +10,57 @@
  * The heartbeat then sees what sessions and requests cost, not a process's
  * first start.
  *
+ * A suite that also runs a mutated copy of the sources (`mutated_copy.ts`)
+ * names the copy's directory: its modules are other instances, compiled on
+ * the loop when first imported (35–40 ms beside two CPU-bound jobs) and with
+ * a walker and a root check server of their own, so they are loaded and
+ * started before the heartbeat too.
+ *
  * @module
  */
-import { libc } from "../../kernel/libc.ts";
-import { holdProcessWalker, releaseProcessWalker } from "../../kernel/proc_walk.ts";
-import { rootPairingInstalled, runRootCheck } from "../../extension/pairing/root_check.ts";
+import { join } from "node:path";
 import { type Heartbeat, startHeartbeat } from "./heartbeat.ts";
+import { REPO_ROOT } from "./test_env.ts";
 
-/** `start` for the suite's `before`, `finish` (asserts no stall, lets the walker go) for its `after`. */
-export function suiteHeartbeat(): { start(): Promise<void>; finish(): void } {
+type Libc = typeof import("../../kernel/libc.ts");
+type Walker = typeof import("../../kernel/proc_walk.ts");
+type RootCheck = typeof import("../../extension/pairing/root_check.ts");
+
+/**
+ * `start` for the suite's `before`, `finish` (asserts no stall, lets the
+ * walkers go) for its `after`; `copies` gives the directories of the mutated
+ * copies the suite runs, made before the heartbeat starts.
+ */
+export function suiteHeartbeat(
+  copies: () => Promise<readonly string[]> = () => Promise.resolve([]),
+): { start(): Promise<void>; finish(): void } {
   let beat: Heartbeat | undefined;
+  const releases: (() => void)[] = [];
   return {
     async start() {
-      libc();
-      holdProcessWalker();
-      // A terminal that does not exist: the server answers with its usage line, and stays.
-      if (await rootPairingInstalled()) {
-        await runRootCheck("/usr/bin/sudo", ["--terminal-holders", "999999"]);
-      }
+      for (const root of [REPO_ROOT, ...await copies()]) releases.push(await startedIn(root));
       beat = startHeartbeat();
     },
     finish() {
       try {
         beat?.assertNoStall();
       } finally {
-        releaseProcessWalker();
+        for (const release of releases.splice(0)) release();
       }
     },
   };
+}
+
+/** Loads and starts what pi's start leaves in its process, from the sources under `root`. */
+async function startedIn(root: string): Promise<() => void> {
+  const { libc }: Libc = await import(join(root, "kernel/libc.ts"));
+  const walker: Walker = await import(join(root, "kernel/proc_walk.ts"));
+  const check: RootCheck = await import(join(root, "extension/pairing/root_check.ts"));
+  libc();
+  walker.holdProcessWalker();
+  // A terminal that does not exist: the server answers with its usage line, and stays.
+  if (await check.rootPairingInstalled()) {
+    await check.runRootCheck("/usr/bin/sudo", ["--terminal-holders", "999999"]);
+  }
+  return walker.releaseProcessWalker;
 }

@@ -133,7 +133,16 @@ const USER_ONLY: Layers = "user";
 const ROOT_ONLY: Layers = "root";
 
 describe("the password reaches only the sudo it shows (real sudo)", () => {
-  const suite = suiteHeartbeat();
+  // Both copies made, loaded and started before the suite's heartbeat.
+  const suite = suiteHeartbeat(async () => {
+    const layers = WITHOUT_BROKER ? [USER_ONLY] : [USER_ONLY, ROOT_ONLY];
+    for (const l of layers) await sessionServer(l);
+    return layers.map((l) => {
+      const made = copies.get(l);
+      assert.ok(made, `no copy for ${l}`);
+      return made.dir;
+    });
+  });
   before(suite.start);
   after(async () => {
     suite.finish();
