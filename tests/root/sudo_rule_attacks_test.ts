@@ -335,7 +335,7 @@ os.kill(int(open(d + "/holder.pid").read()), 9)
     );
     // A find that prints what the real one finds, then fails as a cut walk does.
     await cp("/usr/bin/find", join(dir, "real-find"));
-    await writeFile(join(dir, "find"), `#!/bin/sh\n${dir}/real-find "$@"\nexit 2\n`, {
+    await writeFile(join(dir, "find"), `#!/bin/sh\n"${dir}/real-find" "$@"\nexit 2\n`, {
       mode: 0o755,
     });
     const ask = async (bindFind: boolean) => {
