@@ -1,6 +1,6 @@
 /**
  * The root broker, second hostile round (docs/security-tests.md, rows
- * R10–R17, R19): each attack runs through the installed broker with `sudo -n` as
+ * R10–R17, R19, R20): each attack runs through the installed broker with `sudo -n` as
  * the throwaway user (or, for the installer, as root the way a human runs
  * it), after root arranged what the attack needs: a sudoers drop-in without
  * `secure_path`, a group-writable `/usr/local`, a root-only path, a caller
@@ -365,5 +365,38 @@ os.kill(int(open(d + "/holder.pid").read()), 9)
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it("R20: an endless line to root's check server: it dies at its 64 MB limit, never reads on", async () => {
+    // The agent may run its own check server (the NOPASSWD rule) or copy pi's
+    // write end of one (pidfd_getfd): dash reads a line whole before its
+    // length is checked, so only the server's `ulimit -v` bounds root's memory.
+    const script = `
+import subprocess
+p = subprocess.Popen(["/usr/bin/sudo", "-n", "${BROKER_LAUNCHER}", "--serve-checks"],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+p.stdin.write(b"0123456789abcdef --terminal-holders 0\\n"); p.stdin.flush()
+print("first", p.stdout.readline().decode().strip(), flush=True)
+chunk, wrote = b"x" * (1 << 20), 0
+try:
+    while wrote < (96 << 20):
+        p.stdin.write(chunk); p.stdin.flush(); wrote += len(chunk)
+    p.stdin.write(b"\\n"); p.stdin.close()
+except BrokenPipeError:
+    pass
+try:
+    code = p.wait(timeout=90)
+except subprocess.TimeoutExpired:
+    p.kill(); code = "stuck"
+print("wrote", wrote >> 20, "exit", code, "then", repr(p.stdout.read().decode()))
+`;
+    const r = await asUser("init", ["/usr/bin/python3", "-c", script]);
+    assert.match(r.out, /^first 0123456789abcdef 125 pi-terminal: usage/m, r.out);
+    const m = /^wrote (\d+) exit (\S+) then (.*)$/m.exec(r.out);
+    assert.ok(m, r.out);
+    assert.ok(Number(m[1]) < 96, `root's server read all 96 MiB of one line: ${r.out}`);
+    assert.notEqual(m[2], "0", r.out);
+    assert.notEqual(m[2], "stuck", r.out);
+    assert.doesNotMatch(m[3], /line too long/, r.out);
   });
 });
