@@ -13,15 +13,16 @@ export const REPO: string = new URL("../../", import.meta.url).pathname.replace(
 /** The throwaway user tests/run.sh created. */
 export const USER: string = process.env.PI_SUDO_PROMPT_TEST_USER ?? "";
 
-/** Runs `file` with a 120 s deadline and PATH set to root's directories; output merged. */
+/** Runs `file` with a deadline (120 s unless given) and PATH set to root's directories; output merged. */
 export function run(
   file: string,
   args: string[],
   env: Record<string, string> = {},
+  deadlineMs = 120_000,
 ): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     execFile(file, args, {
-      timeout: 120_000,
+      timeout: deadlineMs,
       maxBuffer: 16 * 1024 * 1024,
       env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", ...env },
     }, (err, stdout, stderr) => {
@@ -41,6 +42,7 @@ export async function asUser(
   groups: "clear" | "init" | readonly number[],
   argv: string[],
   env: Record<string, string> = {},
+  deadlineMs?: number,
 ): Promise<{ code: number; out: string }> {
   const uid = (await run("/usr/bin/id", ["-u", USER])).out.trim();
   const gid = (await run("/usr/bin/id", ["-g", USER])).out.trim();
@@ -49,15 +51,20 @@ export async function asUser(
     : groups === "init"
     ? "--init-groups"
     : `--groups=${groups.join(",")}`;
-  return await run("/usr/bin/setpriv", [
-    `--reuid=${uid}`,
-    `--regid=${gid}`,
-    set,
-    "--reset-env",
-    "--",
-    ...Object.entries(env).length
-      ? ["/usr/bin/env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`)]
-      : [],
-    ...argv,
-  ]);
+  return await run(
+    "/usr/bin/setpriv",
+    [
+      `--reuid=${uid}`,
+      `--regid=${gid}`,
+      set,
+      "--reset-env",
+      "--",
+      ...Object.entries(env).length
+        ? ["/usr/bin/env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`)]
+        : [],
+      ...argv,
+    ],
+    {},
+    deadlineMs,
+  );
 }
