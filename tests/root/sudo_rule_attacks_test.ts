@@ -370,11 +370,11 @@ os.kill(int(open(d + "/holder.pid").read()), 9)
   it("R20: an endless line to root's check server: it dies at its 64 MB limit, never reads on", {
     timeout: 320_000,
   }, async () => {
-    // The agent may run its own check server (the NOPASSWD rule) or copy pi's
-    // write end of one (pidfd_getfd): dash reads a line whole before its
-    // length is checked, so only the server's `ulimit -v` bounds root's memory.
-    // dash reads it a byte at a time (about 35 MB before it dies: 5 s here,
-    // 8 s in a 2/3-CPU cgroup beside two busy loops), so a slow host gets minutes.
+    // The agent may run its own check server (the NOPASSWD rule): dash reads a
+    // line whole before its length is checked, so only the server's `ulimit -v`
+    // bounds root's memory. dash reads it a byte at a time (tens of MB before it
+    // dies: 5 s here, 8 s in a 2/3-CPU cgroup beside two busy loops), so a slow
+    // host gets minutes.
     const script = `
 import subprocess
 p = subprocess.Popen(["/usr/bin/sudo", "-n", "${BROKER_LAUNCHER}", "--serve-checks"],
