@@ -35,6 +35,11 @@ nl='
 # endless line stops at this much memory, not at the machine's. The checks
 # lift it again for their walks.
 ulimit -S -v 65536
+# Reaching that limit crashes dash, as root, in the caller's directory. sudo
+# sets the command's core size to 0 by default, but `Defaults
+# rlimit_core=default` undoes that and another sudo may not: then the kernel
+# would write root's memory there as `core` (security test R21).
+ulimit -c 0
 set -f # the words below are split, never globbed
 while IFS= read -r line; do
   [ "${#line}" -le 100 ] || usage "line too long"

@@ -1,18 +1,31 @@
 /**
  * The root broker, second hostile round (docs/security-tests.md, rows
- * R10–R17, R19, R20): each attack runs through the installed broker with `sudo -n` as
- * the throwaway user (or, for the installer, as root the way a human runs
- * it), after root arranged what the attack needs: a sudoers drop-in without
+ * R10–R17; docs/security-tests-2.md, R19–R21): each attack runs through the
+ * installed broker with `sudo -n` as the throwaway user (or as root: the
+ * installer, the way a human runs it, and R21's server, the way a sudo that
+ * keeps the caller's core size runs it), after root arranged what the attack needs: a sudoers drop-in without
  * `secure_path`, a group-writable `/usr/local`, a root-only path, a caller
  * with thousands of groups, a pts bind mount, a planted `/tmp/node_modules`,
- * a `find` that fails, bound in a mount namespace of the test's own.
+ * a `find` that fails, bound in a mount namespace of the test's own, one
+ * endless line to root's check server.
  *
  * Needs: root, PI_SUDO_PROMPT_TEST_USER, the broker installed by
  * install_test.ts (which runs first: the files run in name order).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { chmod, chown, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  chown,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BROKER_LAUNCHER, SUDOERS_FILE } from "../../broker/paths.ts";
@@ -367,17 +380,21 @@ os.kill(int(open(d + "/holder.pid").read()), 9)
     }
   });
 
-  it("R20: an endless line to root's check server: it dies at its 64 MB limit, never reads on", {
-    timeout: 320_000,
-  }, async () => {
-    // The agent may run its own check server (the NOPASSWD rule): dash reads a
-    // line whole before its length is checked, so only the server's `ulimit -v`
-    // bounds root's memory. dash reads it a byte at a time (tens of MB before it
-    // dies: 5 s here, 8 s in a 2/3-CPU cgroup beside two busy loops), so a slow
-    // host gets minutes.
+  /**
+   * One endless line to the check server started by `start` (an argv) in
+   * `cwd`, with the core size as high as it may go: the MiB written before the
+   * server stopped reading, how it ended, and what it printed after its first
+   * answer. As the throwaway user unless `asRoot`.
+   */
+  const endlessLine = async (start: string[], cwd: string, asRoot = false) => {
+    // dash reads the line a byte at a time (about 50 MiB before it dies: 5 s
+    // here, 8 s in a 2/3-CPU cgroup beside two busy loops): a slow host gets minutes.
     const script = `
-import subprocess
-p = subprocess.Popen(["/usr/bin/sudo", "-n", "${BROKER_LAUNCHER}", "--serve-checks"],
+import os, resource, subprocess
+hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+os.chdir(${JSON.stringify(cwd)})
+p = subprocess.Popen(${JSON.stringify(start)},
     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 p.stdin.write(b"0123456789abcdef --terminal-holders 0\\n"); p.stdin.flush()
 print("first", p.stdout.readline().decode().strip(), flush=True)
@@ -391,16 +408,104 @@ except BrokenPipeError:
 try:
     code = p.wait(timeout=240)
 except subprocess.TimeoutExpired:
-    p.kill(); code = "stuck"
+    print("wrote", wrote >> 20, "exit stuck then ''", flush=True)
+    os._exit(1)
 print("wrote", wrote >> 20, "exit", code, "then", repr(p.stdout.read().decode()))
 `;
-    const r = await asUser("init", ["/usr/bin/python3", "-c", script], {}, 300_000);
+    const argv = ["/usr/bin/python3", "-c", script];
+    const r = asRoot
+      ? await run(argv[0], argv.slice(1), {}, 300_000)
+      : await asUser("init", argv, {}, 300_000);
     assert.match(r.out, /^first 0123456789abcdef 125 pi-terminal: usage/m, r.out);
     const m = /^wrote (\d+) exit (\S+) then (.*)$/m.exec(r.out);
     assert.ok(m, r.out);
-    assert.ok(Number(m[1]) < 96, `root's server read all 96 MiB of one line: ${r.out}`);
-    assert.notEqual(m[2], "0", r.out);
-    assert.notEqual(m[2], "stuck", r.out);
-    assert.doesNotMatch(m[3], /line too long/, r.out);
+    return { mib: Number(m[1]), exit: m[2], then: m[3], out: r.out };
+  };
+
+  it("R20: an endless line to root's check server: it dies at its 64 MB limit, never reads on", {
+    timeout: 320_000,
+  }, async () => {
+    // The agent may run its own check server (the NOPASSWD rule): dash reads a
+    // line whole before its length is checked, so only the server's `ulimit -v`
+    // bounds root's memory.
+    const cwd = await mkdtemp(join(tmpdir(), "endless-"));
+    await chown(cwd, uid, gid);
+    try {
+      const line = await endlessLine(
+        ["/usr/bin/sudo", "-n", BROKER_LAUNCHER, "--serve-checks"],
+        cwd,
+      );
+      // It read many MiB (the server was really reading), and stopped before the
+      // line could fill the limit; it never answered the line.
+      assert.ok(line.mib >= 8 && line.mib < 64, `stopped after ${line.mib} MiB: ${line.out}`);
+      assert.notEqual(line.exit, "stuck", line.out);
+      assert.equal(line.then, "''", line.out);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
+  /**
+   * R21. sudo 1.9 sets the command's core size to 0 unless sudoers says
+   * otherwise (`Defaults rlimit_core=default`, sudoers(5)'s "historic
+   * behaviour"), and another sudo may not. This sandbox has no
+   * CAP_SYS_RESOURCE, so its sudo cannot hand a core size on: root starts the
+   * installed server itself, in the caller's directory, with the caller's
+   * unlimited core size and the launcher's environment, as such a sudo would.
+   */
+  describe("R21: root's check server crashes where the caller stands", () => {
+    const patternFile = "/proc/sys/kernel/core_pattern";
+    const server = "/usr/local/libexec/pi-sudo-prompt/check-server";
+    let pattern = "";
+    let dir = "";
+    before(async () => {
+      // A core named `core` in the crashing process's directory, Debian's
+      // default; a pipe to a handler (systemd-coredump, apport) for the test's length.
+      pattern = await readFile(patternFile, "utf8");
+      await writeFile(patternFile, "core");
+      dir = await mkdtemp(join(tmpdir(), "core-"));
+      await chmod(dir, 0o755);
+    });
+    after(async () => {
+      if (pattern) await writeFile(patternFile, pattern);
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it(
+      "R21: with the caller's core size, its crash at the memory limit leaves no core of root's there",
+      {
+        timeout: 320_000,
+      },
+      async () => {
+        const here = async (name: string) => {
+          const cwd = join(dir, name);
+          await mkdir(cwd, { mode: 0o755 });
+          await chown(cwd, uid, gid);
+          return cwd;
+        };
+        const cores = async (cwd: string) => (await readdir(cwd)).filter((n) => /^core/.test(n));
+        // The setup is right: root's shell crashing there leaves root's core.
+        const control = await here("control");
+        await run("/bin/sh", [
+          "-c",
+          'cd "$1" && ulimit -c unlimited && sh -c "kill -SEGV \\$\\$"',
+          "sh",
+          control,
+        ]);
+        assert.equal((await cores(control)).length, 1, "the control crash left no core");
+        const attacked = await here("attacked");
+        const line = await endlessLine(
+          [
+            "/bin/sh",
+            "-c",
+            `ulimit -c unlimited; exec /usr/bin/env -i SUDO_UID=${uid} /bin/sh ${server}`,
+          ],
+          attacked,
+          true,
+        );
+        assert.ok(line.mib < 64, line.out);
+        assert.deepEqual(await cores(attacked), [], `root's server left a core: ${line.out}`);
+      },
+    );
   });
 });
