@@ -10,7 +10,8 @@ the attacker read the password typed at the modal's image.
 It detaches (setsid, double fork) so it outlives the tool call, waits until
 sudo's askpass helper runs and the test has seen the modal (WORK/modal-seen,
 written by the test: no fixed sleep), then writes WORK/signalled, and at the
-end WORK/result with one line per fact:
+end WORK/result (whole: written under another name, then renamed) with one
+line per fact:
   open: EBUSY        every open of the terminal was refused
   open: OK           the terminal opened (keys read go to WORK/keys)
 It never resumes what it stopped: the test plays the human who does.
@@ -62,8 +63,11 @@ def main():
         time.sleep(0.02)
     with open(os.path.join(work, "keys"), "wb") as f:
         f.write(keys)
-    with open(os.path.join(work, "result"), "w") as f:
+    # Written whole, then renamed: the test reads it once it exists, and an
+    # empty file seen between the open and the write is no answer.
+    with open(os.path.join(work, "result.tmp"), "w") as f:
         f.write("open: OK\n" if opened is not None else f"open: EBUSY ({refused} tries)\n")
+    os.rename(os.path.join(work, "result.tmp"), os.path.join(work, "result"))
     os._exit(0)
 
 
