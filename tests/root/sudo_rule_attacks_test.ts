@@ -3,11 +3,11 @@
  * R10–R17; docs/security-tests-2.md, R19–R21): each attack runs through the
  * installed broker with `sudo -n` as the throwaway user (or as root: the
  * installer, the way a human runs it, and R21's server, the way a sudo that
- * keeps the caller's core size runs it), after root arranged what the attack needs: a sudoers drop-in without
- * `secure_path`, a group-writable `/usr/local`, a root-only path, a caller
- * with thousands of groups, a pts bind mount, a planted `/tmp/node_modules`,
- * a `find` that fails, bound in a mount namespace of the test's own, one
- * endless line to root's check server.
+ * keeps the caller's core size runs it), after root arranged what the attack
+ * needs: a sudoers drop-in without `secure_path`, a group-writable
+ * `/usr/local`, a root-only path, a caller with thousands of groups, a pts
+ * bind mount, a planted `/tmp/node_modules`, a `find` that fails, bound in a
+ * mount namespace of the test's own, one endless line to root's check server.
  *
  * Needs: root, PI_SUDO_PROMPT_TEST_USER, the broker installed by
  * install_test.ts (which runs first: the files run in name order).
@@ -28,7 +28,7 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BROKER_LAUNCHER, SUDOERS_FILE } from "../../broker/paths.ts";
+import { BROKER_LAUNCHER, BROKER_ROOT, SUDOERS_FILE } from "../../broker/paths.ts";
 import { BROKER_REFUSALS as R } from "../../broker/broker_permissions.ts";
 import { asUser, REPO, run, USER } from "./root_helpers.ts";
 
@@ -455,7 +455,7 @@ print("wrote", wrote >> 20, "exit", code, "then", repr(p.stdout.read().decode())
    */
   describe("R21: root's check server crashes where the caller stands", () => {
     const patternFile = "/proc/sys/kernel/core_pattern";
-    const server = "/usr/local/libexec/pi-sudo-prompt/check-server";
+    const server = `${BROKER_ROOT}/check-server`;
     let pattern = "";
     let dir = "";
     before(async () => {
