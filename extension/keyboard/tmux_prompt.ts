@@ -18,6 +18,11 @@
  * terminal again): the rest of a password reaches neither tmux nor a modal
  * queued behind it, which waits until the drop ends.
  *
+ * tmux ignores `lock-session` for a client still locked (until the old
+ * keeper has exited and the client has told the server), which pi cannot
+ * see: while a client the last request held is not yet reached, a request
+ * locks again after each pause of {@link RELOCK_MS}.
+ *
  * @module
  */
 import { CURSOR_MARKER, StdinBuffer } from "@earendil-works/pi-tui";
@@ -39,6 +44,8 @@ const TICK_MS = 25;
  * own SIGCONT handler does (ADR 0008); the keeper has erased it meanwhile.
  */
 const STOPPED_GAP_MS = 2000;
+/** About 6 s in all: an old keeper may exit late on a loaded machine. */
+const RELOCK_MS = [50, 100, 200, 400, 800, 1600, 3200];
 /** Most client terminals drawn on per request. */
 const MAX_TERMINALS = 8;
 /** Widest the modal is drawn. */
@@ -74,6 +81,9 @@ export interface TakenTerminal {
 const taken = new Set<TakenTerminal>();
 /** A drop of keys in progress: the next request locks once it ends. */
 let dropping: Promise<void> | undefined;
+/** The clients (pid and start time) whose locks the last request ended itself. */
+let released: readonly string[] = [];
+const clientKey = (c: LockedClient["client"]) => `${c.pid}:${c.startTime}`;
 
 /** The client terminals pi holds now (the gate judges each, with pi's own). */
 export function takenTerminals(): readonly TakenTerminal[] {
@@ -112,6 +122,8 @@ interface Shown {
 /** Asks on every client of pi's tmux session; see the module's description. */
 export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): TmuxPrompt {
   const shown = new Set<Shown>();
+  /** The clients a verified keeper of this request came from. */
+  const reached = new Set<string>();
   let locks: ClientLocks | undefined;
   let finished = false;
   let resolveOutcome!: (outcome: PromptOutcome) => void;
@@ -129,6 +141,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
   /** Gives every terminal back (modes, exclusive mode) and ends the locks. */
   const release = (note?: string) => {
     clearInterval(tick);
+    released = [...shown].filter((s) => !s.lockEnded).map((s) => clientKey(s.held.locked.client));
     for (const s of shown) {
       s.input.destroy();
       taken.delete(s.entry);
@@ -250,6 +263,7 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
   };
 
   const onClient = async (held: HeldLock) => {
+    reached.add(clientKey(held.locked.client));
     if (finished || shown.size >= MAX_TERMINALS) return held.release();
     const { locked } = held;
     const took = RawTerminal.take(locked.ttyPath, locked.rdev);
@@ -294,7 +308,14 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
       }
       if (finished) return void opened.locks.close();
       locks = opened.locks;
+      const waiting = released;
+      released = [];
       await locks.lock();
+      for (const pause of waiting.length ? RELOCK_MS : []) {
+        await new Promise((r) => setTimeout(r, pause));
+        if (finished || waiting.every((c) => reached.has(c))) return;
+        await locks.lock();
+      }
     });
   return { outcome, again: () => void locks?.lock() };
 }

@@ -19,13 +19,15 @@
  *   and later calls wait until `sudo -K` works; in a copy without that, the
  *   leftover runs `id -u` as root;
  * - **daily use**: pi as a pane's command with two clients attached asks on
- *   both, and the password typed in the second works.
+ *   both, and the password typed in the second works; a modal queued behind
+ *   one the human closed still comes when the old lock ends late (pi locks
+ *   again: tmux ignores a lock asked while the last one holds the client).
  *
  * tests/run.sh runs this file before the broker is installed and after.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -40,6 +42,7 @@ import {
   isRunning,
   mutatedExtension,
   type Mutation,
+  parentPid,
   TITLE,
   toolResults,
   typeMasked,
@@ -420,4 +423,71 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
       await assertNoLeak(pi, PASSWORD);
     });
   });
+
+  it("the modal queued behind one the human closed, while the old lock ends late (its keeper stopped): it still comes on the client", async () => {
+    await withScratch("pi-tmux-relock-", async (d) => {
+      const sudo = (n: string) => `(sudo -k id -u >'${d}/${n}' 2>&1; echo "rc=$?" >>'${d}/${n}')`;
+      const locks = join(d, "locks");
+      const lockLines = async () => (await read(locks)).split("\n").length - 1;
+      let keeper: number | undefined;
+      const resume = () => keeper !== undefined && signal(keeper, "SIGCONT");
+      await withPi(
+        [{ bash: `${sudo("a")} & ${sudo("b")}; wait` }, { text: "FLOW-DONE" }],
+        async (pi) => {
+          // pi's lock sets the session's lock-command, locks, and unsets it: two lines here.
+          await pi.tmux.tmux(
+            "set-hook",
+            "-g",
+            "after-set-option",
+            `run-shell "echo >> '${locks}'"`,
+          );
+          await go(pi);
+          await pi.tmux.waitFor("1 more waiting", 30_000);
+          const client = Number((await pi.tmux.tmux("list-clients", "-F", "#{client_pid}")).stdout);
+          keeper = await waitFor("the first lock's keeper", () => childOf(client), 10_000);
+          signal(keeper, "SIGSTOP");
+          const first = await lockLines();
+          try {
+            await pi.tmux.sendKeys("Escape");
+            // The next request has asked for its lock while the old one still holds the client.
+            await waitFor("the next request's lock", async () => {
+              return await lockLines() >= first + 2 ? true : undefined;
+            }, 30_000);
+          } finally {
+            resume();
+          }
+          await waitFor("the queued modal on the client", async () => {
+            const screen = await pi.tmux.capture();
+            return screen.includes(TITLE) && !screen.includes("more waiting") ? true : undefined;
+          }, 15_000).catch(async (e) => {
+            throw new Error(`${e.message}; last screen:\n${await pi.tmux.capture()}`);
+          });
+          await typeMasked(pi, PASSWORD);
+          await pi.tmux.sendKeys("Enter");
+          await pi.tmux.waitFor("FLOW-DONE", 30_000);
+          const rcs = [await read(join(d, "a")), await read(join(d, "b"))]
+            .map((out) => out.match(/rc=(\d+)/)?.[1]).sort();
+          assert.deepEqual(rcs, ["0", "1"], "one sudo closed by the human, the other answered");
+          await assertNoLeak(pi, PASSWORD);
+        },
+      ).finally(resume);
+    });
+  });
 });
+
+/** Sends `sig` to `pid`, if it still runs. */
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** A child of `pid` (the lock's keeper is the tmux client's only child), if one runs. */
+async function childOf(pid: number): Promise<number | undefined> {
+  for (const name of await readdir("/proc")) {
+    if (/^\d+$/.test(name) && await parentPid(Number(name)) === pid) return Number(name);
+  }
+  return undefined;
+}
