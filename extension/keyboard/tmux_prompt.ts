@@ -20,8 +20,9 @@
  *
  * tmux ignores `lock-session` for a client still locked (until the old
  * keeper has exited and the client has told the server), which pi cannot
- * see: while a client the last request held is not yet reached, a request
- * locks again after each pause of {@link RELOCK_MS}.
+ * see: while a client whose lock a request ended in the last
+ * {@link RELEASED_FOR_MS} has not reached it, a request locks again after
+ * each pause of {@link RELOCK_MS}.
  *
  * @module
  */
@@ -46,6 +47,8 @@ const TICK_MS = 25;
 const STOPPED_GAP_MS = 2000;
 /** About 6 s in all: an old keeper may exit late on a loaded machine. */
 const RELOCK_MS = [50, 100, 200, 400, 800, 1600, 3200];
+/** A client released longer ago is not waited for: its old lock is no race any more. */
+const RELEASED_FOR_MS = 10_000;
 /** Most client terminals drawn on per request. */
 const MAX_TERMINALS = 8;
 /** Widest the modal is drawn. */
@@ -81,8 +84,8 @@ export interface TakenTerminal {
 const taken = new Set<TakenTerminal>();
 /** A drop of keys in progress: the next request locks once it ends. */
 let dropping: Promise<void> | undefined;
-/** The clients (pid and start time) whose locks the last request ended itself. */
-let released: readonly string[] = [];
+/** Clients (pid and start time) whose locks a request ended, with when. */
+const released = new Map<string, number>();
 const clientKey = (c: LockedClient["client"]) => `${c.pid}:${c.startTime}`;
 
 /** The client terminals pi holds now (the gate judges each, with pi's own). */
@@ -141,7 +144,9 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
   /** Gives every terminal back (modes, exclusive mode) and ends the locks. */
   const release = (note?: string) => {
     clearInterval(tick);
-    released = [...shown].filter((s) => !s.lockEnded).map((s) => clientKey(s.held.locked.client));
+    const now = performance.now();
+    for (const [c, at] of released) if (now - at >= RELEASED_FOR_MS) released.delete(c);
+    for (const c of reached) released.set(c, now);
     for (const s of shown) {
       s.input.destroy();
       taken.delete(s.entry);
@@ -263,7 +268,9 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
   };
 
   const onClient = async (held: HeldLock) => {
-    reached.add(clientKey(held.locked.client));
+    const key = clientKey(held.locked.client);
+    reached.add(key);
+    if (finished) released.set(key, performance.now()); // after release()
     if (finished || shown.size >= MAX_TERMINALS) return held.release();
     const { locked } = held;
     const took = RawTerminal.take(locked.ttyPath, locked.rdev);
@@ -308,8 +315,8 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
       }
       if (finished) return void opened.locks.close();
       locks = opened.locks;
-      const waiting = released;
-      released = [];
+      const now = performance.now();
+      const waiting = [...released].filter(([, at]) => now - at < RELEASED_FOR_MS).map(([c]) => c);
       await locks.lock();
       for (const pause of waiting.length ? RELOCK_MS : []) {
         await new Promise((r) => setTimeout(r, pause));
