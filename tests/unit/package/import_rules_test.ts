@@ -201,10 +201,10 @@ function loadedByPi(): string[] {
 // one sudo and one fork of pi per check off a request's path, and is about
 // 80 lines more than the one-shot `sudo -n` it replaced, net of merging
 // root_pairing.ts into it. Raised from 12,950 (issue 35): a request inside
-// tmux locks again while a client the last request held is still in its old
-// lock (extension/keyboard/tmux_prompt.ts, ADR 0009's amendment "a lock
-// asked while the last one ends"), 28 lines; without it the next modal
-// was lost under load.
+// tmux locks again while a client whose lock a request ended in the last
+// 10 s may still be in that lock (extension/keyboard/tmux_prompt.ts, ADR
+// 0009's amendment "a lock asked while the last one ends"), 28 lines;
+// without it the next modal was lost under load.
 const PI_LINE_BUDGET = 12_978;
 
 describe("what pi's process loads (docs/design.md §1)", () => {
