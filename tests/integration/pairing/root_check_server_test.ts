@@ -10,12 +10,17 @@ import assert from "node:assert/strict";
 import {
   closeSync,
   constants,
+  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import process from "node:process";
 import { parseStat } from "../../../kernel/proc.ts";
 import { runRootCheck } from "../../../extension/pairing/root_check.ts";
@@ -113,6 +118,15 @@ function openPipesOf(pid: number, tries: number): string[] {
   return opened;
 }
 
+/** Whether `pid` has left `/proc` (or is a zombie nobody will run again). */
+function gone(pid: number): boolean {
+  try {
+    return parseStat(readFileSync(`/proc/${pid}/stat`, "utf8"))?.state === "Z";
+  } catch {
+    return true;
+  }
+}
+
 /**
  * Ends the current server: a check it does not know makes it answer with its
  * usage line, which carries no nonce, so pi gives the server up.
@@ -150,12 +164,26 @@ describe("root check server (real sudo, installed broker)", { skip: WITHOUT_BROK
   it("a question past its deadline fails, and the next one starts a new server", async () => {
     await endServer();
     const before = serverSudos();
-    // A new server: sudo takes far longer to start than this deadline.
-    const late = await runRootCheck(SUDO, NO_PTS, 0);
-    assert.equal(late.failure, "timeout", JSON.stringify(late));
+    // A server that never answers, in the place of the server's sudo: root's
+    // own cannot be stalled from here, and a deadline raced against a real
+    // sudo's start is decided by the machine's load, not by the code.
+    const dir = mkdtempSync(join(tmpdir(), "pi-stalled-server-"));
+    try {
+      const stalled = join(dir, "sudo");
+      writeFileSync(stalled, "#!/bin/sh\nexec sleep 600\n", { mode: 0o700 });
+      const earlier = children();
+      const asked = runRootCheck(stalled, NO_PTS, 200);
+      const standIns = children().filter((p) => !earlier.includes(p));
+      assert.equal(standIns.length, 1, `new children: ${standIns.join(" ")}`);
+      const late = await asked;
+      assert.equal(late.failure, "timeout", JSON.stringify(late));
+      // The late question's server is killed and gone.
+      await waitFor("the stalled server gone", () => gone(standIns[0]) || undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     const next = await runRootCheck(SUDO, NO_PTS);
     assert.deepEqual([next.code, next.stdout], [125, NO_PTS_ANSWER], JSON.stringify(next));
-    // The late question's server is killed and gone; the next one runs.
     await oneNewServer(before);
   });
 
