@@ -8,12 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { closeSync, constants, openSync } from "node:fs";
-import { readdir } from "node:fs/promises";
 import type { FauxStep } from "./faux_provider.ts";
 import { type PiLaunch, preparePi, waitForPiReady } from "./pi_runner.ts";
 import { TmuxSession } from "../helpers/tmux.ts";
 import { testPassword } from "../helpers/test_env.ts";
-import { EXTENSION, parentPid, waitFor } from "./attack_scripts/pi_checks.ts";
+import { childrenOf, EXTENSION, waitFor } from "./attack_scripts/pi_checks.ts";
 import { shQuote } from "../../extension/channel/shell_injection.ts";
 
 const PASSWORD = testPassword();
@@ -103,12 +102,4 @@ export function tryOpen(path: string): string {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code ?? "error";
   }
-}
-
-export async function childrenOf(pid: number): Promise<number[]> {
-  const out: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (/^\d+$/.test(name) && await parentPid(Number(name)) === pid) out.push(Number(name));
-  }
-  return out;
 }

@@ -26,6 +26,7 @@ import { testPassword } from "../helpers/test_env.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,
+  childrenOf,
   count,
   isRunning,
   kill9,
@@ -37,7 +38,7 @@ import {
   withPi,
   withScratch,
 } from "./attack_scripts/pi_checks.ts";
-import { busy, childrenOf, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
+import { busy, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
 import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
 import { ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 

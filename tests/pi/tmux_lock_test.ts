@@ -27,7 +27,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -39,10 +39,11 @@ import { namedChain } from "../helpers/processes.ts";
 import {
   assertNoLeak,
   ATTACK_SCRIPTS,
+  childrenOf,
   isRunning,
   mutatedExtension,
   type Mutation,
-  parentPid,
+  sendSignal,
   TITLE,
   toolResults,
   typeMasked,
@@ -430,7 +431,7 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
       const locks = join(d, "locks");
       const lockLines = async () => (await read(locks)).split("\n").length - 1;
       let keeper: number | undefined;
-      const resume = () => keeper !== undefined && signal(keeper, "SIGCONT");
+      const resume = () => keeper !== undefined && sendSignal(keeper, "SIGCONT");
       await withPi(
         [{ bash: `${sudo("a")} & ${sudo("b")}; wait` }, { text: "FLOW-DONE" }],
         async (pi) => {
@@ -444,8 +445,13 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
           await go(pi);
           await pi.tmux.waitFor("1 more waiting", 30_000);
           const client = Number((await pi.tmux.tmux("list-clients", "-F", "#{client_pid}")).stdout);
-          keeper = await waitFor("the first lock's keeper", () => childOf(client), 10_000);
-          signal(keeper, "SIGSTOP");
+          // The keeper is the client's only child (the lock command `exec`s it).
+          keeper = await waitFor(
+            "the first lock's keeper",
+            async () => (await childrenOf(client))[0],
+            10_000,
+          );
+          sendSignal(keeper, "SIGSTOP");
           const first = await lockLines();
           try {
             await pi.tmux.sendKeys("Escape");
@@ -474,20 +480,3 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
     });
   });
 });
-
-/** Sends `sig` to `pid`, if it still runs. */
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-/** A child of `pid` (the lock's keeper is the tmux client's only child), if one runs. */
-async function childOf(pid: number): Promise<number | undefined> {
-  for (const name of await readdir("/proc")) {
-    if (/^\d+$/.test(name) && await parentPid(Number(name)) === pid) return Number(name);
-  }
-  return undefined;
-}

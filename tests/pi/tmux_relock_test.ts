@@ -11,13 +11,12 @@
  * lock runs (each sets and unsets the session's `lock-command`).
  */
 import assert from "node:assert/strict";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import process from "node:process";
 import { describe, it } from "node:test";
 import { TmuxSession } from "../helpers/tmux.ts";
 import { waitFor } from "../helpers/processes.ts";
-import { parentPid } from "./attack_scripts/pi_checks.ts";
+import { childrenOf, sendSignal } from "./attack_scripts/pi_checks.ts";
 import { promptOnTmuxClients } from "../../extension/keyboard/tmux_prompt.ts";
 
 /** One request on the clients: `drawn` once its modal's first frame is drawn. */
@@ -43,22 +42,6 @@ function ask(place: { socket: string; pane: string }, name: string) {
   return { drawn: () => drawn || undefined, end };
 }
 
-function signal(pid: number | undefined, sig: NodeJS.Signals): void {
-  try {
-    if (pid !== undefined) process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-/** The client's child: the lock's keeper (`exec`ed by the lock command). */
-async function childOf(pid: number): Promise<number | undefined> {
-  for (const name of await readdir("/proc")) {
-    if (/^\d+$/.test(name) && await parentPid(Number(name)) === pid) return Number(name);
-  }
-  return undefined;
-}
-
 describe("a lock asked while the last one ends (real tmux, a real client, the real keeper)", () => {
   it("a request that ends before it locks forgets no client: the next one's modal still comes once the old lock ends late", async () => {
     const t = await TmuxSession.start({ argv: ["sleep", "600"], cols: 100, rows: 30 });
@@ -72,8 +55,13 @@ describe("a lock asked while the last one ends (real tmux, a real client, the re
       const a = ask(place, "modal-a");
       await waitFor("the first modal", a.drawn, 30_000);
       const client = Number((await t.tmux("list-clients", "-F", "#{client_pid}")).stdout);
-      keeper = await waitFor("the first lock's keeper", () => childOf(client), 10_000);
-      signal(keeper, "SIGSTOP");
+      // The keeper is the client's only child (the lock command `exec`s it).
+      keeper = await waitFor(
+        "the first lock's keeper",
+        async () => (await childrenOf(client))[0],
+        10_000,
+      );
+      sendSignal(keeper, "SIGSTOP");
       await a.end();
       // Ends before its lock: it reached no client, and must not make pi forget the first one's.
       await ask(place, "modal-b").end();
@@ -83,7 +71,7 @@ describe("a lock asked while the last one ends (real tmux, a real client, the re
         await waitFor("the third request's lock", async () => {
           return await lockLines() >= before + 2 ? true : undefined;
         }, 30_000);
-        signal(keeper, "SIGCONT");
+        keeper !== undefined && sendSignal(keeper, "SIGCONT");
         await waitFor("the third modal", c.drawn, 15_000).catch(async (e) => {
           throw new Error(`${e.message}; the client shows:\n${await t.capture()}`);
         });
@@ -92,7 +80,7 @@ describe("a lock asked while the last one ends (real tmux, a real client, the re
         await c.end();
       }
     } finally {
-      signal(keeper, "SIGCONT");
+      keeper !== undefined && sendSignal(keeper, "SIGCONT");
       await t.kill();
     }
   });

@@ -227,13 +227,27 @@ export async function isRunning(pid: number): Promise<boolean> {
   return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
 }
 
-/** Sends SIGKILL to one process by pid (ignores a process that is already gone). */
-export function kill9(pid: number): void {
+/** Sends `sig` to one process by pid (ignores a process that is already gone). */
+export function sendSignal(pid: number, sig: NodeJS.Signals): void {
   try {
-    process.kill(pid, "SIGKILL");
+    process.kill(pid, sig);
   } catch {
     // already gone
   }
+}
+
+/** Sends SIGKILL to one process by pid (ignores a process that is already gone). */
+export function kill9(pid: number): void {
+  sendSignal(pid, "SIGKILL");
+}
+
+/** The children of `pid`, from the parents in `/proc`. */
+export async function childrenOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (/^\d+$/.test(name) && await parentPid(Number(name)) === pid) out.push(Number(name));
+  }
+  return out;
 }
 
 export { waitFor };
