@@ -1,10 +1,6 @@
 /**
- * The pi entry point (`package.json` → `pi.extensions`). It sits at the
- * package root because pi names an extension after the folder of its entry
- * file: here that is the package's own folder, `pi-sudo-prompt`, where
- * `extension/index.ts` would be listed as `extension`. The extension itself
- * lives in `extension/`.
- *
+ * The pi entry point (`package.json` → `pi.extensions`), at the package root because pi names an
+ * extension after its entry file's folder: `pi-sudo-prompt` here, `extension` otherwise.
  * @module
  */
 export { default } from "./extension/index.ts";

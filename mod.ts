@@ -1,16 +1,8 @@
 /**
- * pi-sudo-prompt: the typed, runtime-neutral core of the secure sudo password
- * prompt for the pi coding agent.
- *
- * - The askpass wire protocol: the frames between the Deno helper that
- *   sudo runs and the session server inside pi.
- * - The helper's pinned Deno permissions and environment.
- * - The named reasons for which a requester is refused.
- * - sudo argument scanning and the sanitising of untrusted prompt text.
- *
- * The pi extension itself is `extension/` (entry `index.ts` at the package
- * root, so pi lists it by the package's name); it is loaded by pi, not
- * imported from here.
+ * pi-sudo-prompt's typed, runtime-neutral core: the askpass wire protocol (between the Deno helper
+ * sudo runs and the session server in pi), the helper's pinned Deno permissions and environment,
+ * the named refusal reasons, sudo argument scanning and untrusted prompt text made safe. The pi
+ * extension (`extension/`) is loaded by pi, not imported from here.
  *
  * @example A password request, as the helper sends it and the session reads it
  * ```ts

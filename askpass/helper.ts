@@ -1,27 +1,13 @@
 /**
- * The askpass helper: the program sudo runs (through the per-session
- * launcher) when it needs a password. It checks that it really is sudo's
- * askpass child, asks the pi session for the password over the session
- * socket, and then exits: pi writes the password into sudo's pipe itself
- * (it takes the pipe with `pidfd_getfd`, docs/adr/0008). Only where pi cannot
- * take the pipe (Yama 2 or 3, an old kernel) does the reply carry the
- * password, and this helper writes `password\n` to sudo's pipe in one write.
- *
- * It never reads `/proc` (Deno 2.9 grants `/proc` only with `--allow-all`);
- * the session server verifies this process through the kernel instead. The
- * checks here are the cheap ones that need no permission: argv and the
- * absence of code-loading variables. Its stdout is checked by the launcher
- * before it execs deno (`launcherScript` in `extension/channel/shell_injection.ts`),
- * and exactly again by the server from `/proc` (`docs/security-tests.md`,
- * rows A1–A9, say which layer checks what).
- *
- * It imports no `node:` module: Deno's Node compatibility layer costs more
- * start-up time than the rest of the helper (`docs/benchmarks.md`, row d).
- * For the same reason it calls no `setTimeout` (see {@link after}).
- *
- * Output contract with sudo: on success exactly one line on stdout and exit
- * 0; on anything else nothing on stdout (sudo then reports "no password was
- * provided" and stops), one line on stderr, exit 1.
+ * The askpass helper sudo runs through the launcher: it checks argv and code-loading variables,
+ * asks the pi session over its socket, and exits. pi writes the password into sudo's pipe itself
+ * (`pidfd_getfd`, ADR 0008); only where pi cannot take the pipe (Yama 2 or 3, an old kernel)
+ * does the reply carry it, and this helper writes `password\n` in one write.
+ * It reads no `/proc` (Deno 2.9 grants it only with `--allow-all`): the server verifies this
+ * process through the kernel, and the launcher (`launcherScript`) and the server check its stdout
+ * (`docs/security-tests.md` A1–A9). No `node:` import, no `setTimeout`: start-up time
+ * (`docs/benchmarks.md` row d). On failure: nothing on stdout (sudo reports "no password was
+ * provided"), one line on stderr, exit 1.
  *
  * @module
  */
@@ -43,7 +29,6 @@ function fail(reason: string): never {
 }
 
 async function main(): Promise<void> {
-  // The requester checks that need neither `/proc` nor a `node:` module.
   if (Deno.args.length !== 1) fail("expected exactly one argument (sudo's prompt)");
   const prompt = Deno.args[0];
   if (encoder.encode(prompt).length > MAX_PROMPT_BYTES) fail("prompt longer than 1 KiB");
@@ -54,16 +39,14 @@ async function main(): Promise<void> {
   const deadlineMs = Number(Deno.env.get(HELPER_ENV.DEADLINE_MS));
   if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) fail("bad deadline");
   const connecting = Deno.connect({ transport: "unix", path: socketPath }).catch(() => undefined);
-  // sudo has no timeout for askpass; this one guarantees the helper never
-  // outlives a dead or stuck extension.
+  // sudo has no askpass timeout: the helper must never outlive a dead or stuck extension.
   const deadline = after(deadlineMs, () => fail("no answer before the deadline"));
   const id = newRequestId();
 
   const conn = await connecting ?? fail("cannot reach the pi session (is pi still running?)");
   await conn.write(encodeRequest({ id, prompt, pid: Deno.pid }));
 
-  // pi sends a keepalive while the request waits; silence means pi is
-  // stopped or frozen, and then nobody is asking the human any more.
+  // Keepalive silence means pi is stopped or frozen: nobody is asking the human any more.
   const silent = () => fail("pi stopped answering");
   let silence = after(KEEPALIVE_SILENCE_MS, silent);
   const heard = () => {
@@ -100,9 +83,8 @@ async function main(): Promise<void> {
 }
 
 /**
- * Calls `onTimeout` after `ms` unless cancelled. Not `setTimeout`, which in Deno
- * is Node's timer: its first call loads Node's timers (7 ms before the connect,
- * docs/adr/0001); `AbortSignal.timeout` uses Deno's own, already loaded.
+ * Calls `onTimeout` after `ms` unless cancelled. Not `setTimeout`: in Deno its first call loads
+ * Node's timers (7 ms before the connect, ADR 0001); `AbortSignal.timeout` uses Deno's own.
  */
 function after(ms: number, onTimeout: () => void): { cancel(): void } {
   let live = true;
@@ -112,10 +94,7 @@ function after(ms: number, onTimeout: () => void): { cancel(): void } {
 
 main().catch(() => fail("internal error"));
 
-/**
- * The bytes of `conn` as they arrive, in one reused buffer that is zeroed at
- * the end; `heard` is called for each chunk.
- */
+/** `conn`'s bytes as they arrive, in one reused buffer zeroed at the end; `heard` per chunk. */
 async function* chunksOf(conn: Deno.Conn, heard: () => void): AsyncGenerator<Uint8Array> {
   const buf = new Uint8Array(1024);
   try {

@@ -1,9 +1,7 @@
 /**
- * The one place where the askpass helper's Deno flags and environment are
- * written down. The launcher is generated from these lists, and the peer
- * verification compares `/proc/<pid>/cmdline` and `environ` against the very
- * same lists, so the two can never drift apart. Each flag is explained in
- * `docs/permissions.md`.
+ * The askpass helper's Deno flags and environment, written once: the launcher is generated from
+ * them and the peer verification compares `/proc/<pid>/cmdline` and `environ` with them, so the
+ * two never drift apart. Each flag: `docs/permissions.md`.
  *
  * @module
  */
@@ -21,8 +19,8 @@ export const HELPER_ENV = {
 } as const;
 
 /**
- * Variables that change how a runtime loads code. The helper refuses to run
- * when any is set; it may read them for that check only.
+ * Variables that change how a runtime loads code: the helper refuses to run when one is set, and
+ * may read them for that check only.
  */
 export const HELPER_FORBIDDEN_ENV: readonly string[] = [
   "LD_PRELOAD",
@@ -33,9 +31,8 @@ export const HELPER_FORBIDDEN_ENV: readonly string[] = [
 ];
 
 /**
- * `run` and the flags every entry point of this project pins: never prompt,
- * nothing from the network or npm, no config or lock file from a parent
- * directory. The permission flags follow per entry point.
+ * `run` and the flags every entry point pins: never prompt, nothing from the network or npm, no
+ * config or lock file from a parent directory. Permission flags follow per entry point.
  */
 export const DENO_RUN_PINNED: readonly string[] = [
   "run",
@@ -63,10 +60,7 @@ export function helperEnvironment(v: HelperEnvValues): string[] {
   ];
 }
 
-/**
- * argv of the helper process without the trailing prompt argument:
- * `[deno, "run", ...pinned flags, helperPath]`. sudo appends the prompt.
- */
+/** The helper's argv, `[deno, "run", ...pinned flags, helperPath]`; sudo appends the prompt. */
 export function helperArgvPrefix(
   denoPath: string,
   helperPath: string,
@@ -85,9 +79,8 @@ export function helperArgvPrefix(
 }
 
 /**
- * True when `path` can be written into a Deno permission flag and a shell
- * script without escaping surprises: absolute, printable ASCII, and free of
- * the list separator `,` and of quotes.
+ * True when `path` can go into a Deno permission flag and a shell script without escaping
+ * surprises: absolute, printable ASCII, free of the list separator `,` and of quotes.
  */
 export function isSafeFlagPath(path: string): boolean {
   return /^\/[A-Za-z0-9._\/@+-]*$/.test(path) && !path.includes("//") && path.length < 4096;

@@ -1,11 +1,9 @@
 /**
- * Makes untrusted text safe to draw in the terminal. sudo's prompt line, a
- * `pi-secret-run` label and any argv can be chosen by the agent, so before
- * they reach the screen every escape sequence (7- and 8-bit CSI, OSC, DCS,
- * …), control character and invisible formatting or bidirectional character
- * is removed (or, for argv, escaped by the modal) and the length is capped.
- * One implementation, used by the session server, the modal, the status panel
- * and every tool call and model text pi draws (`extension/ui/safe_rendering.ts`).
+ * Makes agent-chosen text (sudo's prompt line, a `pi-secret-run` label, argv) safe to draw: every
+ * escape sequence (7- and 8-bit), control, invisible formatting or bidi character is removed (for
+ * argv, escaped by the modal) and the length capped. One implementation for the server, the
+ * modals, the status panel and every tool call and model text pi draws
+ * (`extension/ui/safe_rendering.ts`).
  *
  * @module
  */
@@ -14,9 +12,8 @@
 export const MAX_PROMPT_DISPLAY = 200;
 
 /**
- * Code points that must never reach the terminal as themselves: C0 and C1
- * controls, DEL, and the invisible formatting and bidi characters that could
- * hide or reorder what the human reads.
+ * Code points never drawn as themselves: C0 and C1 controls, DEL, and the invisible formatting
+ * and bidi characters that could hide or reorder what the human reads.
  */
 export function isUnsafeCodePoint(cp: number): boolean {
   return cp < 0x20 ||
@@ -45,10 +42,8 @@ export function sanitizePrompt(prompt: string): string {
 }
 
 /**
- * Untrusted text of many lines (a file the agent writes, an edit, a tool's
- * arguments) made safe to draw: per line as {@link sanitizeUntrusted}, but
- * line breaks and tabs stay and nothing is cut. Lines are cleaned one by one
- * so an unterminated sequence never swallows the lines after it.
+ * Untrusted text of many lines cleaned as {@link sanitizeUntrusted}, keeping line breaks and tabs,
+ * cutting nothing. Per line, so an unterminated sequence never swallows the lines after it.
  */
 export function sanitizeMultiline(text: string): string {
   return text.split("\n").map((line) => {
@@ -62,10 +57,8 @@ export function sanitizeMultiline(text: string): string {
 const STYLING = /^(?:\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\))$/;
 
 /**
- * A line already drawn by a renderer (pi's or another extension's), reduced
- * to what cannot move the cursor or change the terminal: SGR styling and OSC 8
- * links stay, every other sequence and unsafe character goes. The last line
- * of defence when text a renderer took from disk bypassed argument cleaning.
+ * A line a renderer drew, reduced to what cannot move the cursor or change the terminal (styling
+ * and links stay): the last defence when a renderer read text from disk, past argument cleaning.
  */
 export function keepStylingOnly(line: string): string {
   let out = "";

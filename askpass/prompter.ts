@@ -1,21 +1,16 @@
 /**
- * The boundary between the askpass session server and whatever asks the human
- * for the password: the pi modal in production, a scripted prompter in tests.
- *
- * Everything in a {@link PromptRequest} was read by the server from the kernel
- * (`/proc`), never taken from what the requesting process claimed, except
- * `promptText`, which is sudo's prompt line: the agent can choose it with
- * `SUDO_PROMPT`, so it is sanitised and must be shown framed as untrusted.
+ * The contract between the session server and whatever asks the human (pi's modal; a scripted
+ * prompter in tests). A {@link PromptRequest} holds only what the server read from the kernel,
+ * never the requester's claims, except `promptText`: the agent chooses it (`SUDO_PROMPT`), so it
+ * is sanitised and shown framed as untrusted.
  *
  * @module
  */
 
 /**
- * A process the checks could not clear, named in the modal so that the human
- * decides (issue 20: where the product cannot see, it asks): a process that
- * hides its open files (it may hold pi's terminal), or a setuid-root program
- * of the user waiting with no askpass (a password could reach it). Every
- * string is untrusted text from `/proc`, sanitised when drawn.
+ * A process the checks could not clear, named in the modal for the human to decide (issue 20):
+ * one that hides its open files (it may hold pi's terminal), or a setuid-root program of the user
+ * waiting with no askpass (a password could reach it). Strings are untrusted `/proc` text.
  */
 export interface UncheckedProcess {
   readonly pid: number;
@@ -25,26 +20,19 @@ export interface UncheckedProcess {
   readonly started: string;
   /** Its parent: `pid (name)`, or `""` when unknown. */
   readonly parent: string;
-  /** What could not be checked, in a few words. */
+  /** What could not be checked. */
   readonly why: string;
-  /**
-   * What pi proved of where it came from (ADR 0009 §2): `agent`, it descends
-   * from pi (a tool call or a `!` command); `during_call`, it started while
-   * one ran. Absent: nothing proven.
-   */
+  /** Proven origin (ADR 0009 §2): `agent`, descends from pi; `during_call`, started in a call. */
   readonly origin?: "agent" | "during_call";
 }
 
 /** What the modal needs to show for one password request. */
 export interface PromptRequest {
-  /** Random 128-bit request id (hex), for correlation in the audit log. */
+  /** Random 128-bit id (hex), for the audit log. */
   readonly requestId: string;
   /** sudo's argv as read from `/proc/<sudo pid>/cmdline`. */
   readonly sudoArgv: readonly string[];
-  /**
-   * argv of the shell that pi started for the tool call or `!` command that
-   * runs this sudo (from `/proc/<pid>/cmdline`), or `null` when unknown.
-   */
+  /** argv (from `/proc`) of the shell pi started for the call that runs this sudo, or `null`. */
   readonly toolCommand: readonly string[] | null;
   /** sudo's prompt line with control characters removed. Untrusted text. */
   readonly promptText: string;
@@ -59,16 +47,11 @@ export interface PromptRequest {
   /** The processes that could not be checked, as of now (named in the modal). */
   readonly unchecked?: () => readonly UncheckedProcess[];
   /**
-   * Runs the keyboard gate again, now (a terminal was added to those the
-   * modal reads: a locked tmux client's, ADR 0009); false when the request
-   * was refused, and its modal must not be drawn.
+   * Runs the keyboard gate again after a terminal was added (a locked tmux client's, ADR 0009);
+   * false when the request was refused and its modal must not be drawn.
    */
   readonly recheck?: () => Promise<boolean>;
-  /**
-   * What the password approves: `"call"`, the whole tool call or `!`
-   * command (sudo caches it until the call ends, so its later sudos do not
-   * ask); `"sudo"`, this one sudo. Absent: `"sudo"`.
-   */
+  /** Approves the whole `call` (sudo caches it until the call ends) or this `sudo` (default). */
   readonly covers?: "call" | "sudo";
   /** Red lines: ways this sudo may run something its argv does not show (ADR 0006). */
   readonly warnings?: readonly string[];
@@ -76,7 +59,6 @@ export interface PromptRequest {
 
 /** What the "Secret request" modal needs for one `pi-secret-run` request. */
 export interface SecretPromptRequest {
-  /** Random 128-bit request id (hex). */
   readonly requestId: string;
   /** The real argv the root broker will run (program resolved to its real path). */
   readonly argv: readonly string[];
@@ -89,9 +71,8 @@ export interface SecretPromptRequest {
   /** True only when the allowlist allows this exact argv (else the red warning). */
   readonly allowlisted: boolean;
   /**
-   * True when the agent can trace the command (it runs as the user; the
-   * broker keeps it out of the caller's process tree, so only Yama
-   * `ptrace_scope` 0, or no Yama, lets the agent trace it): the modal says so.
+   * True when the agent can trace the command (Yama `ptrace_scope` 0 or no Yama; the broker keeps
+   * it out of the caller's process tree): the modal says so.
    */
   readonly traceable: boolean;
   /** Epoch milliseconds at which the request is denied automatically. */
@@ -101,20 +82,17 @@ export interface SecretPromptRequest {
 }
 
 /**
- * The human's answer. The password is a byte buffer so that the server can
- * zero it once it has been written to the helper; prompters must not keep a
- * copy. A cancel may carry the human's one-line `reply` to the agent, typed
- * in a field of its own (never the password's): the agent reads it in the
- * tool call's result, marked as the user's words.
+ * The human's answer. The password is bytes the server zeroes once written; prompters keep no
+ * copy. A cancel may carry a one-line `reply` to the agent, typed in its own field, never the
+ * password's.
  */
 export type PromptOutcome =
   | { readonly kind: "submit"; readonly password: Uint8Array }
   | { readonly kind: "cancel"; readonly reply?: string };
 
 /**
- * Asks the human. `signal` aborts when the request must end without an
- * answer (deadline, helper or sudo died, session closing); the prompter must
- * then close its UI promptly and resolve `{ kind: "cancel" }`.
+ * Asks the human. When `signal` aborts (deadline, helper or sudo died, session closing) the
+ * prompter must close its UI promptly and resolve `{ kind: "cancel" }`.
  */
 export interface Prompter {
   prompt(request: PromptRequest, signal: AbortSignal): Promise<PromptOutcome>;

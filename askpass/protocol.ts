@@ -1,38 +1,13 @@
 /**
- * Folder `askpass/`: the wire protocol between the helper sudo runs and the
- * session inside pi, that Deno helper, and the pure rules of the exchange
- * (which sudo needs the askpass, the prompter's contract, untrusted text
- * made safe). Imports nothing of ours from outside the folder.
- *
- * This file: the wire protocol, runtime-neutral (plain bytes).
- * One connection carries exactly one exchange: the helper sends a
- * `password_request`, the server answers with `password_delivered`
- * (pi wrote the password into sudo's pipe itself: the helper exits without
- * writing), `password_response` (the password, for the helper to write, only
- * where pi cannot take the pipe) or `password_denied`, and both sides close.
- *
- * Frame layout (all integers big-endian):
- *
- * ```text
- * u32 body length | body = u16 header length | header (UTF-8 JSON) | payload
- * ```
- *
- * The header is a JSON object: `v` (the protocol version), `type`, and the
- * fields of that type, each listed once in {@link MESSAGE_FIELDS}. The
- * payload carries the secret in a response and is empty otherwise, so a
- * secret travels as bytes that both ends can zero.
- *
- * A body is read in this order: its size, the header's JSON and version, then
- * the type and each field.
- *
- * Nothing is signed: any key both ends could hold, the agent could read from
- * its own environment (ADR 0001, amendment of protocol 5). Who may receive a
- * password is decided by the kernel-verified peer checks in
- * `kernel/peer_verification.ts`, and who answers the broker by its check of
- * the socket's owner.
- *
- * Decoding never throws: every function returns a typed result whose failure
- * `reason` is one of {@link PROTOCOL_ERRORS}.
+ * The askpass wire protocol, runtime-neutral. One connection, one exchange: a request, then
+ * `password_delivered` (pi wrote into sudo's pipe itself), `password_response` (the password,
+ * only where pi cannot take the pipe) or `password_denied`, and both sides close.
+ * Frame, big-endian: `u32 body length | u16 header length | header (UTF-8 JSON) | payload`. The
+ * header holds `v`, `type` and the fields in {@link MESSAGE_FIELDS}; the payload carries only a
+ * response's secret, as bytes both ends can zero.
+ * Nothing is signed: the agent could read any key both ends hold (ADR 0001, amendment of
+ * protocol 5); `kernel/peer_verification.ts` decides who gets a password, and the broker checks
+ * the socket's owner. Decoding never throws: failures name one of {@link PROTOCOL_ERRORS}.
  *
  * @module
  */
@@ -45,10 +20,7 @@ export const REQUEST_ID_HEX_LENGTH = 32;
 export const MAX_PROMPT_BYTES = 1024;
 /** sudo reads at most 1023 bytes of an askpass reply (SUDO_CONV_REPL_MAX). */
 export const MAX_PASSWORD_BYTES = 1023;
-/**
- * Largest frame body either side accepts. JSON may write a 1-byte control
- * character of the prompt as 6 bytes, so a 1 KiB prompt can take ~6 KiB.
- */
+/** Largest frame body: JSON spells a control byte in 6, so a 1 KiB prompt can take ~6 KiB. */
 export const MAX_FRAME_BYTES = 8192;
 const LENGTH_PREFIX_BYTES = 4;
 const HEADER_LENGTH_BYTES = 2;
@@ -100,9 +72,8 @@ export interface PasswordRequest {
 }
 
 /**
- * Sent by the root broker (`pi-secret-run`): a program wants a secret on its
- * stdin. `argv` is the real argv the broker will run (program resolved to its
- * real path); `label` is the agent's description (unverified); `proof` names
+ * Sent by the root broker (`pi-secret-run`): a program wants a secret on its stdin. `argv` is
+ * what the broker will run (real program path); `label` is the agent's, unverified; `proof` names
  * the root-owned file the broker created in `/run/pi-sudo-prompt`.
  */
 export interface SecretRequest {
@@ -139,10 +110,7 @@ export interface PasswordDenied {
   readonly reason: DenyReason;
 }
 
-/**
- * Sent by the server: pi has written the password into sudo's pipe itself;
- * the helper exits 0 and writes nothing (docs/adr/0008).
- */
+/** Sent by the server: pi wrote the password into sudo's pipe itself (ADR 0008). */
 export interface PasswordDelivered {
   readonly type: "password_delivered";
   readonly id: string;
@@ -165,9 +133,8 @@ export function newRequestId(): string {
 }
 
 /**
- * Every message's fields, each written once: the encoders write them in this
- * order, the decoders accept exactly these (with `v` and `type`) and check
- * each. A check returns `true`, `false` (`bad_field`) or a more precise reason.
+ * Every message's fields, in encoding order; decoders accept exactly these (with `v` and `type`).
+ * A check returns `true`, `false` (`bad_field`) or a more precise reason.
  */
 const MESSAGE_FIELDS = {
   password_request: { id: isRequestId, prompt: checkPrompt, pid: isPid },
@@ -188,10 +155,8 @@ const MESSAGE_FIELDS = {
   },
 } as const satisfies Record<string, Record<string, (v: unknown) => boolean | ProtocolError>>;
 
-/** The `type` of every message. */
 type MessageType = keyof typeof MESSAGE_FIELDS;
 
-/** Any message, as the encoders take it and the decoders return it. */
 type Message = IncomingRequest | Reply;
 
 /** Encodes a request into a complete frame (length prefix included). */
@@ -219,26 +184,17 @@ export function encodeDenied(id: string, reason: DenyReason): Uint8Array {
   return encodeMessage({ type: "password_denied", id, reason });
 }
 
-/**
- * Decodes and checks a request frame body (without the length prefix):
- * size, version, type, every field and the size caps.
- */
+/** Decodes and checks a request frame body (without the length prefix). */
 export function decodeRequest(body: Uint8Array): Decoded<PasswordRequest> {
   return decodeMessage<PasswordRequest>(body, ["password_request"]);
 }
 
-/**
- * Decodes and checks whichever request a peer sent: a helper's
- * `password_request` or the broker's `secret_request`.
- */
+/** Decodes a helper's `password_request` or the broker's `secret_request`. */
 export function decodeIncoming(body: Uint8Array): Decoded<IncomingRequest> {
   return decodeMessage<IncomingRequest>(body, ["password_request", "secret_request"]);
 }
 
-/**
- * Decodes and checks the server's reply to request `expectedId`. The
- * returned password (if any) is a fresh buffer the caller must zero.
- */
+/** Decodes the reply to request `expectedId`; a returned password is a buffer the caller zeroes. */
 export function decodeReply(body: Uint8Array, expectedId: string): Decoded<Reply> {
   const types = ["password_response", "password_delivered", "password_denied"] as const;
   const decoded = decodeMessage<Reply>(body, types);
@@ -250,24 +206,19 @@ export function decodeReply(body: Uint8Array, expectedId: string): Decoded<Reply
 }
 
 /**
- * Four zero bytes: a frame of length 0, which the server sends to a waiting
- * helper about every {@link KEEPALIVE_INTERVAL_MS} while pi runs. A helper
- * that hears nothing for {@link KEEPALIVE_SILENCE_MS} knows pi is stopped or
- * frozen and gives up, so a stopped pi never hangs the tool call (ADR 0008).
+ * A frame of length 0, sent to a waiting helper while pi runs. A helper that hears none for
+ * {@link KEEPALIVE_SILENCE_MS} gives up, so a stopped pi never hangs the tool call (ADR 0008).
  */
 export const KEEPALIVE: Uint8Array = new Uint8Array(4);
-/** How often the server sends {@link KEEPALIVE} to each waiting helper. */
+/** How often the server sends {@link KEEPALIVE}. */
 export const KEEPALIVE_INTERVAL_MS = 500;
 /** Silence after which the helper stops waiting. */
 export const KEEPALIVE_SILENCE_MS = 6000;
 
 /**
- * Accumulates bytes from a stream until exactly one frame has arrived.
- * Enforces the size cap as soon as the length prefix is known, so a peer
- * cannot make the reader buffer more than {@link MAX_FRAME_BYTES} plus one
- * chunk. Bytes after the frame are an error (one message per connection).
- * With `keepalives`, {@link KEEPALIVE} prefixes before the frame are skipped;
- * without, a zero length is a malformed frame like any other.
+ * Reads one frame from a stream. The size cap applies as soon as the prefix is known, so a peer
+ * cannot make it buffer more than {@link MAX_FRAME_BYTES} plus one chunk; bytes after the frame
+ * are an error. With `keepalives`, {@link KEEPALIVE}s before the frame are skipped.
  */
 export class FrameReader {
   #chunks: Uint8Array[] = [];
@@ -334,11 +285,8 @@ export class FrameReader {
 }
 
 /**
- * Reads exactly one frame from `chunks` (a connection's bytes as they
- * arrive) through a {@link FrameReader}: the body once complete, the
- * reader's failure, or `"closed"` when the peer closed first. Every chunk is
- * copied into the reader and then zeroed, so no copy of the frame is left in
- * the caller's buffers. Shared by the helper and the broker.
+ * One frame from a connection's `chunks`, or `"closed"` when the peer closed first. Each chunk is
+ * copied, then zeroed, so no copy of the frame stays in the caller's buffers.
  */
 export async function readFrame(
   chunks: AsyncIterable<Uint8Array>,
@@ -360,8 +308,6 @@ export async function readFrame(
   return { ok: false, reason: "closed" };
 }
 
-// ---------------------------------------------------------------------------
-
 type Header = Record<string, unknown>;
 
 /** Header (fields in {@link MESSAGE_FIELDS} order), then the payload. */
@@ -381,7 +327,7 @@ function encodeMessage(message: Message): Uint8Array {
   return frame;
 }
 
-/** Decodes a body into one of `types`, or the first reason it is refused (module doc's order). */
+/** Decodes a body into one of `types`, or the first refusal: size, JSON, version, type, fields. */
 function decodeMessage<T extends Message>(
   body: Uint8Array,
   types: readonly T["type"][],
@@ -443,7 +389,7 @@ function checkLabel(v: unknown): boolean {
 }
 
 function isCwd(v: unknown): boolean {
-  // deno-lint-ignore no-control-regex
+  // deno-lint-ignore no-control-regex -- control characters are exactly what is refused
   return typeof v === "string" && v.startsWith("/") && !/[\x00-\x1f\x7f]/.test(v);
 }
 
@@ -452,10 +398,7 @@ function isSecretArgv(v: unknown): boolean {
     v.every((a) => typeof a === "string" && !a.includes("\0"));
 }
 
-/**
- * Why `password` cannot be sent (too long, or a line break or NUL in it);
- * `undefined` when it can.
- */
+/** Why `password` cannot be sent (too long, a line break or NUL), or `undefined`. */
 export function passwordProblem(password: Uint8Array): ProtocolError | undefined {
   if (password.length > MAX_PASSWORD_BYTES) return PROTOCOL_ERRORS.PASSWORD_TOO_LONG;
   if (password.some((b) => b === 0x0a || b === 0x0d || b === 0)) {

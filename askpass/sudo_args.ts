@@ -1,17 +1,11 @@
 /**
- * Decides whether a sudo invocation needs `-A` added so that sudo asks the
- * askpass helper. This is the reference implementation; the shell scanner in
- * `shell_injection.ts` is what runs inside tool calls, and tests (including
- * property-based ones against a model of sudo's own parser) keep the two in
- * step.
- *
- * It reads the options the way sudo 1.9 does (`parse_args.c`, glibc
- * `getopt_long`): short options `+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv`;
- * long options by full name or any unambiguous prefix (`--std` is
- * `--stdin`); `VAR=value` words between options are environment settings and
- * option parsing goes on after them; a bare `-h` takes a following plain word
- * as the remote host. Scanning stops at `--` or at the first word of the
- * command (whose own `-S` is not sudo's).
+ * Whether a sudo invocation needs `-A` added so that sudo asks the askpass helper: the reference
+ * for the shell scanner in `shell_injection.ts`, kept in step by tests (property-based ones
+ * against a model of sudo's parser). Options are read as sudo 1.9 does (`parse_args.c`, glibc
+ * `getopt_long`): short options `+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv`; long options by
+ * full name or unambiguous prefix (`--std` is `--stdin`); `VAR=value` words between options do
+ * not end them; a bare `-h` takes a following plain word as the host. Scanning stops at `--` or
+ * at the command's first word (whose own `-S` is not sudo's).
  *
  * @module
  */
@@ -19,7 +13,7 @@
 /** Short options that take a value (attached, or as the next argument). */
 export const SUDO_SHORT_WITH_VALUE = "aCcDgpRrTtUu";
 
-/** sudo's long options: name and whether it takes a value (`r` required, `o` optional, `n` none). */
+/** sudo's long options and their value: `r` required, `o` optional, `n` none. */
 export const SUDO_LONG_OPTIONS: readonly (readonly [string, "n" | "r" | "o"])[] = [
   ["askpass", "n"],
   ["auth-type", "r"],
@@ -70,26 +64,18 @@ function isEnvAssignment(word: string): boolean {
 /** What sudo makes of the options in front of its command (see the module comment). */
 export interface SudoOptionScan {
   /**
-   * `-A`/`--askpass` or `-S`/`--stdin` is among the options, also inside
-   * combined short flags (`-nS`) and as an abbreviated long option: the sudo
-   * already chooses its password source, so the wrapper adds no `-A` (sudo
-   * refuses `-A` with `-S`). Arguments sudo itself would reject may get
-   * either answer.
+   * `-A`/`--askpass` or `-S`/`--stdin` is given (also as `-nS` or a prefix): sudo already has a
+   * password source, so the wrapper adds no `-A` (sudo refuses `-A` with `-S`).
    */
   readonly passwordSource: boolean;
   /**
-   * sudo's `ignore_ticket` at the end of option parsing: `-k` /
-   * `--reset-timestamp` set it, a later `-K` / `--remove-timestamp` clears
-   * it again (`parse_args.c`). Set means sudo neither uses nor creates a
-   * cached credential for this call.
+   * sudo's `ignore_ticket` after parsing: set by `-k`, cleared by a later `-K` (`parse_args.c`).
+   * When set, sudo neither uses nor creates a cached credential for this call.
    */
   readonly resetTimestamp: boolean;
   /** `-s`/`--shell`: root runs `$SHELL` from the command's environment. */
   readonly shell: boolean;
-  /**
-   * `-E`/`--preserve-env` (`true`: everything) or `--preserve-env=LIST` (the
-   * names); undefined when neither is given.
-   */
+  /** `-E`/`--preserve-env` (`true`: everything) or `--preserve-env=LIST` (the names). */
   readonly preserveEnv: true | readonly string[] | undefined;
   /** `VAR=value` words among the options: set in root's environment. */
   readonly assignments: readonly string[];
@@ -100,11 +86,8 @@ export interface SudoOptionScan {
 }
 
 /**
- * Reads the options the way sudo does and reports the ones this product
- * cares about. Scanning stops at `--` or at the first word of the command;
- * the values of options (`-u -k`, `-p -A`, `-hk`) are skipped, so they never
- * count as flags. Arguments sudo itself would reject may get any answer:
- * such a sudo never prompts.
+ * Reads the options as sudo does. Option values (`-u -k`, `-p -A`, `-hk`) never count as flags;
+ * arguments sudo itself would reject may get any answer: such a sudo never prompts.
  */
 export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
   let passwordSource = false;
@@ -152,7 +135,6 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
           break;
         }
         if (c === "h") {
-          // A bare -h takes the next plain word as the host.
           const next = args[i + 1];
           if (
             arg === "-h" && next !== undefined && !next.startsWith("-") && !isEnvAssignment(next)
@@ -166,7 +148,7 @@ export function scanSudoOptions(args: readonly string[]): SudoOptionScan {
       assignments.push(arg); // VAR=value: sudo keeps reading options
       continue;
     }
-    commandIndex = i; // the command starts here
+    commandIndex = i;
     break;
   }
   return {

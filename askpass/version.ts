@@ -1,7 +1,6 @@
 /**
- * The package version, kept equal to `package.json` and `deno.json` (a test
- * checks all three). The wire protocol has its own number,
- * `PROTOCOL_VERSION` in `protocol.ts`, which changes only when the frames do.
+ * The package version, equal to `package.json` and `deno.json` (a test checks all three). The
+ * wire protocol has its own, `PROTOCOL_VERSION` in `protocol.ts`.
  *
  * @module
  */

@@ -1,27 +1,11 @@
 #!/usr/bin/env node
 /**
- * `pi-sudo-prompt <command>`: the package's command-line tools, runnable from
- * an npm install as well as from a checkout.
+ * `pi-sudo-prompt <command>`: the package's command-line tools, from an npm install or a checkout.
  *
- * - `doctor [--json] [--explain REASON]`: the checks of `/sudo-prompt doctor`, outside pi,
- *   or what a refusal named in one of pi's notices means.
- * - `audit verify [path]` | `audit tail [n] [path]`: the audit log.
- * - `status`: the installed broker, the allowlist and the audit log's last entries.
- * - `allowlist suggest ARGV_JSON` | `allowlist check LINE ARGV_JSON`: `/sudo-prompt allow`'s steps.
- * - `install`: checks this copy and registers it with pi (`pi install`).
- * - `uninstall`: `pi remove` for this copy, and the root broker if installed.
- *
- * Plain JavaScript on purpose: Node refuses to strip TypeScript types under
- * `node_modules` (`ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING`), so this file
- * loads the tools' `.ts` modules through a load hook that strips the types of
- * this package's own files with `node:module`'s `stripTypeScriptTypes`. The
- * code that runs is the same `.ts` a reviewer reads; nothing is built at pack
- * time. Needs Node ≥ 22.19, the version pi needs (checked first, in one line).
- *
- * Its own lines (the usage, an unknown command, a too-old Node) stay English
- * whatever the language: this file imports nothing of ours outside `bin/`
- * (`docs/design.md` §1), and an old Node could not load the TypeScript tables
- * of `shared/i18n/` anyway. The tools it loads speak the user's language.
+ * Plain JavaScript: Node refuses to strip types under `node_modules`
+ * (`ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING`), so a load hook strips this package's own `.ts`
+ * with `stripTypeScriptTypes`; the code that runs is the `.ts` a reviewer reads. Its own lines stay
+ * English: it imports nothing of ours outside `bin/` (`docs/design.md` §1).
  *
  * @module
  */
@@ -57,8 +41,7 @@ async function main() {
   }
   const { registerHooks, stripTypeScriptTypes } = await import("node:module");
   const packageRoot = new URL("../", import.meta.url).href;
-  // stripTypeScriptTypes warns that it is experimental, once per process;
-  // every other warning still prints.
+  // Drops ExperimentalWarnings (stripTypeScriptTypes warns once); every other warning prints.
   process.removeAllListeners("warning");
   process.on("warning", (w) => {
     if (w.name !== "ExperimentalWarning") console.error(`${w.name}: ${w.message}`);
@@ -81,8 +64,7 @@ async function main() {
   await import(new URL(entry, import.meta.url).href);
 }
 
-// Run only as the program (npm links it as `pi-sudo-prompt`), not when a test
-// imports nodeVersionProblem.
+// Run only as the program, not when imported.
 if (process.argv[1] && pathToFileURL(realpathSync(process.argv[1])).href === import.meta.url) {
   const code = await main();
   if (code !== undefined) process.exitCode = code;

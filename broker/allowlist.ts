@@ -1,39 +1,14 @@
 /**
- * The allowlist of argument shapes (docs/design.md §5): its grammar, the matcher the
- * root broker applies to the real argv, the helpers of the
- * `/sudo-prompt allow` flow, and the one function that reads the file.
+ * The allowlist of argument shapes (docs/design.md §5, docs/pi-secret-run.md): its grammar, the
+ * matcher the root broker applies to the real argv, the `/sudo-prompt allow` helpers, and
+ * {@link checkAllowlistFile}, the only function that does I/O. Runtime-neutral (Deno and Node).
  *
- * Runtime-neutral: it runs in the root Deno broker and in pi's Node. Parsing
- * and matching are pure; only {@link checkAllowlistFile} does I/O.
- *
- * ## Grammar
- *
- * One entry a line: the real absolute path of the program, then the exact
- * argument shape, separated by spaces (a tab counts as a space; runs of them
- * are one separator; leading and trailing ones are ignored).
- *
- * ```text
- * # comments are lines whose first non-blank character is "#"
- * /usr/bin/keepassxc-cli show -q -t <db> <entry>
- * ```
- *
- * - A line that is empty or only spaces is ignored.
- * - A line whose first non-blank character is `#` is a comment. There are no
- *   trailing comments: inside an argument `#` is an ordinary character
- *   (`a#b`), and an argument that *starts* with `#` is refused as malformed
- *   (it is almost always a trailing comment that would otherwise silently
- *   become literal arguments).
- * - A marker `<name>` (name: `[a-z][a-z0-9_-]*`) matches exactly one argv
- *   element that is non-empty and does not start with `-`. Matching works on
- *   the argv array, so a path with spaces is one argument. Two markers with
- *   the same name are independent (they need not be equal).
- * - Any other word is a literal and matches only itself.
- * - No globs, no shell expansion, no quotes, no escapes, no optional
- *   arguments: the argv must have exactly as many arguments as the shape.
- *
- * **Fail closed:** one malformed line ({@link ALLOWLIST_SYNTAX_ERRORS}) makes
- * the whole file count as an empty list, and the reason and 1-based line
- * number are reported.
+ * Grammar: one entry a line, the real absolute program path then the exact argument shape,
+ * separated by spaces or tabs; blank lines and lines whose first non-blank is `#` are skipped.
+ * A marker `<name>` matches one non-empty argument not starting with `-` (same-named markers are
+ * independent); any other word matches only itself. No globs, quotes, escapes or optional
+ * arguments. An argument starting with `#` is refused: it is almost always a trailing comment.
+ * Fail closed: one malformed line ({@link ALLOWLIST_SYNTAX_ERRORS}) makes the file count as empty.
  *
  * @module
  */
@@ -46,17 +21,15 @@ import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 export const MAX_ALLOWLIST_BYTES = 64 * 1024;
 
 /**
- * Why a line of the allowlist is malformed (the whole file then counts as empty):
+ * Why a line is malformed (the whole file then counts as empty):
  * - `relative_path`: the program path does not start with `/`.
- * - `bad_path`: the program path has an empty, `.` or `..` component (`//`, a trailing `/`,
- *   `/./`, `/../`), or a `<`/`>`.
- * - `control_character`: a control, invisible formatting or non-ASCII space character
- *   anywhere in the file, `\r` of a CRLF file included.
- * - `empty_marker`: `<>`.
- * - `bad_marker`: `<…>` whose name is not `[a-z][a-z0-9_-]*`.
+ * - `bad_path`: the program path has an empty, `.` or `..` component, or a `<`/`>`.
+ * - `control_character`: a control, invisible formatting or non-ASCII space character anywhere
+ *   in the file (a CRLF's `\r` too).
+ * - `empty_marker`: `<>`; `bad_marker`: a marker name not `[a-z][a-z0-9_-]*`.
  * - `bad_literal`: a literal containing `<` or `>`.
- * - `misplaced_comment`: an argument starting with `#` (comments are whole lines only).
- * - `not_utf8`: the file is not valid UTF-8 (reported by {@link checkAllowlistFile}).
+ * - `misplaced_comment`: an argument starting with `#`.
+ * - `not_utf8`: the file is not valid UTF-8.
  */
 export const ALLOWLIST_SYNTAX_ERRORS = reasons(
   "relative_path",
@@ -95,10 +68,9 @@ export type ParseResult = Result<
 const SYNTAX = ALLOWLIST_SYNTAX_ERRORS;
 
 /**
- * Characters refused anywhere: control (Cc, except tab, a separator),
- * formatting (Cf: bidi overrides, zero-width…), lone surrogates (Cs), line
- * and paragraph separators, and every space other than U+0020 (an NBSP would
- * make one argument look like two).
+ * Refused anywhere: controls (tab aside, a separator), formatting (bidi, zero-width), lone
+ * surrogates, line/paragraph separators, and any space but U+0020 (an NBSP would make one
+ * argument look like two).
  */
 const FORBIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Zs}]/u;
 const MARKER_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -123,7 +95,6 @@ function programPathError(path: string): AllowlistSyntaxError | undefined {
   return undefined;
 }
 
-/** Whether `arg` can be written as a literal word. */
 function isLiteralWord(arg: string): boolean {
   return arg !== "" && !hasForbidden(arg, false) && !arg.includes("<") && !arg.includes(">") &&
     !arg.startsWith("#");
@@ -139,7 +110,6 @@ type LineResult =
   | { readonly kind: "entry"; readonly entry: AllowlistEntry }
   | { readonly kind: "error"; readonly reason: AllowlistSyntaxError };
 
-/** Parses one line (without its `\n`). */
 function parseLine(raw: string): LineResult {
   if (hasForbidden(raw, true)) return { kind: "error", reason: SYNTAX.CONTROL_CHARACTER };
   const w = raw.split(/[ \t]+/).filter((word) => word !== "");
@@ -165,10 +135,7 @@ function parseLine(raw: string): LineResult {
   return { kind: "entry", entry: { program, args } };
 }
 
-/**
- * Parses allowlist text, lines separated by `\n` (grammar in the module doc):
- * the first malformed line fails the whole list (fail closed). Never throws.
- */
+/** Parses `\n`-separated allowlist text; one malformed line fails it all. Never throws. */
 export function parseAllowlist(text: string): ParseResult {
   const entries: AllowlistEntry[] = [];
   const lines = text.split("\n");
@@ -180,7 +147,6 @@ export function parseAllowlist(text: string): ParseResult {
   return { ok: true, entries };
 }
 
-/** Whether one entry matches `argv` exactly. */
 function matchEntry(entry: AllowlistEntry, argv: readonly string[]): boolean {
   if (argv.length !== entry.args.length + 1 || argv[0] !== entry.program) return false;
   for (let i = 0; i < entry.args.length; i++) {
@@ -193,20 +159,16 @@ function matchEntry(entry: AllowlistEntry, argv: readonly string[]): boolean {
 }
 
 /**
- * Whether some entry allows `argv` exactly: argv[0] (the real absolute path of
- * the program, symlinks already resolved by the caller) equals the entry's
- * program, argv has exactly one argument per token, literals are equal, and
- * each marker's argument is non-empty and does not start with `-`.
- * Never throws.
+ * Whether some entry allows `argv` exactly (argv[0]: the real program path, symlinks already
+ * resolved by the caller). Never throws.
  */
 export function matchArgv(entries: readonly AllowlistEntry[], argv: readonly string[]): boolean {
   return entries.some((entry) => matchEntry(entry, argv));
 }
 
 /**
- * The allowlist line of an entry, words separated by one space. For every
- * entry produced by {@link parseAllowlist}, parsing the result gives back an
- * equal entry (hand-built entries outside the grammar give a malformed line).
+ * An entry's allowlist line, single-spaced. Parsing it gives back an equal entry for entries from
+ * {@link parseAllowlist}; a hand-built entry outside the grammar gives a malformed line.
  */
 export function formatEntry(entry: AllowlistEntry): string {
   const shape = entry.args.map((t) => t.kind === "marker" ? `<${t.name}>` : t.value);
@@ -214,15 +176,11 @@ export function formatEntry(entry: AllowlistEntry): string {
 }
 
 /**
- * Why the `/sudo-prompt allow` helpers refuse a shape or an append:
- * - `no_program`: the argv is empty.
- * - `bad_program`: argv[0] is not a valid program path for an entry; see `syntax`.
- * - `unrepresentable_argument`: an argument can be neither a literal nor matched by a marker; see `index`.
- * - `not_one_entry`: the text is blank, a comment, or more than one line.
- * - `malformed`: the shape line is malformed; see `syntax`.
- * - `does_not_match`: the shape does not match the argv it was made for.
- * - `existing_malformed`: the existing allowlist text is malformed; see `syntax` and `line`.
- * - `too_large`: the new text would exceed {@link MAX_ALLOWLIST_BYTES}.
+ * Why the `/sudo-prompt allow` helpers refuse a shape or an append: `no_program` (empty argv),
+ * `bad_program` (argv[0]; see `syntax`), `unrepresentable_argument` (no literal or marker can match
+ * argument `index`), `not_one_entry` (blank, a comment, or several lines), `malformed` and
+ * `existing_malformed` (the shape, or the existing text; see `syntax`, `line`), `does_not_match`
+ * (not the argv it was made for), `too_large` (over {@link MAX_ALLOWLIST_BYTES}).
  */
 export const SHAPE_ERRORS = reasons(
   "no_program",
@@ -278,19 +236,11 @@ export type AppendResult =
   };
 
 /**
- * The editable starting point of `/sudo-prompt allow` for `argv` (argv[0] is
- * the real absolute program path): a full allowlist line.
- *
- * - `…/keepassxc-cli show -q -t [more…] DB ENTRY` suggests
- *   `…/keepassxc-cli show -q -t [more…] <db> <entry>` when DB and ENTRY can
- *   be matched by a marker.
- * - Otherwise every argument is kept as it is; no guess is made about which
- *   options are safe.
- * - An argument that cannot be written as a literal (empty, with a space or a
- *   forbidden character, a `<`/`>`, or starting with `#`) becomes the marker
- *   `<argN>` (N = its argv index) when a marker can match it; when none can
- *   (empty, or starting with `-`), no line can allow this argv and the result
- *   is `unrepresentable_argument` with that index.
+ * The editable starting point of `/sudo-prompt allow` for `argv` (argv[0]: the real program path).
+ * `keepassxc-cli show -q -t … DB ENTRY` suggests `<db> <entry>` for the last two when a marker can
+ * match them. Otherwise every argument is kept as is (no guess at which options are safe); one
+ * that cannot be a literal becomes `<argN>` (N: its index), or, when no marker can match it either
+ * (empty, or starting with `-`), the result is `unrepresentable_argument`.
  */
 export function suggestShape(argv: readonly string[]): SuggestResult {
   if (argv.length === 0) return { ok: false, reason: SHAPE_ERRORS.NO_PROGRAM };
@@ -326,12 +276,9 @@ function parseSingleEntry(
 }
 
 /**
- * Checks the shape edited in `/sudo-prompt allow` against the argv that was
- * shown: `shapeLine` must be exactly one valid entry line (spaces and
- * newlines around it are trimmed, e.g. an editor's final newline; a line
- * break inside is refused), and that entry must match `argv`. On success
- * returns the entry and its normalised line, to show in the confirmation and
- * to pass to {@link appendEntryText}.
+ * Checks the shape edited in `/sudo-prompt allow`: exactly one valid entry line (outer blanks and
+ * newlines trimmed, e.g. an editor's final newline) that matches the `argv` shown. Returns the
+ * entry and its normalised line, for the confirmation and {@link appendEntryText}.
  */
 export function checkShape(shapeLine: string, argv: readonly string[]): ShapeCheck {
   const r = parseSingleEntry(shapeLine);
@@ -341,13 +288,10 @@ export function checkShape(shapeLine: string, argv: readonly string[]): ShapeChe
 }
 
 /**
- * The new allowlist text with one entry appended, for `/sudo-prompt allow` to
- * write through sudo. `existingText` is kept byte for byte (comments
- * included); a `\n` is added first when it does not end with one, then the
- * normalised entry line and a final `\n`. Refused when `entryLine` is not
- * exactly one valid entry, when the existing text is malformed (the file
- * would still count as empty), or when the result would be over
- * {@link MAX_ALLOWLIST_BYTES}.
+ * The new allowlist text with one entry appended, for `/sudo-prompt allow` to write through sudo:
+ * `existingText` byte for byte, a `\n` if it lacks one, the normalised line and a `\n`. Refused
+ * when `entryLine` is not one valid entry, when the existing text is malformed (the file would
+ * still count as empty), or when the result exceeds {@link MAX_ALLOWLIST_BYTES}.
  */
 export function appendEntryText(existingText: string, entryLine: string): AppendResult {
   const r = parseSingleEntry(entryLine);
@@ -367,17 +311,13 @@ export function appendEntryText(existingText: string, entryLine: string): Append
 }
 
 /**
- * Why {@link checkAllowlistFile} treats the allowlist as an empty list:
- * - `bad_path`: the path given is not absolute and normalised.
- * - `missing`: the file (or one of its directories) does not exist.
- * - `symlink`: the file is a symbolic link (never followed).
- * - `not_regular`: the file is not a regular file (directory, device, FIFO, socket).
- * - `not_root_owned`: the file is not owned by root.
- * - `writable_by_others`: the file is writable by its group or by others.
- * - `unsafe_parent`: a directory on the way to `/` is a symlink, not root-owned, or group/other writable.
- * - `too_large`: the file is larger than {@link MAX_ALLOWLIST_BYTES}.
- * - `unreadable`: the file could not be opened or read, or changed while it was checked.
- * - `malformed`: a line is malformed; see `syntax` and `line`.
+ * Why {@link checkAllowlistFile} treats the allowlist as empty:
+ * - `bad_path`: the path is not absolute and normalised; `missing`: it or a directory is absent.
+ * - `symlink` (never followed), `not_regular`, `not_root_owned`: what the file is.
+ * - `writable_by_others`: group- or other-writable; `too_large`: over {@link MAX_ALLOWLIST_BYTES}.
+ * - `unsafe_parent`: a directory up to `/` is a symlink, not root's, or group/other writable.
+ * - `unreadable`: it could not be opened or read, or changed while it was checked.
+ * - `malformed`: a malformed line (see `syntax`, `line`).
  */
 export const ALLOWLIST_FILE_REFUSALS = reasons(
   "bad_path",
@@ -417,17 +357,14 @@ export type AllowlistFileResult =
 /** Options of {@link checkAllowlistFile}. */
 export interface AllowlistFileOptions {
   /**
-   * TEST-ONLY. The uid the file must be owned by, and (besides root) a uid
-   * its directories may be owned by. Defaults to 0 (root) — the only value
-   * production code may use. It exists so tests running without root can
-   * exercise the ownership and directory rules on files they create.
+   * TEST-ONLY: the uid the file (and, besides root, its directories) must be owned by, so tests
+   * without root can exercise these rules. Default 0 (root): the only value production may use.
    */
   readonly ownerUid?: number;
 }
 
 const REFUSE = ALLOWLIST_FILE_REFUSALS;
 
-/** Group- or other-writable mode bits. */
 const GROUP_OTHER_WRITE = 0o022n;
 
 /** Decodes UTF-8 strictly; on failure, the 1-based line holding the first bad byte. */
@@ -436,8 +373,7 @@ function decodeUtf8(bytes: Uint8Array): { ok: true; text: string } | { ok: false
   try {
     return { ok: true, text: strict.decode(bytes) };
   } catch {
-    // Only to name the line: a newline byte is never inside a multi-byte
-    // sequence, so each line decodes on its own.
+    // Only to name the line: `\n` is never inside a multi-byte sequence, so lines decode alone.
     for (let start = 0, line = 1; start <= bytes.length; line++) {
       const newline = bytes.indexOf(0x0a, start);
       const end = newline < 0 ? bytes.length : newline;
@@ -453,25 +389,10 @@ function decodeUtf8(bytes: Uint8Array): { ok: true; text: string } | { ok: false
 }
 
 /**
- * Reads and validates the allowlist file at `path` (normally
- * `ALLOWLIST_PATH`). Any `ok: false` result means "counts as an empty list".
- * Symlinks are never followed. Checks, first failure reported:
- *
- * 1. `path` is absolute and normalised (`bad_path`).
- * 2. `lstat(path)`: exists (`missing`), is not a symlink (`symlink`), is a
- *    regular file (`not_regular`), is owned by uid 0 (`not_root_owned`), has
- *    no group/other write bit (`writable_by_others`; a POSIX ACL granting
- *    write shows in the group bits), is at most {@link MAX_ALLOWLIST_BYTES}
- *    (`too_large`).
- * 3. Every directory from its parent up to `/` is a real directory (not a
- *    symlink), owned by root, without group/other write (`unsafe_parent`; a
- *    sticky world-writable directory such as `/tmp` is unsafe).
- * 4. Opened with `O_NOFOLLOW|O_NONBLOCK`; `fstat` must show the same file
- *    (device and inode) and pass step 2 again; at most the size cap is read
- *    (`unreadable`, `too_large`).
- * 5. Strict UTF-8 and {@link parseAllowlist} (`malformed`, with line and syntax).
- *
- * Never throws.
+ * Reads and validates the allowlist file at `path` (normally `ALLOWLIST_PATH`); any refusal means
+ * "counts as empty". Never follows a symlink, never throws. A POSIX ACL granting write shows in the
+ * group bits; a sticky world-writable directory such as `/tmp` is unsafe. The opened file's `fstat`
+ * must show the same device and inode and pass the checks again; at most the size cap is read.
  */
 export async function checkAllowlistFile(
   path: string,

@@ -1,13 +1,9 @@
 /**
- * `allowlist-append ENTRY` (root, through sudo, from `/sudo-prompt allow`):
- * appends ONE entry to the allowlist. The entry must be one line, without any
- * control character, and valid in the very grammar the broker and the
- * extension parse (`appendEntryText` in `allowlist.ts`); the existing file
- * must pass the same checks the broker applies (root-owned, not writable by
- * others, root-owned directories, well-formed), so an append can never turn
- * the list into one that counts as empty. It never follows a symlink, never
- * creates the file, and keeps comments, owner and mode (it only appends).
- * Refusals: one line on stderr, exit status 1.
+ * `allowlist-append ENTRY` (root, through sudo, from `/sudo-prompt allow`): appends one entry,
+ * valid in the very grammar the broker parses (`appendEntryText`), to an allowlist that passes
+ * the broker's checks, so an append can never make the list count as empty. It never follows a
+ * symlink, never creates the file, and keeps comments, owner and mode. Refusals: one line on
+ * stderr, exit status 1.
  *
  * @module
  */

@@ -1,11 +1,8 @@
 /**
- * The one rule the root broker applies before a secret request is shown
- * without the red warning: the allowlist file is safe and its entries match
- * the argv exactly, and the program itself is protected (root-owned, not
- * writable by group/other, in root-owned directories that are not writable
- * by others), so the agent cannot swap the binary behind an approved path.
- * pi shows the broker's verdict: it has verified the broker through the
- * kernel, and the broker is root running root-owned files.
+ * The rule the root broker applies before a secret request shows without the red warning: a safe
+ * allowlist matches the argv exactly, and the program is protected (root's, in root's
+ * directories), so the agent cannot swap the binary behind an approved path. Why pi shows the
+ * broker's verdict: ADR 0002, point 3 (amended, issue 35).
  *
  * @module
  */

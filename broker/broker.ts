@@ -1,28 +1,9 @@
 /**
- * Folder `broker/`: the allowlist, the root broker, `pi-secret-run` and the
- * installer.
- *
- * The root broker behind `pi-secret-run` (docs/design.md §5, ADR 0002). Run by `sudo -n`
- * through the root-owned launcher, from root-owned files only. It trusts
- * nothing from its caller but `SUDO_UID`/`SUDO_GID` and what the kernel says
- * (`/proc`, `SO_PEERCRED`); every argument is checked. It:
- *
- * 1. checks its caller (never root) and that its parent is the caller's sudo;
- *    watches that parent and stops when it dies (until the consumer runs);
- * 2. claims one of {@link MAX_BROKERS_PER_UID} slots of the caller: a locked
- *    proof file in `/run/pi-sudo-prompt`, removed on every exit (stale ones of
- *    dead brokers are swept);
- * 3. resolves the working directory and the program AS THE CALLER (a dropped
- *    `setpriv` child), so root never enters or reveals a path for them;
- * 4. checks the socket path, connects, and before sending a byte checks the
- *    server's `SO_PEERCRED`: the caller's uid and an ancestor of this broker;
- * 5. asks pi for the secret, then starts the program as the caller (uid, gid,
- *    the groups the caller holds now, clean environment) through `setpriv`,
- *    entering the directory only after the drop, writes the secret to a
- *    root-made stdin pipe, and relays the exit status.
- *
- * The secret is never in argv, the environment or a file. Every refusal is
- * one line on stderr ({@link BROKER_REFUSALS}) and exit status 125.
+ * The root broker behind `pi-secret-run` (docs/design.md §5, ADR 0002), run by `sudo -n` through
+ * the root-owned launcher, from root-owned files only. It trusts nothing from its caller but
+ * `SUDO_UID`/`SUDO_GID` and the kernel (`/proc`, `SO_PEERCRED`). Its steps, and the check of each
+ * input: ADR 0002, point 2. The secret is never in argv, the environment or a file. Every refusal
+ * is one line on stderr ({@link BROKER_REFUSALS}) and exit status 125.
  *
  * @module
  */
@@ -89,10 +70,9 @@ function exit(code: number): never {
 }
 
 /**
- * One line on stderr, then exit. The write never waits: a caller whose
- * stderr is a full pipe nobody reads gets a lost line, not a broker stuck as
- * root (a stuck broker would outlive its sudo). The descriptor's flags are
- * put back for the caller's other users of it.
+ * One line on stderr, then exit. The write never waits: a full stderr pipe nobody reads loses the
+ * line rather than keep a root broker stuck past its sudo. The descriptor's flags are put back for
+ * the caller's other users of it.
  */
 function refuse(reason: string): never {
   const line = encoder.encode(`pi-secret-broker: ${reason}\n`);
@@ -104,9 +84,8 @@ function refuse(reason: string): never {
 }
 
 /**
- * A `/proc` file through libc (Deno allows `/proc` only to `-A`), read to its
- * end: `""` when unreadable; a refusal when longer than the cap, so no
- * decision is ever made on a prefix (a `Groups:` line cut mid-number).
+ * A `/proc` file through libc (Deno allows `/proc` only to `-A`), whole: `""` when unreadable;
+ * over the cap, a refusal, so nothing is decided on a prefix (a `Groups:` line cut mid-number).
  */
 function readProc(path: string): string {
   const fd = libc.open(encoder.encode(`${path}\0`), 0o2000000 /* O_RDONLY|O_CLOEXEC */);
@@ -143,10 +122,9 @@ function caller(): { uid: number; gid: number } {
 }
 
 /**
- * The parent must be sudo with the caller as real uid. sudo itself already
- * switched to root's groups, so the caller's current groups are read from
- * the process that ran sudo (its parent), while it still is sudo's parent:
- * not from `/etc/group`, which would restore groups a sandbox dropped.
+ * The parent must be sudo with the caller as real uid. The caller's groups come from the process
+ * that ran sudo (sudo already holds root's), while it is still sudo's parent: never from
+ * `/etc/group`, which would restore groups a sandbox dropped.
  */
 function sudoParent(uid: number): { sudo: number; invoker: number; groups: number[] } {
   const sudo = libc.getppid();
@@ -180,10 +158,9 @@ function watchParent(sudo: number): void {
 }
 
 /**
- * Claims a slot: under a lock on `<proof dir>/.lock`, removes proof files no
- * live broker holds (each broker keeps an exclusive lock on its own), counts
- * the caller's, and creates ours (`id=`, `pid=`, `uid=`). Only root can
- * write here, so the proof also shows pi that root made the request.
+ * Claims a slot under the caller's lock: sweeps proof files no live broker holds locked, counts
+ * the caller's, and creates ours (`id=`, `pid=`, `uid=`). Only root can write here, so the proof
+ * also shows pi that root made the request.
  */
 async function claimSlot(uid: number, id: string): Promise<void> {
   await Deno.mkdir(PROOF_DIR, { mode: 0o711 }).catch((e) => {
@@ -235,12 +212,9 @@ function dropTo(who: { uid: number; gid: number }, groups: number[]): string[] {
 }
 
 /**
- * As the caller: enters `cwd` (which must be the real path the caller is in),
- * resolves the program to an executable regular file, and checks the socket
- * path: a socket (not a symlink) the caller owns, in a directory (not a
- * symlink) the caller owns with no access for others. Root looks at none of
- * these paths, so its answers cannot tell whether a root-only path exists;
- * errors name only what the caller gave or could see itself.
+ * As the caller, so root's answers never reveal whether a root-only path exists: enters `cwd`
+ * (which must be its real path), resolves the program to an executable regular file, and checks
+ * the socket: the caller's, in a caller-owned directory closed to others, neither a symlink.
  */
 async function resolveAsCaller(
   drop: string[],
@@ -274,9 +248,8 @@ async function resolveAsCaller(
 }
 
 /**
- * The path may have been swapped since {@link resolveAsCaller}: whoever serves
- * the connected socket must have the caller's uid (`SO_PEERCRED`) and be an
- * ancestor of this broker (the pi that ran `pi-secret-run`).
+ * The socket path may have been swapped since {@link resolveAsCaller}: its server must have the
+ * caller's uid (`SO_PEERCRED`) and be an ancestor of this broker (the pi that ran `pi-secret-run`).
  */
 async function checkPeer(socket: Socket, uid: number, invoker: number): Promise<number> {
   const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd ?? -1;
@@ -329,11 +302,9 @@ async function askSession(
 }
 
 /**
- * The socket's chunks as they arrive, for {@link readFrame}, ending when it
- * closes. Not the stream's own async iterator: stopping that one early
- * destroys the socket and can emit an error, which here means "closed". At
- * most two frames' worth of bytes wait unread; past that it ends (the reader
- * has refused the frame by then).
+ * The socket's chunks for {@link readFrame}, ending at close. Not the stream's own iterator:
+ * stopping it early destroys the socket and can emit an error, which here means "closed". Ends
+ * once two frames' worth wait unread (the reader has refused the frame by then).
  */
 function chunksOf(socket: Socket): AsyncIterable<Uint8Array> {
   const queue: Uint8Array[] = [];
@@ -379,15 +350,10 @@ function chunksOf(socket: Socket): AsyncIterable<Uint8Array> {
 }
 
 /**
- * The keeper, a root `sh` started by {@link runConsumer}: it goes into the
- * background of a shell that exits at once, so it is orphaned and leaves the
- * caller's process tree, and runs the consumer as its own child there. With
- * Yama `ptrace_scope` 1 a process may trace only its descendants, so the
- * agent, no longer an ancestor, cannot trace the consumer and read the secret
- * on its stdin (docs/adr/0008). It refuses to go on when it lands under a
- * subreaper that is not pi or above it (the agent can make itself one). On
- * fd 4 (the status FIFO) it writes `started CHILD KEEPER`, then `exit N`;
- * or `unsafe PARENT`. It passes SIGTERM, SIGINT and SIGHUP on to the child.
+ * The keeper, a root `sh` started by {@link runConsumer}: orphaned out of the caller's process
+ * tree, it runs the consumer as its child, so with Yama `ptrace_scope` 1 the agent cannot trace it
+ * (ADR 0008). It refuses under a subreaper that is not pi or above it. On fd 4 (the status FIFO):
+ * `started CHILD KEEPER`, then `exit N`; or `unsafe PARENT`. It passes TERM, INT and HUP on.
  */
 const KEEPER = `
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -440,10 +406,9 @@ async function* statusLines(file: Deno.FsFile): AsyncGenerator<string> {
 }
 
 /**
- * Runs the consumer through `setpriv` as the caller, which enters `cwd` only
- * after the drop; Deno creates the stdin pipe while still root, so fd 0 is a
- * root-owned 0600 pipe other processes of the caller cannot open. The
- * consumer runs under the {@link KEEPER}, outside the caller's process tree.
+ * Runs the consumer under the {@link KEEPER}, through `setpriv` as the caller, entering `cwd` only
+ * after the drop. Deno makes the stdin pipe while still root: a root-owned 0600 pipe the caller's
+ * other processes cannot open.
  */
 async function runConsumer(
   drop: string[],
@@ -461,9 +426,8 @@ async function runConsumer(
   }
   statusPath = `${PROOF_DIR}/${newRequestId()}.status`;
   if (libc.mkfifo(encoder.encode(`${statusPath}\0`), 0o600) !== 0) abandon(R.START_FAILED);
-  // Opened read-write before the keeper starts, so the keeper's own open
-  // never waits: a broker that stops early cannot leave a root keeper
-  // blocked in open(2). (The keeper's end is then watched by its pid.)
+  // Opened read-write first, so the keeper's own open never waits: a broker that stops early
+  // cannot leave a root keeper blocked in open(2).
   const statusFile = await Deno.open(statusPath, { read: true, write: true });
   const asCaller = [SETPRIV, ...drop, "/bin/sh", "-c", enter, "sh", cwd, R.CWD_UNREACHABLE];
   let keeper: Deno.ChildProcess;
@@ -504,8 +468,7 @@ async function runConsumer(
   }
   await writer.close().catch(() => {});
   await keeper.status; // the orphaning shell, gone at once
-  // The FIFO never ends (this process holds a writer): the keeper's death
-  // without an exit line is seen by its pid.
+  // The FIFO never ends (we hold a writer): a keeper dead without an exit line is seen by its pid.
   let poll: ReturnType<typeof setInterval> | undefined;
   const gone = new Promise<"gone">((resolve) => {
     poll = setInterval(() => {

@@ -1,9 +1,7 @@
 /**
- * The root broker's Deno flags, written once. The root-owned launcher
- * (`broker/pi-secret-broker.sh`, installed as `BROKER_LAUNCHER`) builds the
- * same list in sh, and a test keeps the two in step; the extension compares
- * the broker's `/proc/<pid>/cmdline` against {@link brokerArgvPrefix}.
- * Each flag is explained in `docs/permissions.md`.
+ * The root broker's Deno flags, written once (each explained in docs/permissions.md). The
+ * root-owned launcher (`broker/pi-secret-broker.sh`) builds the same list in sh, a test keeps the
+ * two in step, and the extension compares the broker's cmdline with {@link brokerArgvPrefix}.
  *
  * @module
  */
@@ -13,18 +11,16 @@ import { DENO_RUN_PINNED } from "../askpass/helper_permissions.ts";
 /** The one program the broker may start: it drops to the caller and execs the consumer. */
 export const SETPRIV = "/usr/bin/setpriv";
 /**
- * The only library the broker may load (`--allow-ffi`): libc, for
- * `getsockopt(SO_PEERCRED)` on the session socket, `getppid()`, and reading
- * `/proc` (Deno refuses `/proc` paths to anything but `-A`). The launcher
- * picks the same path with `uname -m`.
+ * The only library the broker may load (`--allow-ffi`): libc, for `getsockopt(SO_PEERCRED)`,
+ * `getppid()` and `/proc` reads (Deno allows `/proc` only to `-A`). The launcher picks the same
+ * path with `uname -m`.
  */
 export const BROKER_LIBC = isArm64()
   ? "/lib/aarch64-linux-gnu/libc.so.6"
   : "/lib/x86_64-linux-gnu/libc.so.6";
 /**
- * True on 64-bit ARM, asked without `node:process`: in Deno, loading the Node
- * compatibility layer (which even reading `globalThis.process` does) costs
- * about 20 ms of start-up, and `pi-secret-run` imports this module.
+ * True on 64-bit ARM, asked without `node:process`: in Deno, loading the Node layer (even reading
+ * `globalThis.process` does) costs about 20 ms of start-up, and `pi-secret-run` imports this.
  */
 function isArm64(): boolean {
   const deno = (globalThis as { Deno?: { build: { arch: string } } }).Deno;
@@ -38,9 +34,8 @@ export const BROKER_REFUSAL_EXIT = 125;
 export const MAX_BROKERS_PER_UID = 4;
 
 /**
- * Every refusal line of the broker (after `pi-secret-broker: `), so tests can
- * assert them. Texts about paths never name what only root could see: the
- * program and the working directory are resolved as the caller.
+ * Every refusal line of the broker (after `pi-secret-broker: `), for tests. None names what only
+ * root could see: the program and the working directory are resolved as the caller.
  */
 export const BROKER_REFUSALS = {
   NOT_ROOT: "must run as root through sudo (use pi-secret-run)",
@@ -103,10 +98,7 @@ export interface BrokerArgs {
   readonly argv: readonly string[];
 }
 
-/**
- * Serialises {@link BrokerArgs}; the socket must come first (the launcher
- * reads it).
- */
+/** Serialises {@link BrokerArgs}; the socket must come first (the launcher reads it). */
 export function brokerArgs(a: BrokerArgs): string[] {
   return ["--socket", a.socketPath, "--label", a.label, "--cwd", a.cwd, "--", ...a.argv];
 }
@@ -122,10 +114,8 @@ export function parseBrokerArgs(args: readonly string[]): BrokerArgs | undefined
 export const PI_SECRET_RUN_SUDO = "/usr/bin/sudo";
 
 /**
- * argv of the `pi-secret-run` client (runs as the user):
- * `[deno, "run", ...flags, entry]`. It reads the broker's VERSION file and
- * looks PROGRAM up on PATH (unscoped read: the directories are the user's
- * choice), reads its three variables, and runs only sudo.
+ * argv of the `pi-secret-run` client (runs as the user). Its read is unscoped: it reads the
+ * broker's VERSION file and looks PROGRAM up on PATH, whose directories are the user's choice.
  */
 export function piSecretRunArgv(denoPath: string, entry: string): string[] {
   return [

@@ -1,8 +1,6 @@
 /**
- * The installed broker's `VERSION` file (`version=<package>` and
- * `protocol=<wire protocol>` lines, written by `broker/install.sh`), parsed
- * in one place for the session server, `pi-secret-run`, `status` and
- * `doctor`. Pure: callers read the file.
+ * Parses the installed broker's `VERSION` file (written by `broker/install.sh`) in one place for
+ * the session server, `pi-secret-run`, `status` and `doctor`. Pure: callers read the file.
  *
  * @module
  */

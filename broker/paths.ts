@@ -15,12 +15,9 @@ export const ROOT_DENO = `${BROKER_ROOT}/deno`;
 export const ROOT_SOURCES = `${BROKER_ROOT}/src`;
 /** `version=<package version>` and `protocol=<protocol version>` lines. */
 export const BROKER_VERSION_FILE = `${BROKER_ROOT}/VERSION`;
-/**
- * The sudoers rule: NOPASSWD for the broker launcher only. sudo applies the
- * last matching rule, so the name sorts after the usual `/etc/sudoers.d` files.
- */
+/** NOPASSWD for the broker launcher only; named to sort last, as sudo applies the last match. */
 export const SUDOERS_FILE = "/etc/sudoers.d/zz-pi-sudo-prompt";
-/** Where installs before 0002's hostile review put the rule; merged and removed on upgrade. */
+/** The rule's older name; merged into {@link SUDOERS_FILE} and removed on upgrade. */
 export const LEGACY_SUDOERS_FILE = "/etc/sudoers.d/pi-sudo-prompt";
 /** The allowlist of argument shapes (root-owned, not group/other writable). */
 export const ALLOWLIST_PATH = "/etc/pi-sudo-prompt/allowlist";

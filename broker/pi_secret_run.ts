@@ -1,13 +1,8 @@
 /**
- * `pi-secret-run --label TEXT -- PROGRAM ARGS…`: runs PROGRAM with a secret
- * on its stdin, typed by the human into pi's "Secret request" modal. The
- * secret never passes through this process: the root broker asks pi for it
- * and writes it to PROGRAM's stdin; PROGRAM runs as you, never as root.
- *
- * This client (Deno, your user) only checks the preconditions, resolves
- * PROGRAM on your PATH, and calls the broker with `sudo -n`. PROGRAM's
- * stdout, stderr and exit status pass through. Every refusal is one line on
- * stderr and exit status 125.
+ * `pi-secret-run --label TEXT -- PROGRAM ARGS…` (Deno, as the user): checks the preconditions,
+ * resolves PROGRAM on PATH and calls the root broker with `sudo -n`, which asks pi for the secret
+ * and writes it to PROGRAM's stdin; the secret never passes through this process. PROGRAM runs as
+ * the user; its output and exit status pass through. Refusals: one line on stderr, exit status 125.
  *
  * @module
  */
@@ -28,10 +23,8 @@ function refuse(reason: string): never {
 }
 
 /**
- * `--label TEXT -- PROGRAM ARGS…` (the label may be omitted; `--label=TEXT`
- * too), read with `node:util`'s `parseArgs`. `--` is required, and nothing
- * but the label may come before it: everything after it is the command,
- * taken as it is. `undefined` for anything else.
+ * Parses `[--label TEXT] -- PROGRAM ARGS…` (`--label=TEXT` too): `--` is required, only the label
+ * may precede it, and everything after it is the command as is. `undefined` for anything else.
  */
 export function parseCommandLine(
   args: readonly string[],
@@ -60,11 +53,9 @@ function isMissingPermission(error: unknown): boolean {
 }
 
 /**
- * One line naming why the client stopped on an unexpected error, for its
- * refusal: a missing Deno permission (the client started with `deno run`
- * but without its pinned flags) says which one and how to start it instead;
- * anything else gives the error's name and first line. Control characters
- * are replaced, so the line cannot drive the terminal.
+ * One line for the refusal on an unexpected error: a missing Deno permission (started without its
+ * pinned flags) says which and how to start it instead; anything else gives the error's name and
+ * first line. Control characters are replaced, so the line cannot drive the terminal.
  */
 export function failureCause(error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);

@@ -1,7 +1,6 @@
 /**
- * Whether a file is one only root can change: the test behind hardened mode's
- * root-owned copies, the broker's allowlisted programs and the root checks pi
- * runs through sudo. Runtime-neutral: the root broker and pi's Node both use it.
+ * Whether only root can change a file: the test behind hardened mode's root-owned copies, the
+ * broker's allowlisted programs and the root checks pi runs through sudo. Runtime-neutral.
  *
  * @module
  */
@@ -9,9 +8,8 @@ import { lstat } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /**
- * True when `path` (a real path: no symlink in it) is a regular file owned by
- * root without group/other write, and every directory above it is owned by
- * root without group/other write.
+ * True when `path` (a real path: no symlink in it) is a root-owned regular file and every
+ * directory above it is root's, all without group/other write.
  */
 export async function isProtectedPath(path: string): Promise<boolean> {
   if (!path.startsWith("/")) return false;

@@ -1,9 +1,7 @@
 /**
- * The sources the broker installer copies, root-owned, under
- * `/usr/local/libexec/pi-sudo-prompt/src/` (same relative paths), written
- * once for both readers: `broker/install.sh` reads the list below with `sed`
- * (so keep one quoted path per line), and the session server pins the
- * helper's part of it in hardened mode (ADR 0003).
+ * The sources the broker installer copies, root-owned, to `/usr/local/libexec/pi-sudo-prompt/src/`
+ * (same relative paths). `broker/install.sh` reads the list with `sed` (keep one quoted path a
+ * line); the session server pins the helper's part of it in hardened mode (ADR 0003).
  *
  * @module
  */
@@ -31,9 +29,8 @@ export const ROOT_SOURCE_FILES = [
 ] as const;
 
 /**
- * The terminal guardian and every module it imports: hardened mode runs these
- * root-owned copies (the guardian is exempt from the holder scans, so it must
- * not run code the user's files could change; docs/adr/0008).
+ * The terminal guardian and its imports, run from these root-owned copies in hardened mode: it is
+ * exempt from the holder scans, so it must not run code the user's files could change (ADR 0008).
  */
 export const HARDENED_GUARDIAN_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [
   "extension/keyboard/terminal_guardian.ts",
@@ -43,8 +40,8 @@ export const HARDENED_GUARDIAN_FILES: readonly (typeof ROOT_SOURCE_FILES[number]
 ];
 
 /**
- * The lock keeper and every module it imports: it holds a tmux client's
- * terminal while pi reads it, exempt from the holder scans (docs/adr/0009).
+ * The lock keeper and its imports: it holds a tmux client's terminal while pi reads it, exempt
+ * from the holder scans (ADR 0009).
  */
 export const HARDENED_KEEPER_FILES: readonly (typeof ROOT_SOURCE_FILES[number])[] = [
   "extension/keyboard/lock_keeper.ts",

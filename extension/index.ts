@@ -1,18 +1,7 @@
 /**
- * Folder `extension/`: the pi side, in pi's Node; this file only wires its
- * parts (`channel/`, `pairing/`, `keyboard/`, `ui/`, `commands/`, `audit/`).
- *
- * pi-sudo-prompt: the pi extension entry (loaded by pi through jiti).
- *
- * In interactive mode it starts an askpass session server on
- * `session_start` and stops it on `session_shutdown`, replaces the `bash`
- * tool with pi's own definition plus the askpass environment, and does the
- * same for `!cmd`/`!!cmd`. When sudo asks for a password, the session server
- * verifies the requester through the kernel and shows the masked modal.
- *
- * In print, JSON and RPC modes nothing is started or injected: sudo behaves
- * exactly as without the extension (it fails fast for lack of a terminal).
- *
+ * The pi extension entry; it only wires the parts. In interactive mode: an askpass session server
+ * per pi session, and the askpass environment for the `bash` tool and `!cmd`/`!!cmd`. In print,
+ * JSON and RPC modes nothing is started: sudo behaves as without the extension.
  * @module
  */
 import {
@@ -103,8 +92,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   });
 
   async function start(ctx: ExtensionContext): Promise<void> {
-    // Before anything else, and so before the first tool call can run: pi
-    // non-dumpable, its terminal exclusive (kept across /reload and /new).
+    // First, so before any tool call: pi non-dumpable, its terminal exclusive.
     await startTerminalGuard();
     const warn = (text: string) => ctx.ui.notify(text, "warning");
     for (const problem of terminalGuardStatus().problems) warn(guardProblemNotice(problem));
@@ -130,7 +118,6 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
             notify: (text) => warn(`pi-sudo-prompt: ${text}`),
           })
         : undefined;
-    // A modal that waits calls the user (bell, title, notification) unless --sudo-quiet.
     const calling = <T>(title: string, show: () => Promise<T>): Promise<T> => {
       if (flags.quiet) return show();
       const name = ctx.sessionManager.getSessionName();
@@ -176,13 +163,10 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     unhookStop = onStopOrResume(() => session?.denyAllNow());
   }
 
-  // The replaced bash tool: pi's own definition (rendering, streaming,
-  // truncation, details), rebuilt per call so it follows ctx.cwd and the
-  // user's shell settings, which an override does not receive from pi.
+  // pi's own bash tool, rebuilt per call: an override does not get ctx.cwd or the shell settings.
   const prototype = createBashToolDefinition(process.cwd());
-  // Every tool's call and result is drawn inert (escapes out, styling kept),
-  // and so is the model's own text: a tool call could otherwise clear the
-  // screen and draw a look-alike of the modal. What runs is unchanged.
+  // Every tool call and result, and the model's own text, is drawn without escapes: else it could
+  // clear the screen and draw a look-alike of the modal. What runs is unchanged.
   const drawnInert = typeof pi.registerToolRenderer === "function";
   if (drawnInert) {
     pi.registerToolRenderer((toolName, next) => {
@@ -199,8 +183,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     ...(drawnInert ? {} : inertRenderers(prototype.name, prototype)),
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const settings = SettingsManager.create(ctx.cwd, getAgentDir());
-      // A call that arrives while the session is still starting waits for it,
-      // so its sudo reaches the modal instead of failing for lack of a tty.
+      // A call during start-up waits: its sudo reaches the modal instead of failing without a tty.
       await starting;
       const s = session;
       const tool = createBashToolDefinition(ctx.cwd, {
@@ -240,10 +223,8 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   });
 
   /**
-   * The end of a tool call or `!` command. When a password was given during
-   * it, every sudo ticket ends before its result returns, so nothing the
-   * call started keeps root; if it cannot be ended, later calls wait
-   * (ADR 0009 §4).
+   * The end of a tool call or `!` command: if a password was given during it, every sudo ticket
+   * ends before its result returns; if one cannot, later calls wait (ADR 0009 §4).
    */
   async function endCall(
     call: CallHandle,
@@ -285,10 +266,9 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     return reason ? { block: true, reason } : undefined;
   });
 
-  // `!cmd` and `!!cmd`: pi still applies the user's prefix and records the
-  // result (and keeps `!!` out of the model's context); we only add the env.
+  // `!cmd` and `!!cmd`: pi still applies the user's prefix and records the result; we add the env.
   pi.on("user_bash", async (_event, ctx) => {
-    await starting; // as in execute(): a `!` typed during start-up waits for it
+    await starting; // as in execute()
     const s = session;
     if (!s) return undefined;
     const blocked = await blockedByTickets();
@@ -315,10 +295,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   });
 }
 
-/**
- * pi runs in tmux but without its `TMUX`: pi cannot lock the clients, and a
- * modal in the pane would take keys through tmux. Refused, with the reason.
- */
+/** pi in tmux without `TMUX` cannot lock clients; a modal in the pane would take keys via tmux. */
 function tmuxUnseenRefusal(warn: (text: string) => void): Promise<{ kind: "cancel" }> {
   warn(msg.tmuxWithoutTmuxVariable);
   return Promise.resolve({ kind: "cancel" });

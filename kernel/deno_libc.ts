@@ -1,15 +1,11 @@
 /**
- * The one FFI binding of the Deno runtime: the libc functions the root
- * broker (`broker/broker.ts`) and the terminal guardian
- * (`extension/keyboard/terminal_guardian.ts`) call, declared once. pi's own
- * runtime binds through `libc.ts` (koffi) instead. Each entry point opens
- * the library at a path its own `--allow-ffi` names, so this module grants
- * nothing by itself.
+ * The Deno runtime's one FFI binding: libc for the root broker and the terminal
+ * guardian. It grants nothing: each entry point opens libc at a path its own
+ * `--allow-ffi` names.
  *
  * @module
  */
 
-/** Every libc function a Deno entry point of this package calls. */
 const SYMBOLS = {
   getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
   getppid: { parameters: [], result: "i32" },

@@ -1,12 +1,8 @@
 // @ts-check
 /**
- * The one reader of a process's descriptor table (`/proc/<pid>/fd`), written
- * once for two runtimes' I/O: {@link descriptorTable} yields the reads it
- * needs (the listing, then the links) and decides on the answers; the walk's
- * worker runs it with synchronous reads ({@link readDescriptorTableSync}),
- * the socket-holder check on pi's thread with asynchronous ones
- * ({@link readDescriptorTable}). Plain JavaScript: the worker imports it, and
- * Node strips no types below `node_modules`.
+ * The one reader of a descriptor table (`/proc/<pid>/fd`; docs/design.md §7):
+ * {@link descriptorTable} yields its reads and decides; the worker reads
+ * synchronously, pi's thread asynchronously. Plain JavaScript, like the worker.
  *
  * @module
  */
@@ -17,21 +13,17 @@ import { opendir, readlink } from "node:fs/promises";
 const LINK_BATCH = 64;
 
 /**
- * The kept descriptors in fd order, the count listed, and whether a link could
- * not be read (the caller decides whether that fails it); or why there is no
- * table: `gone`, `hidden` (EACCES), `unreadable` (another error), `too_many`
- * (more than `cap` descriptors: refused, not read).
+ * Kept descriptors in fd order, the count listed, whether a link was unreadable;
+ * or why no table: `gone`, `hidden` (EACCES), `unreadable`, `too_many` (past `cap`: not read).
  * @typedef {{ ok: true, fds: number, kept: [number, string][], unreadableLink: boolean }
  *   | { ok: false, reason: "gone" | "hidden" | "unreadable" | "too_many" }} DescriptorTable
  */
 
 /**
- * Reads the table in `dir`, keeping the descriptors whose link `keep` accepts.
- * Answers: to `list`, the names (at least `cap + 1` when there are more) or
- * `{ errno }`; to `links`, per path its text, `null` when closed since the
- * listing, `undefined` when unreadable.
- * (The answer's type is `any` below because it depends on the read, which a
- * generator's one answer type cannot say; each `yield` states its own.)
+ * Reads the table in `dir`, keeping descriptors whose link `keep` accepts.
+ * Answers: to `list`, the names (at least `cap + 1` if more) or `{ errno }`; to
+ * `links`, per path its text, `null` if closed since, `undefined` if unreadable.
+ * (`any`: a generator has one answer type; each `yield` states its own.)
  * @param {string} dir
  * @param {number} cap
  * @param {(link: string) => boolean} keep
@@ -99,9 +91,8 @@ export function readDescriptorTableSync(dir, cap, keep) {
 }
 
 /**
- * {@link descriptorTable} with asynchronous reads, for pi's thread: the
- * listing is streamed and stops past `cap`, the links are read
- * {@link LINK_BATCH} at a time.
+ * {@link descriptorTable} with asynchronous reads, for pi's thread: the listing
+ * is streamed and stops past `cap`, links are read {@link LINK_BATCH} at a time.
  * @param {string} dir
  * @param {number} cap
  * @param {(link: string) => boolean} keep

@@ -1,9 +1,7 @@
 /**
- * libc through koffi, loaded once, with every function the package calls
- * from Node declared in one place ({@link libc}): system calls Node does not
- * expose (`getsockopt`, `pidfd_open`, netlink, `ioctl`, `prctl`, `prlimit`). koffi is a
- * native addon: it is loaded lazily, so a missing build only disables those
- * paths, and the callers then fail closed.
+ * libc through koffi, loaded once ({@link libc}): the system calls Node does
+ * not expose. koffi is a native addon loaded lazily, so a missing build only
+ * disables those paths, and the callers fail closed.
  *
  * @module
  */
@@ -20,8 +18,7 @@ export interface KoffiLibrary {
 }
 
 /**
- * Every libc function this package calls from Node, declared once, here:
- * the one FFI binding module of pi's runtime (Deno's is `deno_libc.ts`).
+ * Every libc function this package calls from Node (Deno's: `deno_libc.ts`).
  * Numbers come back as numbers; `errno` is koffi's copy of the last call's.
  */
 export interface LibcCalls {
@@ -32,9 +29,7 @@ export interface LibcCalls {
   fcntl(fd: number, cmd: number, arg: number): number;
   write(fd: number, bytes: Uint8Array, length: number): number;
   read(fd: number, into: Uint8Array, length: number): number;
-  /** `ioctl` with a plain integer argument. */
   ioctlInt(fd: number, request: number, arg: number): number;
-  /** `ioctl` that writes one `int` into `out`. */
   ioctlOut(fd: number, request: number, out: Int32Array): number;
   /** `ioctl` on a structure (`termios`, `winsize`) that it reads from and writes into `buf`. */
   ioctlStruct(fd: number, request: number, buf: Uint8Array): number;
@@ -77,8 +72,7 @@ export function libc(): LibcCalls | null {
       const fn = lib.func(prototype);
       return (...args: unknown[]) => Number(fn(...args));
     };
-    // fcntl, ioctl and prctl are variadic in C: koffi passes the extra
-    // arguments with the types given per call.
+    // Variadic in C: koffi passes the extra arguments with the types given per call.
     const fcntl = f("int fcntl(int, int, ...)");
     const ioctl = f("int ioctl(int, unsigned long, ...)");
     const prctl = f("int prctl(int, ...)");

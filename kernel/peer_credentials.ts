@@ -1,12 +1,9 @@
 /**
- * Kernel-verified identity of the process at the other end of a Unix socket:
- * `getsockopt(SO_PEERCRED)` (pid, uid, gid as of `connect()`) and, where the
- * kernel has it, `SO_PEERPIDFD` (a pidfd for that very process, immune to PID
- * reuse). Node has no API for either, so this calls libc through koffi.
- *
- * Without FFI there is no way to know who connected, so every function here
- * reports {@link PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE} and the caller fails
- * closed.
+ * Kernel-verified identity of the peer of a Unix socket: `SO_PEERCRED` (pid,
+ * uid, gid as of `connect()`) and, where the kernel has it, `SO_PEERPIDFD` (a
+ * pidfd, immune to PID reuse), through libc (Node has neither). Without FFI
+ * every function reports {@link PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE} and
+ * the caller fails closed.
  *
  * @module
  */

@@ -1,23 +1,9 @@
 /**
- * Folder `kernel/`: what the kernel says about the process at the other end of
- * a socket, and the verification of the helper and the broker built on it.
- *
- * Decides whether the process at the other end of an askpass connection is
- * the real helper that sudo started for a command of this pi session. It
- * trusts the kernel, never the request: the pid comes from `SO_PEERCRED`,
- * and everything else from `/proc` (docs/design.md §4.5).
- *
- * The checks, in order: kernel credentials and uid; the claimed pid equals
- * the kernel's; all four uids are ours; `exe` is the pinned deno binary;
- * `cmdline` is exactly the launcher's argv plus the prompt from the request;
- * `environ` is exactly the launcher's; fd 1 is a root-owned 0600 FIFO;
- * the parent is a setuid sudo front end (`comm` sudo, `Uid: <ours> 0 0 0`);
- * the parent chain reaches the owning pi process; the client end of the
- * connection sits in the helper's own fd table, once, with `O_CLOEXEC` (so
- * the helper made it after its exec, rather than inheriting it from a
- * program that connected first and then exec'd the real helper); and the
- * pidfd (or start time) shows that all of this was read from the process
- * that connected.
+ * Decides whether the peer of an askpass connection is the real helper that
+ * sudo started for a command of this pi session. It trusts the kernel, never
+ * the request: the pid comes from `SO_PEERCRED`, everything else from `/proc`.
+ * The checks: docs/design.md §4.5; the connection's owner (`O_CLOEXEC`, against
+ * connect-then-exec): ADR 0001, Consequences.
  *
  * @module
  */
@@ -115,12 +101,9 @@ type FirstReads = { stat?: ProcStat; statusText?: string; exe?: string };
 const NOTHING_READ = { pinned: Promise.resolve(false), reads: Promise.resolve({ first: {} }) };
 
 /**
- * Starts every read that the verification of peer `creds.pid` needs, and
- * judges nothing. They depend only on the kernel's word on the peer, so a
- * session starts them at accept, before the request arrives; the pidfd and
- * start-time checks of {@link judgeRequester} then show that they were read
- * from the process that connected. Beyond its stat, status and `exe`, a peer
- * is read only when it is the pinned deno with our four uids, untraced.
+ * Starts every read that verifying peer `creds.pid` needs, judging nothing; a
+ * session starts them at accept (why: docs/design.md §4.5). Beyond its stat,
+ * status and `exe`, only the pinned deno with our four uids, untraced, is read.
  */
 export function readRequester(
   expected: ExpectedHelper,
@@ -144,10 +127,6 @@ export function readRequester(
   return reading;
 }
 
-/**
- * The helper's argv, environment and stdout, its sudo, the connection's
- * owner and the chain up to pi, all at once.
- */
 async function readRest(expected: ExpectedHelper, pid: number, stat: ProcStat, inode: number) {
   const sudoStat = readStat(stat.ppid);
   const [cmdlineBytes, environBytes, out, parent, sudoArgvBytes, owned, ancestry] = await Promise
@@ -178,11 +157,10 @@ function firstRefusal(expected: ExpectedHelper, first: FirstReads): VerifyRefusa
 }
 
 /**
- * Judges the reads of {@link readRequester} against `request`, in a fixed
- * order (so the first failing check names the refusal whatever the order
- * the reads ended in), then makes sure that the pid still is the process
- * that connected (its pidfd), that it and its sudo still run with the start
- * times read, and that the helper is still untraced.
+ * Judges the reads of {@link readRequester} against `request` in a fixed order
+ * (so the first failing check names the refusal), then re-checks that the pid
+ * is still the process that connected (pidfd), that it and its sudo still run
+ * with the start times read, and that the helper is still untraced.
  */
 export async function judgeRequester(
   expected: ExpectedHelper,
@@ -219,10 +197,7 @@ export async function judgeRequester(
 
   const helper = { pid, startTime: first.stat.startTime };
   const sudo = { pid: rest.parent.stat.pid, startTime: rest.parent.stat.startTime };
-  // Everything above was read by pid, from the moment it connected on: make
-  // sure that pid still is the process that connected (an exec keeps pid and
-  // start time, so this is the process, not its program), that sudo is still
-  // the same process, and that nobody began tracing the helper since.
+  // The process, not its program: an exec keeps pid and start time (docs/design.md §4.5).
   const [same, running, tracer] = await Promise.all([
     pidfdRefersTo(pidfd, pid),
     stillRunning([helper, sudo]),
@@ -244,9 +219,8 @@ export async function judgeRequester(
 
 /**
  * {@link readRequester}, then {@link judgeRequester}. `creds`, `pidfd` and
- * `acceptedInode` (the inode of our accepted socket) must have been taken
- * from the accepted socket before any other work, so they describe the
- * process that called `connect()` and this very connection.
+ * `acceptedInode` must be taken from the accepted socket before any other work,
+ * so they describe the process that called `connect()` and this connection.
  */
 export function verifyRequester(
   expected: ExpectedHelper,
@@ -260,9 +234,8 @@ export function verifyRequester(
 }
 
 /**
- * True when every process is still alive (not a zombie, not stopped) with the
- * same start time: the re-check made right before a password is sent, and by
- * the liveness watch.
+ * True when every process is alive (not a zombie, not stopped) with the same
+ * start time: the re-check before a password is sent, and the liveness watch's.
  */
 export async function stillRunning(refs: readonly ProcessRef[]): Promise<boolean> {
   const stats = await Promise.all(refs.map((ref) => readStat(ref.pid)));
@@ -274,9 +247,8 @@ export async function stillRunning(refs: readonly ProcessRef[]): Promise<boolean
 }
 
 /**
- * True when `pidfd` still refers to live process `pid` (its fdinfo shows
- * `Pid: -1` once the process has exited). Without a pidfd, true: the
- * start-time checks then carry the PID-reuse guard alone.
+ * True when `pidfd` still refers to live process `pid` (fdinfo shows `Pid: -1`
+ * once it exited). Without a pidfd, true: start times alone guard PID reuse.
  */
 export async function pidfdRefersTo(pidfd: number | undefined, pid: number): Promise<boolean> {
   if (pidfd === undefined) return true;
@@ -305,9 +277,8 @@ export async function readStat(pid: number): Promise<ProcStat | undefined> {
 }
 
 /**
- * Walks parent links from `start` up to `ownerPid` (bounded). On success
- * returns the argv of the ancestor that is the owner's direct child: the
- * shell pi started for the tool call or `!` command.
+ * Walks parents from `start` up to `ownerPid` (bounded); on success, the argv
+ * of the owner's direct child: the shell pi started for the call or `!` command.
  */
 export async function walkToOwner(
   start: number,
@@ -327,8 +298,7 @@ export async function walkToOwner(
 
 /**
  * The process `ppid` if it is a setuid sudo front end that we ran: `comm`
- * `sudo`, real uid `uid`, effective, saved and filesystem uids 0. Shared by
- * the helper's and the broker's verification.
+ * `sudo`, real uid `uid`, the other three 0. Shared with the broker's check.
  */
 export async function setuidSudoParent(
   ppid: number,
@@ -345,10 +315,9 @@ export async function setuidSudoParent(
 }
 
 /**
- * The pid tracing `pid` now: 0 for none, `undefined` when it cannot be read
- * (gone, or a malformed file: the caller treats that as traced). Read right
- * before the password leaves, to catch a tracer that attached after the
- * verification (ADR 0008).
+ * The pid tracing `pid` now: 0 for none, `undefined` when unreadable (the
+ * caller treats that as traced). Read right before the password leaves, to
+ * catch a tracer that attached after the verification (ADR 0008).
  */
 export async function tracerOf(pid: number): Promise<number | undefined> {
   return parseTracerPid(await readProcText(`/proc/${pid}/status`) ?? "");

@@ -1,7 +1,6 @@
 /**
- * Pure parsers for the `/proc` files the peer verification reads. No I/O here:
- * the reader in `proc_reader.ts` supplies the bytes, so these functions can be
- * fuzzed and unit-tested with hostile input.
+ * Pure parsers for the `/proc` files the peer verification reads: no I/O
+ * (`proc_reader.ts` reads), so they can be fuzzed with hostile input.
  *
  * @module
  */
@@ -24,11 +23,9 @@ export interface ProcStat {
 }
 
 /**
- * The one walk up a process's parents: `start`, its parent, and so on, until
- * init, an unreadable `stat` or `max` pids. Each pid is yielded before its
- * `stat` is read, so a caller that stops at the pid it looks for costs no
- * read of it. The caller supplies the read (pi reads `/proc` asynchronously,
- * the broker's Deno synchronously), so the walk itself does no I/O.
+ * The one walk up a process's parents, until init, an unreadable `stat` or
+ * `max` pids. Each pid is yielded before its `stat` is read (a caller that
+ * stops there pays no read); the caller supplies the read of its runtime.
  */
 export async function* ancestors(
   start: number,
@@ -45,9 +42,8 @@ export async function* ancestors(
 }
 
 /**
- * Parses `/proc/<pid>/stat`. `comm` is found between the first `(` and the
- * *last* `)`, because a process may name itself `a) b (c`. Returns
- * `undefined` for anything that does not have the expected shape.
+ * Parses `/proc/<pid>/stat`, or `undefined` for any other shape. `comm` runs
+ * from the first `(` to the *last* `)`: a process may name itself `a) b (c`.
  */
 export function parseStat(text: string): ProcStat | undefined {
   const open = text.indexOf("(");
@@ -87,10 +83,9 @@ export function parseStatusIds(text: string): ProcIds | undefined {
 }
 
 /**
- * The `Groups:` of `/proc/<pid>/status`: the supplementary groups, each a
- * decimal id, space-separated (an empty line for none). `undefined` when the
- * line is missing or bent: the caller must have read the file whole, or a
- * cut number (`4` of `42`) would be a group the process does not have.
+ * The supplementary groups (`Groups:`) of `/proc/<pid>/status`; `undefined` when
+ * missing or bent. The caller must have read the file whole, or a cut number
+ * (`4` of `42`) would be a group the process does not have.
  */
 export function parseStatusGroups(text: string): readonly number[] | undefined {
   const line = text.split("\n").find((l) => l.startsWith("Groups:"));
@@ -102,9 +97,8 @@ export function parseStatusGroups(text: string): readonly number[] | undefined {
 }
 
 /**
- * The `TracerPid:` of `/proc/<pid>/status`: the pid of the process tracing
- * it, 0 when none. `undefined` when the line is missing or malformed (the
- * caller then treats the process as traced: fail closed).
+ * The `TracerPid:` of `/proc/<pid>/status` (0: untraced); `undefined` when
+ * missing or malformed, which the caller treats as traced (fail closed).
  */
 export function parseTracerPid(text: string): number | undefined {
   const line = text.split("\n").find((l) => l.startsWith("TracerPid:"));
@@ -113,9 +107,8 @@ export function parseTracerPid(text: string): number | undefined {
 }
 
 /**
- * Splits a NUL-separated `/proc` file (`cmdline`, `environ`) into strings.
- * A trailing NUL terminates the last element; an empty file is an empty list.
- * Returns `undefined` if the bytes are not valid UTF-8.
+ * Splits a NUL-separated `/proc` file (`cmdline`, `environ`); a trailing NUL
+ * ends the last element. `undefined` if the bytes are not valid UTF-8.
  */
 export function parseNulList(bytes: Uint8Array): string[] | undefined {
   if (bytes.length === 0) return [];

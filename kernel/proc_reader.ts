@@ -44,9 +44,8 @@ export async function readProcText(path: string, cap = 8 * 1024): Promise<string
 }
 
 /**
- * `readlink` that returns `undefined` instead of throwing, or `gone` (when
- * given) for a link that no longer exists: a descriptor closed meanwhile is
- * then told apart from one that may not be read.
+ * `readlink` that returns `undefined` instead of throwing, or `gone` (if given)
+ * for a vanished link: a closed descriptor is told apart from an unreadable one.
  */
 export async function readProcLink<G = undefined>(
   path: string,

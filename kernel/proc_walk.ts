@@ -1,18 +1,10 @@
 /**
  * One walk of `/proc` per check, off pi's JavaScript thread, shared by the
- * pairing checks (ADR 0005) and the keyboard gate (ADR 0007).
- *
- * The walk itself runs in a worker thread (`proc_walk_worker.mjs`); this
- * module starts it, asks it, applies the deadline and shares the answers: a
- * caller names the moment its walk must have started after (`notBefore`),
- * and gets the walk in flight or the last one when it started after that,
- * else the next one. At most one walk is in flight and one waits, however
- * many checks ask.
- *
- * A walk that fails, misses its deadline or finds the worker gone fails the
- * check that asked (fail closed); a worker that errs or stays silent past
- * {@link WORKER_SILENCE_MS} is terminated and a new one started on the next
- * walk.
+ * pairing checks (ADR 0005) and the keyboard gate (ADR 0007). The walk runs in
+ * `proc_walk_worker.mjs`; this module asks it, applies the deadline and shares
+ * the answers (docs/design.md §7). A failed or late walk, or a lost worker,
+ * fails the check (fail closed); a worker that errs or stays silent past
+ * {@link WORKER_SILENCE_MS} is replaced on the next walk.
  *
  * @module
  */
@@ -20,16 +12,13 @@ import process from "node:process";
 import { Worker } from "node:worker_threads";
 import { libc } from "./libc.ts";
 import { parseStatusIds, type ProcIds } from "./proc.ts";
-// The worker's answers, as its JSDoc types describe them (one shape, written there).
+// The worker's answers: one shape, written in its JSDoc types.
 import type { Table as RawTable, Walked as RawProcess } from "./proc_walk_worker.mjs";
 import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
 /**
- * Why a walk gave no answer:
- * - `proc_unreadable`: `/proc` could not be listed.
- * - `too_many`: too many processes or descriptors: past the walk's bounds.
- * - `deadline`: no answer before the caller's deadline.
- * - `worker_failed`: the worker could not start, or died.
+ * Why a walk gave no answer (`too_many`: processes or descriptors past the
+ * walk's bounds; `worker_failed`: the worker could not start, or died).
  */
 export const WALK_FAILURES = reasons("proc_unreadable", "too_many", "deadline", "worker_failed");
 
@@ -72,7 +61,6 @@ export const WORKER_SILENCE_MS = 10_000;
 
 /** What a caller asks for. */
 export interface WalkRequest {
-  /** The user's uid and gid. */
   readonly uid: number;
   readonly gid: number;
   /** The walk must have started after this `performance.now()`. */
@@ -100,10 +88,9 @@ let last: { readonly run: Run; readonly value: WalkResult } | undefined;
 let users = 0;
 
 /**
- * Starts the worker ahead of the first check (a session's start), so that
- * the first sudo does not wait for it; with `warm`, one walk as that user
- * fills the worker's knowledge of kernel threads too. Each call needs one
- * {@link releaseProcessWalker}.
+ * Starts the worker at a session's start, so the first sudo does not wait for
+ * it; `warm` also runs one walk as that user to learn the kernel threads. Each
+ * call needs one {@link releaseProcessWalker}.
  */
 export function holdProcessWalker(warm?: { readonly uid: number; readonly gid: number }): void {
   users++;
@@ -120,10 +107,7 @@ export function releaseProcessWalker(): void {
   if (users === 0) stopWorker();
 }
 
-/**
- * A walk of `/proc` that started after `request.notBefore`, shared with
- * every other caller that can use it.
- */
+/** A walk of `/proc` begun after `request.notBefore`, shared with every caller that can use it. */
 export function walkProcesses(request: WalkRequest): Promise<WalkResult> {
   if (performance.now() >= request.deadline) {
     return Promise.resolve({ ok: false, reason: WALK_FAILURES.DEADLINE });
@@ -241,9 +225,8 @@ function ask(message: Record<string, unknown>): Promise<Answer> {
 }
 
 /**
- * The worker, as both runtimes start one: a `node:worker_threads` worker in
- * Node (pi's runtime), a web worker in Deno (the real-sudo tests' runtime),
- * where `node:worker_threads` blocks the parent for tens of milliseconds.
+ * The worker: `node:worker_threads` in Node (pi), a web worker in Deno (the
+ * tests), where `node:worker_threads` blocks the parent for tens of milliseconds.
  */
 interface WalkerThread {
   post(message: unknown): void;
@@ -302,7 +285,9 @@ function stopWorker(): void {
   worker = undefined;
   if (silenceTimer) clearTimeout(silenceTimer);
   silenceTimer = undefined;
-  for (const resolve of waiting.values()) resolve({ ok: false, reason: "worker_failed" });
+  for (const resolve of waiting.values()) {
+    resolve({ ok: false, reason: WALK_FAILURES.WORKER_FAILED });
+  }
   waiting.clear();
   last = undefined;
   w?.terminate();

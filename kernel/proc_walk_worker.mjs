@@ -1,21 +1,13 @@
 // @ts-check
 /**
- * The one walk of `/proc` that the pairing checks (ADR 0005) and the keyboard
- * gate (ADR 0007) share. It runs in a worker thread that `proc_walk.ts`
- * starts, so pi's JavaScript thread never spends the walk's milliseconds.
+ * The walk of `/proc` for `proc_walk.ts`, in a worker thread. It reads and
+ * lists; the callers decide. Plain JavaScript: Node loads a worker's file itself
+ * and strips no types below `node_modules`, where `pi install` puts this package.
  *
- * Plain JavaScript on purpose: Node loads a worker's file itself, and it does
- * not strip TypeScript types below `node_modules`, where `pi install` puts
- * this package. The file reads and lists; it decides nothing. What the
- * readings mean is decided in TypeScript, by the callers of `proc_walk.ts`.
- *
- * Only reads that never wait on another process run here: directory
- * listings, `stat` of `/proc/<pid>`, descriptor links (`readlink` never
- * follows them) and `status` (built from counters, without the target's
- * locks). `cmdline`, which takes the target's mmap lock, is never read.
- *
- * Messages: `{ id, kind: "walk", uid, gid }` and `{ id, kind: "tables", dirs }`;
- * each answered once with `{ id, ok: true, … }` or `{ id, ok: false, reason }`.
+ * Only reads that never wait on another process: listings, `stat` of
+ * `/proc/<pid>`, descriptor links (`readlink` never follows them) and `status`
+ * (built from counters, without the target's locks). `cmdline`, which takes
+ * the target's mmap lock, is never read.
  *
  * @module
  */
@@ -25,7 +17,6 @@ import { parentPort } from "node:worker_threads";
 
 /** More processes than this fail the walk (the callers refuse). */
 const MAX_PROCESSES = 32_768;
-/** More descriptors in one table than this fail the walk. */
 const MAX_FDS_PER_TABLE = 65_536;
 /** More descriptor links in one walk than this fail it (bounds the answer's size). */
 const MAX_LINKS = 262_144;
@@ -35,7 +26,6 @@ const STATUS_CAP = 8192;
 /**
  * @typedef {{ dir: string, links: string[], unreadable: boolean }} Table
  * `links` holds pairs, flattened: the descriptor's path, then its link text.
- * Only links that can be a file (`/…`) or a pipe (`pipe:[N]`) are kept.
  */
 
 /**
@@ -47,10 +37,8 @@ const STATUS_CAP = 8192;
  */
 
 /**
- * Kernel threads seen before, by pid: the identity of their `/proc/<pid>`
- * entry (`ino/ctime`). A kernel thread stays one, so its `exe` and `status`
- * are read once; a reused pid gets a new entry (the kernel drops the old
- * one when the process dies), whose identity differs, so it is read again.
+ * Kernel threads seen before, by pid and `/proc/<pid>` entry (`ino/ctime`): read
+ * once, as a kernel thread stays one; a reused pid's new entry is read again.
  * @type {Map<number, string>}
  */
 const kernelThreads = new Map();
@@ -59,9 +47,8 @@ const kernelThreads = new Map();
 const fileOrPipe = (/** @type {string} */ link) => link.startsWith("/") || link.startsWith("pipe:");
 
 /**
- * One descriptor table, read by the one reader (`descriptor_table.mjs`): its
- * kept links, or `unreadable` (EACCES: the process hides its tables).
- * `undefined` when gone; `"too_many"` past a bound.
+ * One descriptor table: its kept links, or `unreadable` (EACCES: the process
+ * hides its tables); `undefined` when gone; `"too_many"` past a bound.
  * @param {string} dir
  * @param {{ left: number }} budget links still allowed in this request (from {@link MAX_LINKS})
  * @returns {Table | "too_many" | undefined}
@@ -81,11 +68,11 @@ function readTable(dir, budget) {
 }
 
 /**
- * Every process: the owner of `/proc/<pid>` (its effective ids, or root's
- * when it is not dumpable); for the user's own, the leader's descriptor
- * table and the other tasks' ids (whether they share it, only `kcmp` on the
- * caller's side tells); for root-owned ones that may be the user's (not a
- * kernel thread, or a group other than root's), the `Uid:` and `Gid:` lines.
+ * Every process: the owner of `/proc/<pid>` (effective ids, or root's when not
+ * dumpable); for the user's own, the leader's table and the other tasks' ids
+ * (`kcmp`, on the caller's side, tells which share it); for root-owned ones
+ * that may be the user's (not a kernel thread, or a group other than root's),
+ * the `Uid:` and `Gid:` lines.
  * @param {number} uid
  * @param {number} gid
  */
@@ -187,8 +174,7 @@ function answer(message) {
   }
 }
 
-// Node starts this file as a node:worker_threads worker; Deno (the tests'
-// runtime) as a web worker, whose creation blocks its parent far less.
+// Node starts this as a node:worker_threads worker, Deno (the tests) as a web worker.
 if (parentPort) {
   const port = parentPort;
   port.on("message", (message) => port.postMessage(answer(message)));

@@ -1,9 +1,7 @@
 /**
- * A process described for the human, from `/proc`: what the modal shows about
- * a process the checks could not clear (issue 20) — its pid, command line,
- * start time and parent, and where it came from when pi can prove it
- * (`provenance.ts`). Every read is asynchronous and capped; anything
- * unreadable is left empty rather than guessed.
+ * What the modal shows about a process the checks could not clear (issue 20),
+ * from `/proc`, with its origin when pi can prove it (`provenance.ts`). Reads
+ * are asynchronous and capped; anything unreadable is left empty, not guessed.
  *
  * @module
  */

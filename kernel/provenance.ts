@@ -1,16 +1,9 @@
 /**
  * What pi can prove about where a process came from, for the modal's list of
- * processes it could not check (ADR 0009 §2). Two facts, both from the
- * kernel, neither of which the process can choose:
- *
- * - **pi's mark.** pi lowers its own hard `RLIMIT_RTTIME` to a value of its
- *   own ({@link chooseMark}) before its first tool call. Every process pi
- *   starts inherits it, through fork, `setsid`, `exec` and reparenting
- *   alike, and no process of the user can raise a hard limit again (that
- *   takes `CAP_SYS_RESOURCE`). `/proc/<pid>/limits` is readable for every
- *   process, non-dumpable ones included.
- * - **Its start time** (`stat` field 22, ticks since boot), compared with
- *   the times pi's tool calls ran ({@link CallWindows}).
+ * processes it could not check, from two kernel facts the process cannot
+ * choose: pi's mark, a hard `RLIMIT_RTTIME` that everything pi starts inherits and no
+ * user process can raise; and its start time against {@link CallWindows}.
+ * Why: ADR 0009 §2.
  *
  * @module
  */
@@ -34,9 +27,8 @@ export function chooseMark(current: bigint, random: number): bigint {
 }
 
 /**
- * Marks this process and, so, everything it starts from now on. Returns the
- * mark, or `undefined` when FFI or `prlimit` failed (the modal then proves
- * descent by time alone). Irreversible, by design.
+ * Marks this process, and so all it starts from now on, irreversibly by design.
+ * `undefined` when FFI or `prlimit` failed (descent is then proved by time alone).
  */
 export function markSelf(): bigint | undefined {
   const c = libc();
@@ -52,9 +44,8 @@ export function markSelf(): bigint | undefined {
 }
 
 /**
- * The hard "Max realtime timeout" of a `/proc/<pid>/limits` text (pure):
- * a number of µs, `"unlimited"`, or `undefined` when the line is missing or
- * bent.
+ * The hard "Max realtime timeout" of a `/proc/<pid>/limits` text (pure): µs,
+ * `"unlimited"`, or `undefined` when the line is missing or bent.
  */
 export function parseRealtimeHardLimit(text: string): bigint | "unlimited" | undefined {
   const line = text.split("\n").find((l) => l.startsWith("Max realtime timeout"));
@@ -85,8 +76,8 @@ export function ticksNow(): bigint | undefined {
 const MAX_WINDOWS = 256;
 
 /**
- * When pi's tool calls and `!` commands ran, in start-time ticks. A call
- * still running has no end yet. Pure bookkeeping: the clock is passed in.
+ * When pi's tool calls and `!` commands ran, in start-time ticks (a running call
+ * has no end yet). Pure bookkeeping: the clock is passed in.
  */
 export class CallWindows {
   readonly #windows: { from: bigint; to: bigint | undefined }[] = [];

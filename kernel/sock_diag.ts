@@ -1,17 +1,9 @@
 /**
- * The bytes of one `NETLINK_SOCK_DIAG` exchange about an AF_UNIX socket:
- * building the `SOCK_DIAG_BY_FAMILY` request that asks for the peer of one
- * socket, and reading the kernel's reply datagram back into a peer inode.
- *
- * Pure: no sockets, no FFI, no I/O. `kernel/socket_peer.ts` sends the request
- * and receives the reply through libc; keeping the wire format here lets the
- * parser be tested with crafted buffers (truncated, garbage, error replies)
- * that a live kernel would never produce on demand.
- *
- * Layouts are the Linux generic ones (`struct nlmsghdr`, `struct
- * unix_diag_req`, `struct unix_diag_msg`, `struct rtattr`), little-endian:
- * the architectures `socket_peer.ts` supports (x86_64, arm64, riscv64) all
- * are.
+ * The bytes of one `NETLINK_SOCK_DIAG` exchange: the request for the peer of
+ * one AF_UNIX socket, and the reply read back into a peer inode. Pure
+ * (`socket_peer.ts` does the I/O), so the parser can be tested with crafted
+ * buffers a live kernel would never produce on demand. Linux generic layouts,
+ * little-endian like every architecture `socket_peer.ts` supports.
  *
  * @module
  */
@@ -32,18 +24,15 @@ export const NLMSG_HDRLEN = 16;
 export const UNIX_DIAG_MSG_LEN = 16;
 
 /**
- * What one reply datagram says about our request: the peer inode, `undefined`
- * for a definite "no" (an error message, no peer attribute, the end of the
- * answer, a malformed message), or `"ignore"` when nothing in it belongs to
- * our request (another sequence number), so the caller reads the next one.
+ * One reply datagram's answer: the peer inode; `undefined`, a definite "no"
+ * (an error, no peer attribute, the end, a malformed message); or `"ignore"`
+ * when nothing in it is ours (another sequence number): read the next one.
  */
 export type UnixDiagAnswer = number | undefined | "ignore";
 
 /**
  * `nlmsghdr` + `unix_diag_req` asking for the peer of socket `inode`, tagged
- * with sequence number `seq` so the reply can be matched to it. An exact
- * lookup by inode (no `NLM_F_DUMP`): the kernel answers about that one socket
- * rather than listing every socket on the system.
+ * `seq`. An exact lookup (no `NLM_F_DUMP`), not a list of every socket.
  */
 export function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
   const NLM_F_REQUEST = 0x01;
@@ -66,12 +55,9 @@ export function encodeUnixDiagRequest(inode: number, seq: number): Uint8Array {
 }
 
 /**
- * Reads one datagram of netlink messages, the reply to the request built by
- * {@link encodeUnixDiagRequest} for socket `inode` with sequence number `seq`.
- * Well-formed messages with another sequence number are skipped; a message
- * header whose length is impossible (whoever it is for) or a diag message
- * about another socket ends the read with a "no" rather than a guess. See
- * {@link UnixDiagAnswer}.
+ * Reads one reply datagram to {@link encodeUnixDiagRequest}`(inode, seq)`.
+ * Messages with another `seq` are skipped; an impossible length (whoever it is
+ * for) or a diag message about another socket ends the read with a "no".
  */
 export function parseUnixDiagReply(data: Uint8Array, inode: number, seq: number): UnixDiagAnswer {
   const v = new DataView(data.buffer, data.byteOffset, data.byteLength);

@@ -1,8 +1,6 @@
 /**
- * The kernel descriptor behind a `node:net` socket, and its `stat`: what the
- * peer checks need to ask the kernel about a connection (SO_PEERCRED, the
- * socket's inode for SOCK_DIAG). Runtime-neutral: pi runs this in Node, the
- * real-sudo test suites run it under `deno test`.
+ * The kernel descriptor behind a `node:net` socket, and its `stat`, for the peer
+ * checks. Runtime-neutral: Node in pi, `deno test` in the real-sudo suites.
  *
  * @module
  */
@@ -10,17 +8,14 @@ import { fstatSync, type Stats, statSync } from "node:fs";
 import type { Socket } from "node:net";
 
 /**
- * Deno's `node:fs` stats only descriptors it opened itself (`EBADF` for a
- * socket accepted by `node:net`). There, `/proc/self/fd/<fd>` names the same
- * open file, and `stat` through it gives the same inode. Decided once, by
- * runtime, so Node never takes the path-based route.
+ * Deno's `node:fs` stats only descriptors it opened (`EBADF` for a socket
+ * `node:net` accepted); `stat` of `/proc/self/fd/<fd>` gives the same inode.
  */
 const VIA_PROC = "Deno" in globalThis;
 
 /**
- * The file descriptor behind a Node socket. `_handle.fd` is internal to Node
- * (and mirrored by Deno) but stable for Unix-domain sockets; without it the
- * callers fail closed.
+ * The file descriptor behind a Node socket: `_handle.fd`, internal to Node
+ * (Deno mirrors it) but stable for Unix sockets; without it callers fail closed.
  */
 export function socketFd(socket: Socket): number | undefined {
   // deno-lint-ignore no-explicit-any -- reaching into the internal handle on purpose

@@ -1,29 +1,11 @@
 /**
- * Who holds the other end of an accepted Unix stream connection.
- *
- * `SO_PEERCRED` names the process that called `connect()`, not the process
- * that holds the socket now: a program started as the askpass can connect
- * first, keep the socket (in a forked child, across `exec`, or in flight via
- * `SCM_RIGHTS`) and then exec the real helper, which from then on looks
- * exactly right. This module closes that gap by asking the kernel two
- * questions:
- *
- * 1. Which socket is the other end of our accepted socket? `NETLINK_SOCK_DIAG`
- *    with `UDIAG_SHOW_PEER` answers with its inode ({@link unixPeerInode}).
- * 2. Which sockets does the peer process hold? `/proc/<pid>/fd` links of the
- *    form `socket:[inode]` ({@link socketInodesOf}), and `/proc/<pid>/fdinfo`
- *    for the descriptor flags.
- *
- * {@link peerOwnsConnection} is the rule that fits the real Deno helper (its
- * documentation says why). A stricter "exactly one socket in the whole
- * table" rule does not work: the Deno runtime holds a private socketpair of
- * its own, and under pi its stderr is a socketpair too; the tests keep it as
- * a counterexample.
- *
- * The netlink query runs through libc with koffi on a non-blocking socket:
- * the kernel answers inside `sendto()`, so `recv(MSG_DONTWAIT)` never waits.
- * The request and reply bytes are built and parsed in `./sock_diag.ts`.
- * The `/proc` reads are asynchronous and bounded. Nothing here throws.
+ * Who holds the other end of an accepted Unix stream connection. `SO_PEERCRED`
+ * names the process that called `connect()`, not the holder: a program started
+ * as the askpass can connect, keep the socket (in a forked child, across `exec`,
+ * or in flight via `SCM_RIGHTS`) and exec the real helper (ADR 0001,
+ * Consequences). So the kernel is asked for the peer socket's inode
+ * ({@link unixPeerInode}) and the peer's sockets ({@link socketInodesOf});
+ * {@link peerOwnsConnection} is the rule. Nothing here throws.
  *
  * @module
  */
@@ -35,17 +17,10 @@ import { encodeUnixDiagRequest, parseUnixDiagReply } from "./sock_diag.ts";
 import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
 /**
- * Named reasons a check in this module fails:
- * - `ffi_unavailable`: koffi or libc is not usable here, or the architecture is not supported.
- * - `invalid_argument`: a pid or inode argument is not a positive integer.
- * - `not_a_socket`: the descriptor is closed or is not a socket.
- * - `peer_inode_unavailable`: the kernel did not name a peer: not a connected Unix socket, peer gone, no CONFIG_UNIX_DIAG.
- * - `peer_gone`: `/proc/<pid>` no longer exists.
- * - `peer_fds_unreadable`: `/proc/<pid>/fd` (or an entry of it) could not be read.
- * - `peer_fd_table_too_large`: the peer holds more descriptors than the cap; refused rather than scanned.
- * - `peer_does_not_hold_connection`: the peer's fd table does not contain the client end of this connection.
- * - `peer_holds_connection_twice`: the client end sits on more than one descriptor of the peer (a `dup`).
- * - `peer_connection_inherited`: the client end's descriptor lacks `O_CLOEXEC`: it was inherited across `exec`.
+ * Named reasons a check in this module fails. `peer_inode_unavailable`: the
+ * kernel named no peer (not a connected Unix socket, peer gone, no
+ * CONFIG_UNIX_DIAG); `peer_fd_table_too_large`: refused rather than scanned;
+ * `peer_connection_inherited`: no `O_CLOEXEC`, so it was inherited across `exec`.
  */
 export const SOCKET_PEER_ERRORS = reasons(
   "ffi_unavailable",
@@ -73,18 +48,16 @@ export interface UnixPeerInodes {
 
 /** One socket descriptor in a process's fd table. */
 export interface SocketFd {
-  /** The descriptor number in that process. */
   readonly fd: number;
-  /** The socket's inode (`socket:[inode]`). */
+  /** `socket:[inode]`. */
   readonly inode: number;
 }
 
 /** Default bound on the number of fd entries read from `/proc/<pid>/fd`. */
 export const MAX_PEER_FDS = 4096;
 
-// Linux generic values (x86_64, arm64, riscv64). SOCK_* flags differ on
-// sparc/mips/alpha, which are refused rather than guessed; all three
-// supported architectures are little-endian.
+// Linux generic values (x86_64, arm64, riscv64, all little-endian); SOCK_* flags
+// differ on sparc/mips/alpha, which are refused rather than guessed.
 const AF_NETLINK = 16;
 const SOCK_DGRAM = 2;
 const SOCK_NONBLOCK = 0o4000;
@@ -102,10 +75,9 @@ const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0;
 let sequence = (Date.now() & 0x7fff_ffff) >>> 0;
 
 /**
- * The inode of the socket at the other end of the AF_UNIX socket with inode
- * `inode`, from one `SOCK_DIAG_BY_FAMILY` request (an exact lookup, never a
- * dump). Synchronous but short: the netlink socket is non-blocking and the
- * kernel has queued its answer before `sendto()` returns.
+ * The peer inode of AF_UNIX socket `inode`, from one exact `SOCK_DIAG_BY_FAMILY`
+ * lookup (never a dump). Synchronous but short: the netlink socket is
+ * non-blocking and the kernel has queued its answer before `sendto()` returns.
  */
 export function unixPeerInodeByInode(
   inode: number,
@@ -145,10 +117,8 @@ export function unixPeerInodeByInode(
 }
 
 /**
- * Inode of our connected AF_UNIX stream socket `acceptedFd` (by `fstat`) and
- * of the socket at its other end (by `NETLINK_SOCK_DIAG`). For a socket
- * accepted from a listener, `peerInode` is the client's end: the inode that
- * appears as `socket:[peerInode]` in the fd table of whoever holds it.
+ * Inodes of our connected AF_UNIX stream socket `acceptedFd` (`fstat`) and of
+ * its other end (`NETLINK_SOCK_DIAG`), for an accepted socket the client's end.
  */
 export function unixPeerInode(acceptedFd: number): Result<UnixPeerInodes, SocketPeerError> {
   const valid = Number.isSafeInteger(acceptedFd) && acceptedFd >= 0;
@@ -162,12 +132,9 @@ export function unixPeerInode(acceptedFd: number): Result<UnixPeerInodes, Socket
 const SOCKET_LINK = /^socket:\[(\d+)\]$/;
 
 /**
- * The socket descriptors in the fd table of process `pid`, from the
- * `socket:[N]` links of `/proc/<pid>/fd`, in fd order, read by the one
- * descriptor-table reader (`descriptor_table.mjs`). More than `cap` entries
- * are refused; an fd closed while the table is being read is skipped; a link
- * that cannot be read fails it. Needs the same access as reading the
- * process's `environ`.
+ * The socket descriptors of process `pid`, in fd order. More than `cap` are
+ * refused, an fd closed meanwhile is skipped, an unreadable link fails it.
+ * Needs the same access as reading the process's `environ`.
  */
 export async function socketInodesOf(
   pid: number,
@@ -187,23 +154,15 @@ export async function socketInodesOf(
 }
 
 /**
- * The rule for the askpass helper: ok only if the client end of the
- * connection whose accepted end has inode `acceptedInode` sits in the fd table of `peerPid`
- * (the `SO_PEERCRED` pid) on exactly one descriptor, and that descriptor has
- * `O_CLOEXEC` set. Other sockets of the peer are allowed.
- *
- * Why this is enough: a descriptor that crossed `execve` has `O_CLOEXEC`
- * clear, and only the holder itself can set it again; Deno creates each of
- * its sockets with `SOCK_CLOEXEC` and duplicates inherited stdio with
- * `F_DUPFD_CLOEXEC` (which the "exactly once" part catches). So the client
- * end was made by the peer after its last `exec`: by the helper, not by a
- * program that connected and then exec'd it. A copy kept by a forked child
- * before the `exec` is refused because the exec'd peer no longer holds the
- * socket at all. Holders that are not `peerPid` (via `pidfd_getfd` or
- * `ptrace`) are out of reach of this check.
- *
- * The server records that inode when it accepts, so a descriptor number
- * recycled later cannot point the check at another socket.
+ * The rule for the askpass helper: the client end of the connection (accepted
+ * end `acceptedInode`) must sit in the fd table of `peerPid` (the `SO_PEERCRED`
+ * pid) on exactly one descriptor, with `O_CLOEXEC` set; other sockets are
+ * allowed. Why: ADR 0001, Consequences. Also: only the holder can set
+ * `O_CLOEXEC` again; Deno dups inherited stdio with `F_DUPFD_CLOEXEC` (which
+ * "exactly one" catches); a copy kept by a child forked before the `exec` is
+ * refused, as the exec'd peer no longer holds it; holders other than `peerPid`
+ * (`pidfd_getfd`, `ptrace`) are out of reach. The inode is recorded at accept,
+ * so a recycled descriptor number cannot point the check at another socket.
  */
 export async function peerOwnsConnection(
   acceptedInode: number,
@@ -224,10 +183,9 @@ export async function peerOwnsConnection(
 }
 
 /**
- * The open flags of descriptor `fd` of `pid` from `/proc/<pid>/fdinfo/<fd>`,
- * provided the descriptor still refers to socket `inode` (checked through the
- * `ino:` line, or a second `readlink` on kernels without it). `"gone"` when
- * the descriptor now refers to something else or is closed.
+ * The open flags of `pid`'s descriptor `fd`, if it still refers to socket
+ * `inode` (fdinfo's `ino:` line, or a second `readlink` on kernels without it);
+ * `"gone"` when it now refers to something else or is closed.
  */
 async function fdFlags(
   pid: number,

@@ -1,18 +1,9 @@
 /**
- * pi writes the password into sudo's pipe itself (ADR 0008): it copies the
- * helper's stdout with `pidfd_getfd(2)`, checks that the copy is the very
- * pipe the verification saw (same inode, a FIFO, root-owned, mode 0600),
- * writes `password\n` in one non-blocking `write(2)` and closes it. The
- * helper, a dumpable process the agent could trace, never holds the password.
- *
- * `pidfd_getfd` needs ptrace rights over the helper. pi is the helper's
- * ancestor (pi → tool shell → sudo → helper), so Yama 0 and 1 allow it; Yama
- * 2 and 3 refuse it (`EPERM`), and kernels before 5.6 lack it (`ENOSYS`).
- * Those two answers mean "use the old path" (the helper writes); every other
- * failure denies the request.
- *
- * Every call here is a non-blocking system call on a descriptor this process
- * holds: nothing waits on pi's event loop.
+ * pi writes the password into sudo's pipe itself, so the helper, which the
+ * agent could trace, never holds it: `pidfd_getfd` of the helper's stdout,
+ * checked to be the verified pipe, then one non-blocking `write` (ADR 0008).
+ * `EPERM` (Yama 2, 3) and `ENOSYS` (before 5.6) mean the helper writes (the
+ * old path); any other failure denies. Nothing here waits on pi's event loop.
  *
  * @module
  */
@@ -59,9 +50,8 @@ export interface PipeTarget {
 }
 
 /**
- * Writes `secret` plus a newline into the helper's stdout, which must still be
- * the verified sudo pipe. The caller still owns (and zeroes) `secret`; the
- * line built here is zeroed before this returns.
+ * Writes `secret` and a newline into the helper's stdout, which must still be the
+ * verified sudo pipe. The caller owns (and zeroes) `secret`; the line built here is zeroed.
  */
 export function writeIntoSudoPipe(
   target: PipeTarget,
@@ -69,7 +59,6 @@ export function writeIntoSudoPipe(
 ): { ok: true } | { ok: false; reason: PipeHandoverError } {
   const c = libc();
   if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };
-  // Without the connection's pidfd, one is opened here and closed below.
   const opened = target.pidfd === undefined ? pidfdOpen(target.pid) : undefined;
   if (opened?.ok === false) return { ok: false, reason: openFailure(opened.errno ?? 0) };
   const pidfd = opened?.ok ? opened.fd : target.pidfd!;

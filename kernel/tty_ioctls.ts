@@ -1,16 +1,12 @@
 /**
- * The Linux request numbers that keep pi's keyboard to pi, written once for
- * both runtimes that call them: pi's Node (`extension/keyboard/terminal_control.ts`,
- * through `libc.ts`) and the guardian's Deno (`terminal_guardian.ts`, through
- * `deno_libc.ts`). Plain numbers, no I/O: the guardian runs a root-owned copy.
+ * The Linux request numbers that keep pi's keyboard to pi, for pi's Node
+ * (`libc.ts`) and the guardian's Deno (`deno_libc.ts`). Plain numbers, no
+ * I/O: the guardian runs a root-owned copy.
  *
  * @module
  */
 
-/**
- * `ioctl` requests on a terminal: asm-generic/ioctls.h values, the same on
- * x86_64, arm64 and riscv64 (the architectures libc.ts accepts).
- */
+/** Terminal `ioctl` requests: asm-generic values, the same on x86_64, arm64 and riscv64. */
 export const TTY_IOCTL = {
   TCGETS: 0x5401,
   TCSETS: 0x5402,

@@ -14,9 +14,8 @@ export async function ptraceScope(): Promise<number | undefined> {
 }
 
 /**
- * True when the agent can trace a process of the user that is not its
- * descendant, such as a `pi-secret-run` command (the broker runs it outside
- * the caller's process tree): no Yama, or a scope of 0.
+ * True when the agent can trace a process of the user outside its own tree
+ * (such as a broker-run `pi-secret-run` command): no Yama, or a scope of 0.
  */
 export async function agentCanTraceAnyProcess(): Promise<boolean> {
   const scope = await ptraceScope();

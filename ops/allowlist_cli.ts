@@ -1,15 +1,7 @@
 /**
- * `pi-sudo-prompt allowlist suggest ARGV_JSON` | `allowlist check LINE ARGV_JSON`:
- * the steps of `/sudo-prompt allow` that read the allowlist's grammar, run in
- * a process of their own so the parser never loads into pi. Each prints one
- * line of JSON: `{"ok":true,"line":…}` or `{"ok":false,"message":…}`.
- *
- * - `suggest`: the installed allowlist must be safe to append to; then the
- *   entry suggested for the argv.
- * - `check`: the human's edited entry must still match the argv; then the
- *   entry as it will be written.
- *
- * Runs under Node ≥ 22.19, through `bin/pi-sudo-prompt.mjs`; exit 2 on bad arguments.
+ * `pi-sudo-prompt allowlist suggest|check`: the steps of `/sudo-prompt allow` that need the
+ * allowlist's grammar, in a process of their own so the parser never loads into pi. Prints one
+ * line of JSON, `{"ok":true,"line":…}` or `{"ok":false,"message":…}`; exit 2 on bad arguments.
  *
  * @module
  */

@@ -1,15 +1,8 @@
 /**
- * `pi-sudo-prompt audit` (`deno task audit` in a checkout): checks and shows the audit log.
- *
- * - `audit verify [path]`: verifies each session's hash chain in the log (default
- *   {@link defaultAuditPath}) and its older file `path.1`. Exit 0 when intact or when there is
- *   no log yet; 1 when broken or unreadable; 2 on a usage error.
- * - `audit tail [n] [path]`: the last `n` lines (default 20), one per line,
- *   as JSON with every control and bidi character escaped so argv cannot
- *   drive the terminal.
- *
- * Errors are one line on stderr, never a stack trace. Runs under Node ≥ 22.19,
- * through `bin/pi-sudo-prompt.mjs`.
+ * `pi-sudo-prompt audit verify [path]`: checks each session's hash chain in the log and in
+ * `path.1`; exit 0 when intact or no log yet, 1 when broken or unreadable, 2 on a usage error.
+ * `audit tail [n] [path]`: the last `n` lines, control and bidi characters escaped so argv
+ * cannot drive the terminal.
  *
  * @module
  */
@@ -22,9 +15,8 @@ import { errnoCode } from "../shared/errno.ts";
 import { msg } from "../shared/i18n/tools_locale.ts";
 
 /**
- * True when pi has never written a log at `path`: neither the file nor its
- * older file exists. Anything else there (a dangling symlink, an unreadable
- * file) is for {@link verifyAuditChain}.
+ * True when neither `path` nor `path.1` exists; anything else there (a dangling symlink, an
+ * unreadable file) is for {@link verifyAuditChain}.
  */
 async function noLogYet(path: string): Promise<boolean> {
   for (const p of [path, `${path}.1`]) {

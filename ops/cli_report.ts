@@ -1,7 +1,6 @@
 /**
- * What `pi-sudo-prompt install` and `uninstall` share: this package's root,
- * their step-by-step report (which counts the problems and sets the exit
- * code), and where pi is.
+ * What `pi-sudo-prompt install` and `uninstall` share: the package root, their step-by-step
+ * report (which sets the exit code), and where pi is.
  *
  * @module
  */
@@ -41,8 +40,7 @@ export function onPath(name: string): Promise<string | undefined> {
 }
 
 /**
- * `pi` on PATH, else a checkout's own pi (a dev dependency, which `npx pi`
- * runs with the checkout's own Node: node_modules/.bin comes first on npx's PATH).
+ * `pi` on PATH, else a checkout's dev-dependency pi, which `npx pi` runs with the checkout's Node.
  */
 export async function findPi(): Promise<{ pi?: string; localPi?: string }> {
   const pi = await onPath("pi");

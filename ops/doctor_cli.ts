@@ -1,15 +1,9 @@
 /**
- * `pi-sudo-prompt doctor` (`deno task doctor` in a checkout): the checks of `/sudo-prompt doctor`,
- * outside pi; exit 1 when any check failed. `--json` prints them as JSON; `--explain REASON`
- * explains a refusal named in a notice (exit 2 for no such name, or a bad argument);
- * `--width N` renders the screen N columns wide.
- *
- * `/sudo-prompt doctor` runs this very command in a process of its own, so that none of the
- * doctor loads into pi: `--inside-pi JSON` hands it what only pi knows (its session's helper,
- * deno and cache, and its terminal guard's status), as `{"session": {...}, "piState": {...}}`.
- *
- * Runs under Node ≥ 22.19 (through `bin/pi-sudo-prompt.mjs`), the
- * runtime pi itself uses, so the FFI check loads koffi exactly as pi would.
+ * `pi-sudo-prompt doctor [--json] [--width N]`: the checks of `/sudo-prompt doctor`, outside pi
+ * (exit 1 when a check failed); `--explain REASON`: a refusal named in a notice (exit 2 for no
+ * such name or a bad argument). `/sudo-prompt doctor` runs this in a process of its own, so none
+ * of the doctor loads into pi; `--inside-pi '{"session": {...}, "piState": {...}}'` hands it what
+ * only pi knows. Runs under Node, the runtime pi uses, so the FFI check loads koffi as pi would.
  *
  * @module
  */
@@ -64,10 +58,7 @@ if (explain !== undefined) {
   process.exitCode = doctorExitCode(checks);
 }
 
-/**
- * `--inside-pi`'s JSON, checked field by field: absolute paths, and a guard
- * status of the right types; anything else is refused whole.
- */
+/** `--inside-pi`'s JSON, checked field by field; anything else is refused whole. */
 function parseInsidePi(text: string): DoctorOptions {
   const bad = () => new Error(msg.doctorInsidePi);
   let raw: unknown;

@@ -1,12 +1,7 @@
 /**
- * `pi-sudo-prompt install` (`deno task install` in a checkout): makes this copy usable by pi,
- * and says what it did. Idempotent: run it again after `git pull` or `npm ci`.
- *
- * It finds the pinned deno binary, checks that koffi's peer credentials work (without them every
- * request is refused), finds sudo, and registers this copy with pi (`pi install <path>`, or the
- * checkout's own `npx pi`), else prints how to. The per-session files are the extension's.
- *
- * Runs under Node ≥ 22.19, the runtime pi itself needs, through `bin/pi-sudo-prompt.mjs`.
+ * `pi-sudo-prompt install`: makes this copy usable by pi and says what it did; idempotent (run it
+ * again after `git pull` or `npm ci`). Checks deno, koffi's peer credentials (without them every
+ * request is refused) and sudo, then registers this copy with pi, else prints how to.
  *
  * @module
  */
@@ -56,7 +51,6 @@ else problem(msg.installNoSudo);
 const { pi, localPi } = await findPi();
 const pathNode = await onPath("node");
 const pathNodeVersion = pathNode ? (await run(pathNode, ["--version"], 10_000)).out : undefined;
-// One line when the node on PATH is too old for pi, with the fix.
 const oldNode = pathNodeVersion && nodeVersionProblem(pathNodeVersion) !== undefined
   ? msg.installOldNode(pathNodeVersion, MIN_NODE.join("."))
   : undefined;

@@ -1,13 +1,8 @@
 /**
- * How pi knows this copy of the package: the `packages` entries of pi's
- * settings that point at it (`npm:pi-sudo-prompt`, `git:<host>/<path>`, or a
- * local path), and the commands that fit the way it was installed. Used by
- * `pi-sudo-prompt uninstall` (which runs `pi remove <source>`) and by the
- * doctor's hardened-mode fix (which must name a command that works for this
- * copy, not for a package that may not be on the registry).
- *
- * The matching is pure; {@link registeredSources} is the one function that
- * reads files.
+ * The `packages` entries of pi's settings that load this copy (`npm:`, `git:` or a local path),
+ * and the commands that fit how it was installed: for `uninstall` (`pi remove`) and the doctor's
+ * hardened-mode fix, which must work for this copy, not a package that may not be on the
+ * registry. Only {@link registeredSources} reads files.
  *
  * @module
  */
@@ -22,8 +17,8 @@ export const PACKAGE_NAME = "pi-sudo-prompt";
 /** One `packages` entry of pi's settings that loads this copy. */
 export interface PiSource {
   /**
-   * What `pi remove` takes: the entry itself for `npm:` and `git:`, the absolute path for a
-   * local one (`pi remove` resolves a relative path from the current directory).
+   * What `pi remove` takes: the entry itself, or a local one's absolute path (`pi remove`
+   * resolves a relative path from the current directory).
    */
   readonly source: string;
   /** `user`: `~/.pi/agent/settings.json`; `project`: `<cwd>/.pi/settings.json` (`pi remove -l`). */
@@ -48,10 +43,9 @@ export type SourceTarget =
   | { readonly kind: "local"; readonly path: string };
 
 /**
- * Where the settings entry `source` points. Local paths are relative to
- * `baseDir` (the directory of the settings file), git sources live under
- * `<agentDir>/git/<host>/<path>`. `undefined` for shapes pi would not load
- * as a package directory (an `https:` URL, a malformed entry).
+ * Where the settings entry `source` points: a local path is relative to `baseDir` (the settings
+ * file's directory), a git source under `<agentDir>/git/<host>/<path>`; `undefined` for shapes pi
+ * would not load as a package directory (an `https:` URL, a malformed entry).
  */
 export function sourceTarget(
   source: string,
@@ -74,11 +68,7 @@ export function sourceTarget(
   return { kind: "local", path: isAbsolute(expanded) ? expanded : resolve(baseDir, expanded) };
 }
 
-/**
- * The entries of `packages` (a settings file's `packages` value, any shape)
- * that load the package at `root` (a real path). `realPaths` maps a local or
- * git path to its real path (identity in tests).
- */
+/** The entries of `packages` (any shape) that load the package at the real path `root`. */
 export function matchingSources(
   packages: unknown,
   scope: PiSource["scope"],
@@ -108,14 +98,10 @@ function entrySources(packages: unknown): string[] {
 
 /** `settings.packages` of the JSON file at `path`, or `undefined` when absent or unreadable. */
 function settingsPackages(path: string): Promise<unknown> {
-  // `null`, a primitive or an array has no `packages`: `undefined`.
   return readFile(path, "utf8").then((text) => JSON.parse(text)?.packages).catch(() => undefined);
 }
 
-/**
- * The settings entries, user and project (`<cwd>/.pi/settings.json`), that
- * load the package at `root`. Reads only those two files.
- */
+/** The settings entries, user and project (`<cwd>/.pi/settings.json`), that load `root`. */
 export async function registeredSources(
   root: string,
   cwd: string,
@@ -144,9 +130,9 @@ export function piRemoveCommand(source: PiSource): string {
 }
 
 /**
- * The command that installs this package root-owned and points pi at that copy: from the
- * registry when this copy came from it (the published code, not this user-writable copy), else
- * a tarball of this copy, which the agent could have changed, so the fix says to check it first.
+ * The command that installs this package root-owned and points pi at it: from the registry when
+ * this copy came from it, else a tarball of this copy, which the agent could have changed (so the
+ * fix says to check it first).
  */
 export function rootOwnedInstallFix(
   root: string,

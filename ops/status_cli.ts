@@ -1,11 +1,7 @@
 /**
- * `pi-sudo-prompt status`: what `/sudo-prompt status` shows that is stored on
- * disk (the installed broker, the allowlist, the audit log's last entries),
- * one plain line each. `/sudo-prompt status` runs this command in a process of
- * its own, so the allowlist parser and the audit reader never load into pi;
- * pi adds what only it knows (its session, its terminal, its audit sink).
- *
- * Runs under Node ≥ 22.19, through `bin/pi-sudo-prompt.mjs`.
+ * `pi-sudo-prompt status`: what `/sudo-prompt status` shows that is stored on disk, one line each.
+ * `/sudo-prompt status` runs it in a process of its own, so the allowlist parser and the audit
+ * reader never load into pi; pi adds what only it knows.
  *
  * @module
  */

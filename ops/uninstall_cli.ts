@@ -1,9 +1,7 @@
 /**
- * `pi-sudo-prompt uninstall` (`deno task uninstall` in a checkout): undoes what `install` and
- * `/sudo-prompt install-broker` did, and says what it did: removes the root broker (through
- * sudo, which asks as usual), runs `pi remove` for every settings entry that loads this copy (an
- * `npm:` one last: pi then removes this package too), and names what is left to you (the audit
- * log, your record; an `npm uninstall` line). Exit 1 when a step failed.
+ * `pi-sudo-prompt uninstall`: undoes `install` and `/sudo-prompt install-broker`: removes the root
+ * broker (through sudo), runs `pi remove` for every settings entry that loads this copy, and names
+ * what is left to you (the audit log; an `npm uninstall` line). Exit 1 when a step failed.
  *
  * @module
  */
@@ -28,7 +26,6 @@ async function runInteractive(cmd: string, args: readonly string[]): Promise<num
 
 say(msg.uninstallStart(root));
 
-// 1. The root broker.
 const installer = join(root, "broker", "install.sh");
 const removeBroker = `sh ${shellWord(installer)} --uninstall`;
 if (!existsSync(BROKER_ROOT) && !existsSync(SUDOERS_FILE)) {
@@ -45,7 +42,6 @@ if (!existsSync(BROKER_ROOT) && !existsSync(SUDOERS_FILE)) {
   else problem(msg.uninstallBrokerFailed(`sudo ${removeBroker}`, code));
 }
 
-// 2. pi's settings entries for this copy.
 const { pi, localPi } = await findPi();
 const sources = await registeredSources(root, process.cwd(), process.env);
 if (sources.length === 0) say(msg.uninstallNoEntry);
@@ -63,7 +59,6 @@ for (const source of sources) {
   else problem(msg.cliStepFailed(command, code));
 }
 
-// 3. What stays.
 say(msg.uninstallKeptAudit(defaultAuditPath()));
 const parts = root.split(sep);
 const nm = parts.lastIndexOf("node_modules");

@@ -1,8 +1,6 @@
 /**
- * The `code` of a failed system call (`"ENOENT"`, `"EACCES"` …) from
- * whatever a `node:fs` / `node:net` call threw, in one place: callers decide
- * on the code, never on the message.
- *
+ * The `code` (`"ENOENT"` …) of what a `node:fs` / `node:net` call threw: callers decide on the
+ * code, never on the message.
  * @module
  */
 

@@ -1,10 +1,6 @@
 /**
- * Where programs are: the deno binary that the askpass launcher pins (the
- * platform package that the `deno` npm dependency installs,
- * `@deno/<os>-<arch>-glibc/deno`, resolved to its real path because
- * `/proc/<pid>/exe` shows the real path), and the first executable among
- * absolute paths (sudo, tmux, env).
- *
+ * Where programs are: the deno binary the askpass launcher pins (`@deno/<os>-<arch>-glibc/deno`,
+ * as a real path because `/proc/<pid>/exe` shows one), and the first executable of absolute paths.
  * @module
  */
 import { access, realpath } from "node:fs/promises";
@@ -22,7 +18,7 @@ export async function resolveDenoBinary(): Promise<string | undefined> {
       await access(candidate, constants.X_OK);
       return await realpath(candidate);
     } catch {
-      // not installed under that name, or not executable: try the next one
+      // not there or not executable: the next one
     }
   }
   return undefined;

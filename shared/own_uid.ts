@@ -1,13 +1,10 @@
 /**
- * This process's real uid, in one place. A function, not a constant, so the
- * module stays importable where `process.getuid` is absent (it answers -1,
- * which matches no file owner and no peer).
- *
+ * This process's real uid; a function so the module loads where `process.getuid` is absent.
  * @module
  */
 import process from "node:process";
 
-/** Our real uid, or -1 where the platform has none. */
+/** Our real uid, or -1 (no file owner, no peer) where the platform has none. */
 export function ownUid(): number {
   return process.getuid?.() ?? -1;
 }

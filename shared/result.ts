@@ -1,10 +1,6 @@
 /**
- * The one shape of a decision's result, and its named reasons. A decision
- * returns `{ ok: true, …what it found }` or `{ ok: false, reason, …details }`;
- * each reason is written once, as the value that travels (in a result, a
- * notice, the audit log), and its constant is that value in capitals, so the
- * two cannot drift apart.
- *
+ * The one shape of a decision's result, and its named reasons: each written once, as the value
+ * that travels, with that value in capitals as its constant, so the two cannot drift apart.
  * @module
  */
 
@@ -23,7 +19,7 @@ export function reasons<const R extends string>(
 ): { readonly [K in R as Uppercase<K>]: K } {
   const table: Record<string, string> = {};
   for (const spelling of spellings) {
-    // Spellings are literals of the code, so a bad one is the programmer's mistake, caught at load.
+    // Spellings are literals of the code: a bad one is caught at load.
     if (!/^[a-z][a-z0-9_]*$/.test(spelling) || spelling.toUpperCase() in table) {
       throw new Error(`reasons: ${spelling} is not a new snake_case reason`);
     }

@@ -1,18 +1,13 @@
 /**
- * Whether root alone could have changed a path: the one walk "from the path
- * up to `/`" that the modal's red lines (`extension/channel/root_program.ts`)
- * and doctor's ownership checks (`ops/doctor/ownership.ts`) share. Each
- * caller words the problem its own way.
- *
+ * Whether root alone could have changed a path: the walk up to `/` shared by the modal's red lines
+ * (`extension/channel/root_program.ts`) and doctor's ownership checks.
  * @module
  */
 import type { Stats } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { dirname } from "node:path";
 
-/** Group- or other-writable permission bits. */
 const GROUP_OTHER_WRITE = 0o022;
-/** The sticky bit of a directory such as `/tmp`. */
 const STICKY = 0o1000;
 
 /** The first entry on a chain that others than root could change. */
@@ -21,20 +16,16 @@ export type ChainProblem =
   | {
     readonly path: string;
     readonly kind: "changeable";
-    /** Its owner (not root's when not 0). */
     readonly uid: number;
-    /** Its permission bits. */
     readonly mode: number;
     /** Group or others may write it (`mode & 0o020` tells which). */
     readonly writable: boolean;
   };
 
 /**
- * The first of `path` and the directories above it (as named, not resolved)
- * that is not root's, or that group or others may write, or `undefined`
- * when root alone could have changed each. A symlink's own mode means
- * nothing, only its owner counts (the caller walks the resolved path too).
- * With `allowSticky`, a root-owned sticky directory such as `/tmp` counts
+ * The first of `path` and the directories above it (as named, not resolved) that others than root
+ * could change, or `undefined`. A symlink's mode means nothing, only its owner (the caller walks
+ * the resolved path too). With `allowSticky`, a root-owned sticky directory such as `/tmp` counts
  * as root's: others can add names to it, not replace root's.
  */
 export async function rootOnlyChainProblem(
@@ -43,9 +34,8 @@ export async function rootOnlyChainProblem(
 ): Promise<ChainProblem | undefined> {
   const chain = [path];
   for (let p = path; p !== "/" && dirname(p) !== p;) chain.push(p = dirname(p));
-  // The path itself first: a name that does not exist or is not root's (what
-  // an agent can make) ends the walk at one lstat. Then every directory above
-  // it at once (this runs between a request and its modal), judged in order.
+  // The path first: a missing or non-root name (what an agent can make) ends the walk at one lstat.
+  // Then every directory above at once (this runs between a request and its modal), in order.
   const judge = (p: string, st: Stats | undefined) =>
     st ? changeable(p, st, allowSticky) : { path: p, kind: "unreadable" as const };
   const first = judge(path, await lstat(path).catch(() => undefined));
@@ -55,10 +45,7 @@ export async function rootOnlyChainProblem(
   return above.map((p, i) => judge(p, stats[i])).find((problem) => problem);
 }
 
-/**
- * Whether others than root could change `path`, whose status is `st` (its
- * owner, or group or others by its write bits): the test of each chain entry.
- */
+/** Whether others than root could change `path` (status `st`): the test of each chain entry. */
 export function changeable(
   path: string,
   st: Stats,

@@ -1,17 +1,8 @@
 /**
- * Folder `shared/`: small runtime-neutral utilities (`node:` built-ins only)
- * several parts use.
- *
- * This file: the one way to run a child process to its end with a deadline.
- * {@link spawnWithDeadline} kills it with SIGKILL at the deadline (its whole
- * process group when `detached`), reaps it and keeps a bounded amount of its
- * output; a program that hangs, floods its output or cannot be started
- * becomes a typed result, never an exception or a blocked event loop. The
- * children that live as long as their owner (the terminal guardian, the
- * tmux control client and the root check server) are started by that owner,
- * which watches and ends them; the Deno runtimes of the broker and `pi-secret-run` spawn with
- * `Deno.Command`.
- *
+ * The one way to run a child process to its end with a deadline: a program that hangs, floods its
+ * output or cannot be started becomes a typed result, never an exception or a blocked event loop.
+ * Children that live as long as their owner (guardian, tmux control client, root check server) are
+ * started and ended by that owner.
  * @module
  */
 import { Buffer } from "node:buffer";
@@ -19,41 +10,29 @@ import { type ChildProcess, spawn } from "node:child_process";
 import process from "node:process";
 import { errnoCode } from "./errno.ts";
 
-/** Bytes kept of each captured output stream unless {@link SpawnDeadlineOptions.outputCap} says otherwise. */
+/** Bytes kept of each captured output stream by default. */
 export const DEFAULT_OUTPUT_CAP = 64 * 1024;
 
-/**
- * After the SIGKILL at the deadline, how long to wait for the streams to
- * close: a grandchild that holds the pipes open must not keep the caller
- * waiting.
- */
+/** Wait for the streams after the SIGKILL: a grandchild holding the pipes must not keep us long. */
 export const KILL_GRACE_MS = 1_000;
 
 /** How {@link spawnWithDeadline} starts and watches the child. */
 export interface SpawnDeadlineOptions {
-  /** SIGKILL after this many milliseconds. */
   readonly deadlineMs: number;
   /** The child's complete environment; default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** The child's working directory; default the caller's. */
   readonly cwd?: string;
-  /**
-   * `"pipe"` (default): stdin `/dev/null`, stdout and stderr captured.
-   * `"inherit"`: the child shares the caller's terminal; nothing is captured.
-   */
+  /** `"pipe"` (default): stdin `/dev/null`, stdout and stderr captured; `"inherit"`: none. */
   readonly stdio?: "pipe" | "inherit";
-  /** With `"pipe"`: an open descriptor for the child's stdout instead of a pipe (stdout is then ""). */
+  /** With `"pipe"`: an open descriptor for the child's stdout (stdout is then ""). */
   readonly stdoutFd?: number;
-  /** With `"pipe"`: capture stderr into `stdout` in arrival order, like `2>&1` (stderr is then ""). */
+  /** With `"pipe"`: stderr into `stdout`, like `2>&1` (stderr is then ""). */
   readonly mergeStderr?: boolean;
-  /**
-   * Start the child in a new session and process group (no controlling
-   * terminal); the deadline then kills the whole group.
-   */
+  /** A new session and process group (no controlling terminal); the deadline kills the group. */
   readonly detached?: boolean;
-  /** Bytes kept of each captured stream; default {@link DEFAULT_OUTPUT_CAP}. The rest is dropped. */
+  /** Bytes kept of each captured stream; the rest is dropped. */
   readonly outputCap?: number;
-  /** Aborting it kills the child as the deadline would (its owner is shutting down). */
+  /** Aborting it kills the child as the deadline would. */
   readonly signal?: AbortSignal;
 }
 
@@ -63,21 +42,20 @@ export interface SpawnDeadlineResult {
   readonly code: number | null;
   /** The signal that ended it (`"SIGKILL"` at the deadline), else `null`. */
   readonly signal: string | null;
-  /** The captured output, at most `outputCap` bytes, decoded as UTF-8. */
+  /** At most `outputCap` bytes each, as UTF-8. */
   readonly stdout: string;
   readonly stderr: string;
-  /** True when the deadline expired and the process was killed. */
   readonly timedOut: boolean;
-  /** True when a stream wrote more than `outputCap` bytes: what was kept is cut (parse nothing). */
+  /** A stream passed `outputCap`: what was kept is cut (parse nothing). */
   readonly truncated: boolean;
-  /** Set when the process could not be started: the errno code (`ENOENT`, `EACCES`) or the message. */
+  /** Why it could not be started: the errno code, else the message. */
   readonly spawnError?: string;
 }
 
 /**
- * Runs `file` with `args` (no shell) and resolves once it has exited and its
- * output streams are closed, or {@link KILL_GRACE_MS} after the SIGKILL at
- * `deadlineMs`. Never rejects.
+ * Runs `file` (no shell); resolves once it has exited and its streams closed, or
+ * {@link KILL_GRACE_MS} after the SIGKILL at `deadlineMs` (to its group when `detached`). Never
+ * rejects.
  */
 export function spawnWithDeadline(
   file: string,
@@ -97,7 +75,7 @@ export function spawnWithDeadline(
       done = true;
       clearTimeout(timers.kill);
       clearTimeout(timers.grace);
-      // A long-lived signal must not keep every child it ever watched (a no-op before it was added).
+      // A long-lived signal must not keep every child it watched (a no-op if never added).
       options.signal?.removeEventListener("abort", stop);
       resolve({
         code,

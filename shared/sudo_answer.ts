@@ -1,7 +1,6 @@
 /**
- * What `sudo -n` answers when a rule needs a password, written once for the
- * root checks through the broker's NOPASSWD rule (pairing, terminal holders).
- *
+ * What `sudo -n` answers when a rule needs a password, for the root checks through the broker's
+ * NOPASSWD rule (pairing, terminal holders).
  * @module
  */
 

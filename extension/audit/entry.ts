@@ -1,8 +1,6 @@
 /**
- * One audit line (ADR 0004): `{"sid","seq","time","kind","event",…,"prev"}`,
- * where `sid` names the pi session, `seq` counts its lines and `prev` is the
- * SHA-256 of its previous line. Only listed fields of the right types are
- * kept: no typed text, no huge argv.
+ * One audit line (ADR 0004): `{"sid","seq","time","kind","event",…,"prev"}`, `prev` the SHA-256
+ * of the session's previous line. Only listed fields of the right types are kept: no typed text.
  * @module
  */
 import { createHash } from "node:crypto";
@@ -28,7 +26,7 @@ const encoder = new TextEncoder();
 /** Whose request a line is about: a sudo password or a secret. */
 export type AuditKind = "sudo" | "secret";
 
-/** One entry, as `audit_events.ts` maps a session event; `timings` in ms. Never typed text. */
+/** One entry, as `audit_events.ts` maps a session event; `timings` in ms. */
 export interface AuditEntry {
   readonly time: string;
   readonly kind: AuditKind;
@@ -43,7 +41,7 @@ export interface AuditEntry {
   readonly timings?: Readonly<Record<string, number>>;
 }
 
-/** `$XDG_STATE_HOME/pi-sudo-prompt/audit.jsonl` when that is absolute, else under `~/.local/state`. */
+/** `$XDG_STATE_HOME/pi-sudo-prompt/audit.jsonl` if absolute, else under `~/.local/state`. */
 export function defaultAuditPath(env: Record<string, string | undefined> = process.env): string {
   const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
   const xdg = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : "";
@@ -51,9 +49,9 @@ export function defaultAuditPath(env: Record<string, string | undefined> = proce
 }
 
 /**
- * The entry as written: its {@link AUDIT_ENTRY_FIELDS} of the right types (never stringified),
- * strings cut at 128 characters, argv at {@link MAX_ARGV}. Undefined unless `kind` is "sudo" or
- * "secret" (the log's own lines cannot be forged through it) and `event` is set.
+ * The entry as written: listed fields of the right types, strings cut at 128 characters, argv at
+ * {@link MAX_ARGV}. Undefined unless `event` is set and `kind` is "sudo" or "secret" (no forged
+ * `log` lines).
  */
 export function normalizeAuditEntry(entry: AuditEntry, fallbackTime: Date): AuditEntry | undefined {
   const { kind, time, timings: t } = entry;

@@ -1,7 +1,6 @@
 /**
- * The audit copy the agent cannot change: the system log, through `/dev/log` (AF_UNIX datagrams
- * served by journald or rsyslog), where sudo logs too (ADR 0004). Node has no Unix datagram
- * sockets: libc through koffi, one non-blocking `send()` per line, no queue.
+ * The audit copy the agent cannot change: the system log through `/dev/log`, where sudo logs too
+ * (ADR 0004). Node has no Unix datagram sockets: libc through koffi, one non-blocking `send()`.
  * @module
  */
 import { statSync } from "node:fs";
@@ -35,7 +34,7 @@ export interface SyslogSink {
 
 const [AF_UNIX, SOCK_DGRAM, SOCK_NONBLOCK, SOCK_CLOEXEC] = [1, 2, 0o4000, 0o2000000];
 const [MSG_DONTWAIT, MSG_NOSIGNAL, ENOTCONN, ECONNREFUSED] = [0x40, 0x4000, 107, 111];
-const LOG_AUTHPRIV = 10 << 3; // the facility sudo logs to
+const LOG_AUTHPRIV = 10 << 3;
 const encoder = new TextEncoder();
 /** Connects to the syslog socket at `path` (a `stat`, a `connect()`: no wait); never throws. */
 export function openSyslog(path: string = SYSLOG_PATH): Result<{ sink: SyslogSink }, SyslogError> {
@@ -82,11 +81,7 @@ export function openSyslog(path: string = SYSLOG_PATH): Result<{ sink: SyslogSin
   return { ok: true, sink: { send, stats: () => ({ sent, dropped }), close } };
 }
 
-/**
- * Whether audit records can reach the system log: `ok` when a datagram socket at `path` (default
- * `/dev/log`) accepts a connection, else a {@link SYSLOG_ERRORS} reason. Synchronous, never
- * throws, never waits (a `stat` and a `connect()`; nothing is sent). For `doctor`.
- */
+/** For `doctor`: whether the socket at `path` accepts a connection (nothing sent; never waits). */
 export function syslogSocketStatus(
   path: string = SYSLOG_PATH,
 ): { ok: true; path: string } | { ok: false; path: string; reason: SyslogError } {

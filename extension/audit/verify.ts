@@ -1,6 +1,6 @@
 /**
- * Reading the audit log back (ADR 0004). The chains catch accidents, not a rewrite: whoever can
- * write the file can recompute every hash; the syslog copy is the one the agent cannot change.
+ * Reading the audit log back (ADR 0004). The chains catch accidents, not a rewrite (whoever can
+ * write the file can recompute every hash): the syslog copy is the evidence.
  * @module
  */
 import { constants } from "node:fs";
@@ -29,9 +29,8 @@ export type AuditVerifyResult = Result<
 >;
 
 /**
- * Verifies each session's chain through `path.1` (if any) and `path`; lines without `sid` (format
- * 1, 0.1.0) form one chain, which may start with a `rotated` line. An edited line shows at its
- * session's next line, a lost one where it is missing.
+ * Verifies each session's chain through `path.1` (if any) and `path`; lines without `sid` (0.1.0)
+ * form one chain, which may start with a `rotated` line.
  */
 export async function verifyAuditChain(path: string): Promise<AuditVerifyResult> {
   const { UNREADABLE, BAD_JSON, BAD_RECORD, BROKEN_CHAIN, BAD_SEQUENCE, PARTIAL_LINE } =

@@ -1,10 +1,6 @@
 /**
- * Folder `extension/audit/`: the audit log and its system-log copy (ADR 0004).
- *
- * The audit writer, one per pi session (ADR 0004): each entry becomes a line of the session's
- * chain, goes to syslog at once and to a bounded queue of appends to the shared file (one
- * `write()` per line, `O_APPEND`, in order). A line the file misses is counted and leaves a gap
- * in the chain that `audit verify` reports; syslog has it.
+ * The audit writer, one per pi session (ADR 0004): each line goes to syslog at once and to a
+ * bounded queue of `O_APPEND` writes, one `write()` a line. A line the file misses leaves a gap.
  * @module
  */
 import { randomBytes } from "node:crypto";
@@ -17,7 +13,7 @@ import { normalizeAuditEntry, serializeRecord, sha256Hex } from "./entry.ts";
 import { openSyslog, SYSLOG_SEVERITY, type SyslogError, type SyslogSink } from "./syslog.ts";
 import type { Result } from "../../shared/result.ts";
 
-/** Named reasons {@link AuditLog.open} fails: the directory or the file is unsafe, or I/O failed. */
+/** Why {@link AuditLog.open} fails: the directory or the file is unsafe, or I/O failed. */
 export const AUDIT_OPEN_ERRORS = {
   DIR_UNSAFE: "audit_dir_unsafe",
   FILE_UNSAFE: "audit_file_unsafe",
@@ -35,11 +31,8 @@ export interface AuditLogOptions {
 }
 
 /**
- * Whether the file ends inside a line (a writer crashed mid-line): then this
- * session's first line starts on a new one. Another session's `write()` may
- * be in flight: the kernel grows the file page by page, so a size read
- * during it can end mid-line for a moment. A cut seen three times, 20 ms
- * apart, is a real one.
+ * Whether the file ends inside a line (a writer crashed mid-line). Another session's `write()` in
+ * flight grows the file page by page, so only a cut seen three times, 20 ms apart, is real.
  */
 async function endsMidLine(handle: FileHandle, size: number): Promise<boolean> {
   const last = new Uint8Array(1);

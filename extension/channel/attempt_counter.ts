@@ -1,7 +1,6 @@
 /**
- * Counts password attempts per sudo process, keyed on (pid, start time) so a
- * recycled pid starts from zero. sudo runs a fresh helper for each try; this
- * is how the modal knows it is showing try 2 of 3.
+ * Counts password attempts per sudo process (sudo runs a fresh helper per try),
+ * keyed on (pid, start time) so a recycled pid starts from zero.
  *
  * @module
  */

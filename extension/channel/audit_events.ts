@@ -1,20 +1,13 @@
 /**
- * From session events to audit entries: the session server emits
- * {@link SessionEvent}s (never typed text), and the sink made here maps each
- * one to an {@link AuditEntry} and appends it to the audit log. The audit
- * module itself knows nothing of the session server.
+ * Maps the session server's {@link SessionEvent}s (never a reply's typed text) to
+ * {@link AuditEntry}s for the audit log, which knows nothing of the server.
  *
  * @module
  */
 import type { AuditEntry, AuditKind } from "../audit/entry.ts";
 import type { SessionEvent } from "./session_server.ts";
 
-/**
- * Maps one session event to an audit entry, copying only listed fields of
- * the right types (never a field the event type does not declare). `kind` is
- * used unless the event says itself (a "queued" event's `request`); timings
- * other than a "queued" event's `verifyMs` are {@link sessionAuditSink}'s.
- */
+/** Maps one session event to an audit entry, copying only declared fields of the right types. */
 export function auditEntryFromSessionEvent(
   event: SessionEvent,
   kind: AuditKind,
@@ -58,18 +51,15 @@ export function auditEntryFromSessionEvent(
     case "denied":
       return { ...head, requestId: event.requestId, decision: "denied", ...reason };
     default:
-      // An event kind this module does not know: record that it happened, nothing of it.
+      // Unknown kind: record that it happened, nothing of it.
       return { time, kind, event: "unknown" };
   }
 }
 
 /**
- * An `onEvent` hook for the session server that appends each event to `log`.
- * `kind` is the default; a request's kind from its "queued" event is used
- * for its later events. Adds timings: `queuedMs` (queued → prompted) on
- * "prompted"; `totalMs` (queued → end) and `promptMs` (prompted → end) on
- * "answered" and "denied". Tracks at most 1024 open requests. Never throws.
- * `options.now` is a wall clock (for `time`), `options.clock` a monotonic one (for timings).
+ * An `onEvent` hook appending each event to `log`, with timings (`queuedMs`: queued →
+ * prompted, `totalMs`: queued → end, `promptMs`: prompted → end). Tracks at most 1024 open
+ * requests; never throws.
  */
 export function sessionAuditSink(
   log: { append(entry: AuditEntry): boolean },

@@ -1,11 +1,8 @@
 /**
- * Decides whether a `secret_request` comes from the real root broker started
- * by `sudo` for a `pi-secret-run` of this pi session (docs/design.md §5). Like the
- * askpass checks, it trusts the kernel and root-owned files, not the
- * request: the peer must be uid 0 (SO_PEERCRED), its argv exactly the
- * root-owned launcher's for our socket (label, cwd and arguments included), its parent a setuid sudo descending
- * from this pi, and the proof file it names must exist in
- * `/run/pi-sudo-prompt`, root-owned, describing this very request and pid.
+ * Whether a `secret_request` comes from the real root broker of a `pi-secret-run`
+ * of this session (docs/design.md §5), judged by the kernel and root-owned files,
+ * not the request: uid 0, the launcher's exact argv for our socket, a setuid
+ * sudo parent descending from this pi, and a root-only proof file.
  *
  * @module
  */
@@ -88,10 +85,8 @@ export async function verifyBroker(
 }
 
 /**
- * The proof: `<dir>/<proof>` is a root-owned regular file, not writable by
- * others, in a root-owned directory not writable by others, and says
- * `id=<request id>`, `pid=<broker pid>` and `uid=<our uid>`. Only root can
- * create it.
+ * The proof: a root-owned file in a root-owned directory, neither writable by
+ * others, naming this request id, broker pid and our uid. Only root can create it.
  */
 async function proofIsValid(
   dir: string,

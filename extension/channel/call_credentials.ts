@@ -1,22 +1,9 @@
 /**
- * One approval per call (ADR 0006, amended by ADR 0009 §4): sudo may keep a
- * credential (a "ticket") while one tool call or `!` command runs, and every
- * ticket ends when a call in which a password was given ends.
- *
- * sudo keys a ticket of a sudo with no terminal (every tool call's) to the
- * sudo's parent, by pid and start time, and to its session. So when pi hands
- * a password to a sudo that may leave a ticket, it records that parent
- * ({@link TicketHolder}). At the end of the call:
- *
- * 1. `sudo -K` removes every ticket of the user (its other terminals too);
- * 2. if that fails (killed or starved by what the call left behind), each
- *    recorded parent that is still the same process is killed: no later
- *    sudo can present its ticket; then `sudo -K` is tried again;
- * 3. if it still fails, the caller blocks every later call until a
- *    `sudo -K` succeeds (`index.ts`).
- *
- * The tracker also remembers when calls ran, in the clock of `/proc`'s start
- * times, for the modal's provenance of hidden processes (ADR 0009 §2).
+ * One approval per call (ADR 0006; the steps: ADR 0009 §4): a sudo ticket may
+ * live while a tool call or `!` command runs, and ends when a call in which a
+ * password was given ends. sudo keys a tty-less sudo's ticket to the sudo's
+ * parent (pid, start time), which pi records ({@link TicketHolder}). Call times
+ * also serve the modal's provenance of hidden processes (ADR 0009 §2).
  *
  * @module
  */
@@ -31,11 +18,7 @@ import process from "node:process";
 /** Deadline for `sudo -K` (it never prompts; this only bounds a wedged sudo). */
 export const REMOVE_DEADLINE_MS = 5000;
 
-/**
- * Named reasons the removal failed:
- * - `no_sudo`: no sudo binary was found.
- * - `sudo_failed`: `sudo -K` did not exit 0 (killed, stopped past its deadline, or could not start).
- */
+/** Why the removal failed: no sudo binary (`no_sudo`), or `sudo -K` did not exit 0. */
 export const REMOVE_ERRORS = reasons("no_sudo", "sudo_failed");
 
 /** One of the values of {@link REMOVE_ERRORS}. */
@@ -54,11 +37,7 @@ export interface CallHandle {
   readonly window: object;
 }
 
-/**
- * Counts running calls and answered password requests, remembers when calls
- * ran and which processes hold tickets. Pure bookkeeping: the caller does
- * the removal when {@link CallTracker.end} says so.
- */
+/** Bookkeeping of running calls, answers and ticket holders; the caller does the removal. */
 export class CallTracker {
   #running = 0;
   #answers = 0;
@@ -71,11 +50,7 @@ export class CallTracker {
     return { answersAtStart: this.#answers, window: this.#windows.begin(ticksNow()) };
   }
 
-  /**
-   * A call ended. True when a password was given since it began: a ticket
-   * may exist that belongs to it (or to a process that outlived it), and it
-   * must be removed before the call's result is returned.
-   */
+  /** A call ended: true if a password was given since; remove tickets before its result returns. */
   end(call: CallHandle): boolean {
     this.#running = Math.max(0, this.#running - 1);
     this.#windows.end(call.window, ticksNow());
@@ -106,10 +81,7 @@ export class CallTracker {
   }
 }
 
-/**
- * Removes every cached sudo credential of this user (`sudo -K`), with a
- * deadline. No password is involved and no terminal is needed.
- */
+/** Removes every cached sudo credential of this user (`sudo -K`), with a deadline. */
 export function removeCachedCredentials(
   realSudo: string | undefined,
 ): Promise<{ ok: true } | { ok: false; reason: RemoveError }> {
@@ -134,8 +106,8 @@ const SYS_PIDFD_SEND_SIGNAL = 424;
 const SIGKILL = 9;
 
 /**
- * Kills each holder that is still the process it was (pid and start time,
- * through a pidfd, so a reused pid is never hit). Returns how many were.
+ * Kills each holder still the process it was (pid and start time, via a pidfd, so
+ * a reused pid is never hit): no later sudo can then present its ticket. Returns the count.
  */
 export async function killTicketHolders(holders: readonly TicketHolder[]): Promise<number> {
   let killed = 0;
@@ -167,9 +139,8 @@ export async function killTicketHolders(holders: readonly TicketHolder[]): Promi
 }
 
 /**
- * The end of a call in which a password was given: `sudo -K`; if it fails,
- * the recorded holders are killed and `sudo -K` is tried once more. `ok`
- * only when a `sudo -K` succeeded.
+ * The end of a call in which a password was given: `sudo -K`; if it fails, the holders
+ * are killed and it is tried once more. Not `ok`: the caller blocks later calls (`index.ts`).
  */
 export async function endTickets(
   realSudo: string | undefined,

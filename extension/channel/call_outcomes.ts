@@ -1,14 +1,8 @@
 /**
- * What the agent hears when a request of its tool call ends without a
- * password (issue 36): one plain line per ending, added to the call's result,
- * so that a declined or refused sudo is not simply tried again. Endings are
- * the session's events (the user's Escape, the modal's timeout, a refusal by
- * pi, a password wrong too often), given to every call in progress when they
- * happen: pi does not know which of two calls at once started a sudo.
- *
- * Every line is fixed text and a named reason, nothing the agent chose; the
- * only typed text is the reply the human wrote in the modal's reply field,
- * sanitised and quoted as their words.
+ * What the agent hears when its tool call's request ends without a password (issue 36): one
+ * fixed line per ending in the call's result, so a declined sudo is not just retried. Every
+ * call in progress hears it (pi cannot tell which started the sudo); the only typed text is
+ * the human's reply, sanitised and quoted.
  *
  * @module
  */

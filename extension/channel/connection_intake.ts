@@ -1,9 +1,7 @@
 /**
- * Each new connection to the session socket: the kernel's word on the peer
- * first (SO_PEERCRED, the pidfd, our socket's inode), which starts the
- * verification's reads of `/proc`; then one bounded frame, which
- * `request.ts` serves. Anything else is refused with a named reason, before
- * any modal.
+ * Each new connection to the session socket: the kernel's word on the peer first
+ * (SO_PEERCRED, the pidfd, our socket's inode), then one bounded frame for
+ * `request.ts`. Anything else is refused with a named reason, before any modal.
  *
  * @module
  */
@@ -73,9 +71,8 @@ export class ConnectionIntake {
       const body = step.body;
       serveRequest(this.#context, connection, body, early)
         .catch(() => {
-          // Fail closed: no answer at all (the helper then gives sudo nothing).
-          // Ended here once (reported once); the socket goes in any case, and
-          // a request the queue holds then leaves it as its socket closes.
+          // Fail closed: no answer (the helper gives sudo nothing). The socket goes
+          // in any case, and a queued request leaves the queue as it closes.
           if (connection.end()) {
             this.#queue.emit({ kind: "refused", reason: CONNECTION_ERRORS.INTERNAL_ERROR });
           }
@@ -89,11 +86,8 @@ export class ConnectionIntake {
   }
 
   /**
-   * The verification's reads need only the kernel's word on the peer: they
-   * start at accept, while the helper sends its request, and are judged once
-   * it is here. Once they show the pinned deno with our uids, the keyboard
-   * checks and the walk of /proc start too (one of each at a time; the gate's
-   * verdict counts only if fresh when the modal opens).
+   * Starts the verification's reads at accept (docs/design.md §4.5); once they show
+   * the pinned deno, the keyboard check and the /proc walk start too (one of each at a time).
    */
   #startReads(connection: PeerConnection): EarlyReads {
     const arrivedAt = performance.now();

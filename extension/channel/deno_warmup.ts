@@ -1,17 +1,7 @@
 /**
- * Warms a session's Deno cache at session start, so that the first sudo (and
- * the first `pi-secret-run`) of a session is as fast as the rest. Deno
- * transpiles a module and writes V8's code cache on its first run (the first
- * request of a session took about twice the others, `docs/benchmarks.md` row
- * a2); one run of each entry point with no argument, under the very flags its
- * launcher pins, fills both and stops at the program's first check (the
- * helper: "expected exactly one argument", exit 1; `pi-secret-run`: its
- * usage, exit 125).
- *
- * The runs are child processes, one after the other, never awaited by session
- * start; each has a deadline after which it is killed, and all can be
- * cancelled when the session closes first. Their environment holds only the
- * cache directory: no socket path.
+ * Warms a session's Deno cache so its first sudo and `pi-secret-run` are as fast as the
+ * rest (docs/benchmarks.md row a2): each entry point runs once, without argument under its
+ * pinned flags, in a child with a deadline and only the cache dir (no socket) in its env.
  *
  * @module
  */
@@ -21,7 +11,7 @@ import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 /** Longest one warm-up run may take before it is killed (a cold start is ~50 ms). */
 export const WARMUP_DEADLINE_MS = 10_000;
 
-/** One entry point to run once: its pinned argv (without arguments) and the exit it must end with. */
+/** One entry point to run once: its pinned argv (no arguments) and the exit it must end with. */
 export interface WarmupRun {
   readonly argv: readonly string[];
   readonly expectedCode: number;

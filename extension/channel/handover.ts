@@ -1,8 +1,7 @@
 /**
- * The last step of a sudo request (ADR 0008): the password goes into sudo's
- * pipe from pi itself; the helper only hears that it is done. Only where pi
- * cannot take the pipe does the helper get the password to write, as before.
- * A helper with a tracer gets neither.
+ * The last step of a sudo request (ADR 0008): pi writes the password into sudo's
+ * pipe itself and the helper only hears it is done; only where pi cannot take the
+ * pipe does the helper get the password to write. A traced helper gets neither.
  *
  * @module
  */
@@ -58,10 +57,7 @@ export async function handOver(
   await replyWithPassword(entry, password, queue, { writer: "helper", fallback: written.reason });
 }
 
-/**
- * Sends `password` in the reply itself (a secret, or a sudo whose pipe pi
- * cannot take) and zeroes it; the frame is zeroed once written.
- */
+/** Sends `password` in the reply (a secret, or a pipe pi cannot take), zeroing it and the frame. */
 export async function replyWithPassword(
   entry: Pending,
   password: Uint8Array,

@@ -1,8 +1,7 @@
 /**
- * Keepalives for helpers that wait (ADR 0008): four zero bytes to each one
- * about every {@link KEEPALIVE_INTERVAL_MS}, from when its request is queued
- * until it is answered. A helper that stops hearing them knows pi is stopped
- * or frozen and gives up, so a stopped pi never hangs a tool call.
+ * Keepalives (ADR 0008): four zero bytes to each waiting helper about every
+ * {@link KEEPALIVE_INTERVAL_MS} from queueing to answer; a helper that stops hearing
+ * them gives up, so a stopped or frozen pi never hangs a tool call.
  *
  * @module
  */

@@ -1,9 +1,7 @@
 /**
- * The queue of verified requests and its turns (one modal at a time), what
- * ends a request from outside (its deadline, its peer gone, the liveness of
- * the processes it waits on, teardown), the keyboard gate's checks, and the
- * reply (or denial) written once. The steps of one request are in
- * `request.ts`; this module only keeps what concerns all of them.
+ * The queue of verified requests: turns (one modal at a time), what ends a
+ * request from outside (deadline, peer gone, liveness, teardown), the keyboard
+ * gate's checks, and the one reply or denial. One request's steps: `request.ts`.
  *
  * @module
  */
@@ -58,11 +56,7 @@ export class ModalQueue {
     return this.#queue.length;
   }
 
-  /**
-   * Queues a verified request and reports it: it is denied at its deadline,
-   * or when its peer closes or sends more; a helper hears keepalives until
-   * its reply (ADR 0008).
-   */
+  /** Queues a verified request, denied at its deadline or when its peer closes or sends more. */
   enqueue(
     entry: Omit<Pending, "connection" | "deadline" | "abort" | "timer">,
     connection: PeerConnection,
@@ -78,7 +72,6 @@ export class ModalQueue {
     };
     pending.timer = setTimeout(() => void this.finish(pending, DENY_REASONS.TIMEOUT), timeoutMs);
     const { socket } = connection;
-    // The peer closing its end means it died (or gave up): stop asking.
     socket.once("close", () => void this.finish(pending, DENY_REASONS.PROCESS_GONE));
     socket.resume();
     socket.on("data", () => void this.finish(pending, DENY_REASONS.PROCESS_GONE));
@@ -136,9 +129,8 @@ export class ModalQueue {
   #gateAhead: { at: number; verdict: Promise<GateVerdict> } | undefined;
 
   /**
-   * Starts the `open` check early, when nothing is asked or queued (so the
-   * check cannot disturb an open modal's). One at a time, so a flood of
-   * forged requests costs at most one check in flight.
+   * Starts the `open` check early, only when nothing is asked or queued (not to disturb an
+   * open modal's), one at a time (a flood of forged requests costs one check in flight).
    */
   gateAheadStart(): void {
     const gate = this.#options.gate;
@@ -161,8 +153,7 @@ export class ModalQueue {
         .catch(() => ({ ok: false, reason: undefined, notice: "" }) as const);
     const ahead = phase === "open" ? this.#gateAhead : undefined;
     if (phase === "open") this.#gateAhead = undefined;
-    // An early `open` check counts only if it began less than one
-    // re-check interval ago; the re-checks then continue from there.
+    // An early check counts only if fresh; the re-checks continue from there.
     const verdict = ahead && performance.now() - ahead.at < GATE_AHEAD_MAX_AGE_MS
       ? await check(() => ahead.verdict)
       : await check(() => gate.check(phase));
@@ -185,19 +176,14 @@ export class ModalQueue {
       await stillRunning(entry.watched);
   }
 
-  /**
-   * Ends a request exactly once: with `frame` (a password response) or a
-   * denial for `reason` (with the human's `reply` to the agent, if any).
-   * Frees its slot and moves the queue on.
-   */
+  /** Ends a request exactly once: with `frame` or a denial for `reason` (and the human's reply). */
   async finish(
     entry: Pending,
     reason: DenyReason | undefined,
     frame?: Uint8Array,
     reply?: string,
   ): Promise<void> {
-    // Out of the queue in any case (its connection may have ended elsewhere);
-    // answered only by the first end.
+    // Out of the queue in any case; answered only by the first end.
     const first = entry.connection.end();
     clearTimeout(entry.timer);
     // The reason tells the modal why it closes (a closing session is no withdrawal).
@@ -259,11 +245,10 @@ export class ModalQueue {
   async #checkLiveness(): Promise<void> {
     for (const entry of [...this.#queue]) {
       if (await this.alive(entry)) continue;
-      // A traced helper sits in tracing stop ("t") whenever its tracer is slow to
-      // let it go: named as traced (as at the handover), not as gone.
+      // A traced helper sits in tracing stop ("t") while its tracer is slow: if still the
+      // same helper (start time), it is named traced (as at the handover), not gone.
       const helper = entry.watched[0];
       const stat = entry.kind === "sudo" ? await readStat(helper.pid) : undefined;
-      // The same helper (start time), stopped for its tracer: else it is gone.
       const tracer = stat?.startTime === helper.startTime && stat.state === "t"
         ? await tracerOf(helper.pid)
         : 0;
@@ -282,18 +267,14 @@ export class ModalQueue {
     return this.#queue.filter((e) => e.id !== id && !e.connection.ended).length;
   }
 
-  /** Reports `event` to the session's hook, which must not break the server. */
+  /** Reports `event` to the session's hook. */
   emit(event: SessionEvent): void {
     try {
       this.#options.onEvent?.(event);
     } catch { /* an audit sink must not break the server */ }
   }
 
-  /**
-   * Ends every request now, synchronously: its modal closes and its
-   * connection is destroyed (the helper then gives sudo nothing). For the
-   * moment pi stops, when nothing asynchronous would still run.
-   */
+  /** Ends every request synchronously, for when pi stops and nothing asynchronous would run. */
   denyAllNow(reason: DenyReason): void {
     for (const entry of [...this.#queue]) {
       if (!entry.connection.end()) continue;
@@ -315,8 +296,7 @@ export class ModalQueue {
     this.#stopLiveness();
     this.#keepalives.stop();
     const pending = [...this.#queue].map((e) => this.finish(e, DENY_REASONS.SESSION_CLOSED));
-    // Denials already on their way (a modal cancelled just before) get to
-    // arrive too: each write is bounded by WRITE_GRACE_MS.
+    // Denials already on their way arrive too: each write is bounded by WRITE_GRACE_MS.
     await Promise.all([...pending, ...this.#inFlight]);
   }
 }

@@ -1,10 +1,8 @@
 /**
- * One accepted connection to the session socket, as the kernel described its
- * peer at `accept` (`SO_PEERCRED`, `SO_PEERPIDFD`, our socket's inode), and
- * the one owner of that pidfd. A connection is answered exactly once, with a
- * reply, a denial or no answer at all: {@link PeerConnection.end} says
- * whether this is the first end, and closes the pidfd then and never again
- * (closing a descriptor number twice could close an unrelated one).
+ * One accepted connection, as the kernel described its peer at `accept`
+ * (`SO_PEERCRED`, `SO_PEERPIDFD`, our socket's inode), and the one owner of that
+ * pidfd. It is answered once: {@link PeerConnection.end} closes the pidfd then and
+ * never again (closing a descriptor number twice could close an unrelated one).
  *
  * @module
  */
@@ -57,10 +55,7 @@ export class PeerConnection {
     return this.#ended;
   }
 
-  /**
-   * Ends the connection's request: closes the pidfd. True the first time
-   * only; the caller answers (or destroys the socket) only then.
-   */
+  /** Ends the request, closing the pidfd; true only the first time, when the caller answers. */
   end(): boolean {
     if (this.#ended) return false;
     this.#ended = true;

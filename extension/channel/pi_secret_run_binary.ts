@@ -1,13 +1,8 @@
 /**
- * The compiled `pi-secret-run` (`deno task compile`, `broker/compile.sh`):
- * when `dist/pi-secret-run` is there, a regular executable file, and not
- * older than any source compiled into it, a session's `bin/pi-secret-run`
- * runs it instead of `deno run` with the pinned flags (same client, same
- * permissions, baked in at compile time). A binary older than its sources
- * (a `git pull` after the build) is stale and not used.
- *
- * The client is not trusted either way: the broker and pi verify through the
- * kernel, never through what runs `sudo -n` (docs/permissions.md).
+ * The compiled `pi-secret-run` (docs/compile.md): a session's `bin/pi-secret-run`
+ * runs it instead of `deno run` when it is a regular executable file not older than
+ * its sources (a `git pull` after the build makes it stale). The client is not
+ * trusted either way: broker and pi verify through the kernel (docs/permissions.md).
  *
  * @module
  */
@@ -19,11 +14,7 @@ import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 /** Where `deno task compile` writes the binary, relative to the package root. */
 export const COMPILED_PI_SECRET_RUN = "dist/pi-secret-run";
 
-/**
- * The local modules compiled into the binary (`broker/pi_secret_run.ts` and
- * its imports), relative to the package root; a unit test compares this list
- * with `deno info`.
- */
+/** The local modules compiled into the binary; a unit test compares this list with `deno info`. */
 export const PI_SECRET_RUN_SOURCES: readonly string[] = [
   "askpass/helper_permissions.ts",
   "askpass/protocol.ts",
@@ -33,13 +24,7 @@ export const PI_SECRET_RUN_SOURCES: readonly string[] = [
   "broker/pi_secret_run.ts",
 ];
 
-/**
- * Why the compiled binary is not used:
- * - `absent`: nothing at {@link COMPILED_PI_SECRET_RUN} (never compiled, or the build was skipped).
- * - `not_regular_file`: a symlink, a directory or anything else that is not a regular file.
- * - `not_executable`
- * - `stale`: older than one of {@link PI_SECRET_RUN_SOURCES}.
- */
+/** Why the compiled binary is not used (`stale`: older than one of its sources). */
 export const COMPILED_BINARY_REFUSALS = reasons(
   "absent",
   "not_regular_file",
@@ -47,12 +32,7 @@ export const COMPILED_BINARY_REFUSALS = reasons(
   "stale",
 );
 
-/**
- * The compiled `pi-secret-run` of the package at `packageRoot` (absolute),
- * if it exists, is a regular file (not a symlink) this user may execute, and
- * is not older than its sources; else why not. A missing source does not
- * count against it.
- */
+/** The compiled `pi-secret-run` under `packageRoot` if usable, else why not. */
 export async function compiledPiSecretRun(
   packageRoot: string,
 ): Promise<Result<{ path: string }, ReasonOf<typeof COMPILED_BINARY_REFUSALS>>> {

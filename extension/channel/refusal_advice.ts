@@ -1,9 +1,7 @@
 /**
- * What the user can do about each named refusal: every reason a request can
- * end with falls in one of about thirty groups, each with a title and one
- * thing to do, behind the one-line notice pi shows (docs/troubleshooting.md).
- * The map is typed over every reason, so a new reason without a group does
- * not compile; its text is the language's (`shared/i18n/`), the names stay.
+ * What the user can do about each named refusal: every reason falls in one of about
+ * thirty groups, each with a title and one thing to do (docs/troubleshooting.md).
+ * The map is typed over every reason, so a new reason without a group does not compile.
  *
  * @module
  */
@@ -15,14 +13,10 @@ import { msg as m } from "../../shared/i18n/locale.ts";
 export type NamedReason = RefusalReason | DenyReason;
 
 /**
- * A group of refusals: what the user reads first, and what to do. About
- * thirty groups stand for every named reason; the reason's name stays in the
- * notice (and in the audit log) as its detail, and `pi-sudo-prompt doctor
- * --explain <reason>` says what that one check saw (`ops/doctor/reason_details.ts`),
- * so its long text is not loaded in pi's process.
+ * A group of refusals: its title and what to do. A reason's details are in `pi-sudo-prompt
+ * doctor --explain` (`ops/doctor/reason_details.ts`), so their text stays out of pi's process.
  */
 export interface RefusalAdvice {
-  /** The group's name (an identifier). */
   readonly group: RefusalGroup;
   /** What happened, in a few words. */
   readonly title: string;
@@ -72,7 +66,7 @@ const GROUPS = {
 /** The name of a group of refusals. */
 export type RefusalGroup = keyof typeof GROUPS;
 
-/** Each named reason's group; typed over every reason, so a new one must be placed. */
+/** Each named reason's group. */
 const GROUP_OF: Readonly<Record<NamedReason, RefusalGroup>> = {
   // The requester is not the helper of a sudo the modal can show (kernel/peer_verification.ts).
   ffi_unavailable: "ffi_unavailable",
@@ -164,10 +158,7 @@ export function refusalReasons(): readonly string[] {
   return Object.keys(GROUP_OF).sort();
 }
 
-/**
- * The one-line notice for a refusal that carries no notice of its own: what
- * happened, the reason's name, what to do, and where the details are.
- */
+/** The one-line notice for a refusal with no notice of its own: group, reason, what to do. */
 export function refusalNotice(reason: string): string {
   const advice = refusalAdvice(reason);
   const head = advice
@@ -176,10 +167,7 @@ export function refusalNotice(reason: string): string {
   return `${head} · ${explainHint(reason)}`;
 }
 
-/**
- * The notice for a refusal that names a process (the pairing pass): what
- * happened, the reason's name and the pid, and what to do.
- */
+/** The notice for a refusal that names a process (the pairing pass). */
 export function processRefusalNotice(
   refusal: { readonly reason: string; readonly pid?: number },
 ): string {

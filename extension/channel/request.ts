@@ -1,13 +1,8 @@
 /**
- * One request's whole life, read top-down ({@link serveRequest}): read the
- * frame → verify the peer → the sudo's policy and pairing → wait for the
- * one modal → keyboard gate → ask → re-check → write. Each step is one call
- * into the module that owns it; a step that fails ends the request with a
- * named reason (a refusal) or a denial, before anything later runs.
- *
- * `connection_intake.ts` accepts the connection and reads its one frame;
- * `modal_queue.ts` keeps the turns, the deadlines and the liveness of every
- * request at once. Neither decides anything about one request.
+ * One request's whole life, top-down ({@link serveRequest}): read → verify the peer →
+ * policy and pairing → wait for the modal → keyboard gate → ask → re-check → write. Each
+ * step calls the module that owns it; a failed one ends the request with a named refusal
+ * or a denial before anything later runs.
  *
  * @module
  */
@@ -82,10 +77,7 @@ export type EarlyReads = { readonly arrivedAt: number; readonly reading?: Reques
 /** A verified request, before it has a place in the queue. */
 type Admitted = Omit<Pending, "connection" | "deadline" | "abort" | "timer">;
 
-/**
- * Serves one request from its frame `body` to its one answer. Throws only on
- * the unexpected; the caller then ends the connection with no answer.
- */
+/** Serves one request from its frame `body` to its one answer; throws only on the unexpected. */
 export async function serveRequest(
   ctx: RequestContext,
   connection: PeerConnection,
@@ -179,9 +171,8 @@ export async function serveRequest(
     // Right before the secret leaves: still the same processes?
     if (!await queue.alive(pending)) return await queue.finish(pending, DENY_REASONS.PROCESS_GONE);
     if (connection.ended) return;
-    // …is the helper's pipe still read by the sudo the modal showed (ADR 0005), and
-    // did nobody else take the keyboard since the last periodic check (ADR 0007)?
-    // Side by side (in hardened mode each asks root once); nothing leaves unless both pass.
+    // …is the helper's pipe still the shown sudo's (ADR 0005), and did nobody take the
+    // keyboard since the last check (ADR 0007)? Side by side; nothing leaves unless both pass.
     const [paired, gated] = await Promise.all([
       pending.kind === "sudo" ? ctx.pairing.confirm(pending.id) : undefined,
       queue.gate(pending, "send"), // a closed gate has refused the request itself
@@ -212,11 +203,7 @@ type Admission =
   | { readonly ok: true; readonly entry: Admitted }
   | { readonly ok: false; readonly reason: RefusalReason; readonly notice?: string };
 
-/**
- * A sudo's request: its helper and sudo read through the kernel, the
- * credential policy (ADR 0006), the pairing (ADR 0005) and what root may run
- * that its argv does not show.
- */
+/** A sudo's request: kernel checks, credential policy (ADR 0006), pairing (ADR 0005), red lines. */
 async function admitSudo(
   ctx: RequestContext,
   connection: PeerConnection,
@@ -244,8 +231,7 @@ async function admitSudo(
   // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)
   const cache = credentialDecision(requester.sudoArgv, cachingAllowedNow(ctx.settings));
   if (!cache.ok) return cache;
-  // The password must reach only the sudo the modal shows (ADR 0005);
-  // beside it, what the sudo may run that its argv does not show.
+  // Only the sudo the modal shows may get the password (ADR 0005); beside it, its red lines.
   const [paired, warnings] = await Promise.all([
     ctx.pairing.admit(request.id, requester, early.arrivedAt),
     rootRunWarnings(requester.sudoArgv),
@@ -355,10 +341,7 @@ function rememberId(seen: Set<string>, id: string): void {
   if (seen.size > SEEN_ID_CAPACITY) seen.delete(seen.values().next().value as string);
 }
 
-/**
- * The tool command as the human wrote it: `[shell, "-c", text]` with our own
- * `sudo()` prelude removed from the front of `text`.
- */
+/** The tool command as written: `[shell, "-c", text]` without our `sudo()` prelude. */
 function withoutPrelude(argv: readonly string[] | null, prelude: string): readonly string[] | null {
   if (!argv || prelude === "" || argv.length < 3 || argv[1] !== "-c") return argv;
   const text = argv[2];

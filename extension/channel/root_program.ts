@@ -1,12 +1,9 @@
 /**
- * What the modal says in red about a sudo before anyone types (issue 22,
- * ADR 0006): the options that let the command's environment choose what root
- * runs ({@link sudoRunRisks}), and the program itself when the user (and so the
- * agent) could have written it, or when its name is no absolute path (sudo
- * then looks it up on its `secure_path`, or on the command's `PATH` where
- * none is set). The wrapper passes an absolute path from the root-owned
- * directories whenever the program is there (`shell_injection.ts`), so a
- * plain `sudo apt-get …` shows no warning.
+ * The modal's red lines about a sudo (issue 22, ADR 0006): options that let the
+ * command's environment choose what root runs, and a program the user (so the
+ * agent) could have written, or named without an absolute path (sudo then searches
+ * its `secure_path`, or the command's `PATH`). The wrapper makes names in root's
+ * directories absolute (`shell_injection.ts`), so `sudo apt-get …` shows no warning.
  *
  * @module
  */
@@ -17,10 +14,7 @@ import { rootOnlyChainProblem } from "../../shared/root_chain.ts";
 import { type ReasonOf, reasons } from "../../shared/result.ts";
 import { msg } from "../../shared/i18n/locale.ts";
 
-/**
- * Named refusal when the user asked for red warnings to refuse (`--sudo-refuse-risky`):
- * - `risky_sudo`: the sudo would run something its argv does not show (see the module comment).
- */
+/** `risky_sudo`: a red warning, refused as asked by `--sudo-refuse-risky`. */
 export const ROOT_RUN_REFUSALS = reasons("risky_sudo");
 
 /** One of the values of {@link ROOT_RUN_REFUSALS}. */
@@ -30,11 +24,9 @@ export type RootRunRefusal = ReasonOf<typeof ROOT_RUN_REFUSALS>;
 const CHECK_DEADLINE_MS = 1000;
 
 /**
- * Why a sudo (its argv without the program) may run something other than
- * what its argv shows (issue 22, ADR 0006), one line each for the modal:
- * `-s` runs `$SHELL`, `-E` and `--preserve-env` keep variables such as
- * `APT_CONFIG` or `PYTHONPATH`, `VAR=value` sets them for root. Pure; the
- * modal shows each in red, the caller escaping their untrusted parts.
+ * Why a sudo (argv without the program) may run other than what it shows, one line
+ * each: `-s` runs `$SHELL`; `-E`, `--preserve-env` keep e.g. `APT_CONFIG` or
+ * `PYTHONPATH`; `VAR=value` sets them for root. The caller escapes untrusted parts.
  */
 export function sudoRunRisks(args: readonly string[]): string[] {
   const scan = scanSudoOptions(args);
@@ -46,10 +38,7 @@ export function sudoRunRisks(args: readonly string[]): string[] {
   return risks;
 }
 
-/**
- * Every red line for this sudo argv (`sudoArgv[0]` is sudo itself), in the
- * order the modal shows them. Never throws.
- */
+/** Every red line for this sudo argv (`sudoArgv[0]`: sudo), in the modal's order. Never throws. */
 export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<string[]> {
   const args = sudoArgv.slice(1);
   const warnings = sudoRunRisks(args);
@@ -66,11 +55,9 @@ export async function rootRunWarnings(sudoArgv: readonly string[]): Promise<stri
 }
 
 /**
- * Null when root alone could have changed what runs: the program as named,
- * every directory above that name (a symlink sitting in them could be
- * pointed elsewhere after the modal), and the file it resolves to with every
- * directory above it, are root's and writable by root alone. Otherwise what
- * is not.
+ * Null when root alone could change what runs: the named path and every directory
+ * above it (a symlink there could be repointed after the modal), and the resolved
+ * file with its directories, are root's and writable by root alone. Else what is not.
  */
 async function writableBy(program: string): Promise<string | null> {
   // The named chain, and the resolved one (undefined: no such file), walked at once.

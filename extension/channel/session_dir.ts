@@ -1,10 +1,8 @@
 /**
- * The per-session private directory: `$XDG_RUNTIME_DIR/pi-sudo-prompt-XXXXXX`
- * (or a `mkdtemp` under `/tmp` when `XDG_RUNTIME_DIR` is missing or unsafe),
- * mode 0700, owned by us, checked with `lstat` after creation so a planted
- * symlink or a pre-created directory is refused. It records the owning
- * process (pid and start time) so later sessions can remove directories left
- * behind by pi processes that died.
+ * The per-session private directory (`$XDG_RUNTIME_DIR/pi-sudo-prompt-XXXXXX`, else
+ * under `/tmp`), 0700 and ours, checked with `lstat` after creation so a planted
+ * symlink or pre-created directory is refused. Its owner file (pid, start time)
+ * lets later sessions remove the directories of dead pi processes.
  *
  * @module
  */
@@ -57,9 +55,8 @@ export async function createSessionDir(
 }
 
 /**
- * Removes session directories under `base` whose owner process is gone (or
- * is another process reusing its pid). Only our own, private, non-symlink
- * directories with our prefix are touched. Returns the removed paths.
+ * Removes session directories under `base` whose owner is gone (or its pid reused), only
+ * our own private non-symlink ones with our prefix. Returns the removed paths.
  */
 export async function removeStaleSessionDirs(base: string): Promise<string[]> {
   const names = await readdir(base).catch((): string[] => []);

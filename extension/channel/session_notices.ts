@@ -1,10 +1,7 @@
 /**
- * What the human is told about a session, in one place: the session's
- * events turned into notices (a refusal, at most one per
- * {@link NOTICE_INTERVAL_MS} unless it says something new), and the few
- * notices of start-up and of a call's end. Every text here holds process
- * names and named reasons, never anything typed; the human's are in their
- * language (`shared/i18n/`), the agent's ({@link CREDENTIALS_NOT_REMOVED}) English.
+ * What the human is told about a session: refusals (at most one per
+ * {@link NOTICE_INTERVAL_MS} unless new), start-up and call-end notices. Texts hold
+ * process names and named reasons, never anything typed.
  *
  * @module
  */
@@ -31,10 +28,9 @@ export interface SessionObservers {
 }
 
 /**
- * The session's `onEvent`: records the event, follows which modals are on
- * screen, and tells the human of a refusal. A terminal or tmux refusal (one
- * with its own notice) shows unless the very same notice was just shown (an
- * agent retrying in a loop); other refusals show at most once per interval.
+ * The session's `onEvent`: records the event, follows which modals are on screen,
+ * and notifies refusals: one with its own notice unless that notice was just shown
+ * (an agent retrying in a loop), others at most once per interval.
  */
 export function observeSession(
   hooks: SessionObservers,
@@ -70,7 +66,7 @@ export function observeSession(
   };
 }
 
-/** A problem of the terminal guard at start-up (pi stays dumpable, the terminal not exclusive…). */
+/** A terminal guard problem at start-up (pi stays dumpable, the terminal not exclusive…). */
 export function guardProblemNotice(problem: string): string {
   return `pi-sudo-prompt: ${problem}`;
 }
@@ -80,18 +76,12 @@ export function auditUnavailableNotice(reason: string): string {
   return msg.auditUnavailable(reason);
 }
 
-/**
- * `sudo -K` at the end of a call failed, even after the processes holding
- * the call's tickets were killed: no later call runs until it succeeds.
- */
+/** `sudo -K` failed even after the ticket holders were killed: no later call runs until it does. */
 export function credentialRemovalNotice(reason: string, killed: number): string {
   return msg.credentialsNotRemoved(reason, killed);
 }
 
-/**
- * The reason a tool call is blocked while a ticket may live (ADR 0009 §4):
- * the agent reads it, so it stays English.
- */
+/** Why a tool call is blocked while a ticket may live (ADR 0009 §4); for the agent: English. */
 export const CREDENTIALS_NOT_REMOVED =
   "pi-sudo-prompt: blocked: sudo's cached credentials of an earlier call could not be removed " +
   "(something kills `sudo -K`). Ask the user to run `sudo -K` and stop what kills it.";

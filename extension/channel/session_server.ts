@@ -1,17 +1,9 @@
 /**
- * Folder `extension/channel/`: the askpass channel, from the session directory
- * and shell injection to the verified request and its answer.
- *
- * The askpass session server: one per interactive pi session. It owns the
- * private session directory, the listening socket, the
- * per-session launcher and `sudo` wrapper, and it answers helpers' requests
- * one at a time through a `Prompter` (`prompter.ts`): `connection_intake.ts`
- * verifies each connection, `modal_queue.ts` asks the human, one at a time.
- *
- * Rules it keeps (docs/design.md §4, §7): every connection is identified through the
- * kernel before anything is shown; every wait has a deadline; the queue and
- * every buffer are bounded; nothing blocks the event loop; teardown denies
- * whatever is pending and removes every file.
+ * The askpass session server, one per interactive pi session: it owns the private
+ * directory, the socket, the launcher and `sudo` wrapper, and answers helpers one at a
+ * time through a `Prompter`. Rules (docs/design.md §4, §7): the kernel identifies every
+ * connection before anything shows; every wait has a deadline; queues and buffers are
+ * bounded; nothing blocks the event loop; teardown denies what is pending, removes every file.
  *
  * @module
  */
@@ -188,10 +180,8 @@ export async function startSession(
       : [{ argv: piSecretRunArgv(denoPath, clientEntry), expectedCode: BROKER_REFUSAL_EXIT }]),
   ];
   const warming = warmDenoCache(warmRuns, userDenoDir);
-  // The worker that walks /proc for the pairing and keyboard checks starts
-  // now, so the first sudo does not wait for it; so does the kernel calls'
-  // library, whose first load holds the loop ~40 ms (null: every request is
-  // refused later, as without it).
+  // The /proc walker and the FFI library start now, so the first sudo pays neither
+  // (docs/design.md §4.1); a null library: every request is refused later.
   holdProcessWalker({ uid: expected.uid, gid });
   libc();
 
@@ -262,9 +252,8 @@ function listen(server: Server, path: string): Promise<boolean> {
 }
 
 /**
- * Creates the session's directories (no `text`) and scripts (0700, files never
- * overwritten). False when any of them cannot be written, a full disk for
- * example; the caller then removes the whole session directory.
+ * Creates the session's directories (no `text`) and scripts (0700, never overwritten);
+ * false when any cannot be written, and the caller removes the session directory.
  */
 async function writeSessionFiles(
   files: readonly { readonly path: string; readonly text?: string }[],

@@ -1,8 +1,6 @@
 /**
- * The session server's public shapes: its options, the running session, the
- * events it reports (for the audit log and tests), and its named reasons.
- * Kept apart so that the parts of the channel can share them without
- * importing the server.
+ * The session server's public shapes (options, session, events, named reasons),
+ * apart so that the channel's parts share them without importing the server.
  *
  * @module
  */
@@ -26,10 +24,7 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 /** The helper's own deadline exceeds the modal's by this margin. */
 export const HELPER_DEADLINE_MARGIN_MS = 15_000;
 
-/**
- * Named reasons a session cannot start (`session_files`: its files could not be written, a
- * full disk or a quota; nothing is left behind).
- */
+/** Why a session cannot start (`session_files`: e.g. a full disk; nothing is left behind). */
 export const SESSION_START_ERRORS = reasons(
   "deno_not_found",
   "helper_not_found",
@@ -42,10 +37,7 @@ export const SESSION_START_ERRORS = reasons(
 /** One of the values of {@link SESSION_START_ERRORS}. */
 export type SessionStartError = ReasonOf<typeof SESSION_START_ERRORS>;
 
-/**
- * Reasons a connection is dropped or refused that are not protocol or verification errors
- * (`internal_error`: something unexpected threw while handling the request: refused, fail closed).
- */
+/** Connection refusals beside protocol and verification ones (`internal_error`: fail closed). */
 export const CONNECTION_ERRORS = reasons(
   "too_many_connections",
   "request_timeout",
@@ -69,8 +61,8 @@ export type RefusalReason =
   | PipeHandoverError;
 
 /**
- * What the server reports for the audit log and tests. Never contains a
- * password or typed text.
+ * What the server reports for the audit log and tests. Never a password; the only typed text
+ * is a decline's `reply`, which goes to the call's result and never to the audit log.
  */
 export type SessionEvent =
   | {
@@ -89,7 +81,6 @@ export type SessionEvent =
     /** sudo's argv, or the argv the broker will run. */
     readonly argv: readonly string[];
     readonly attempt: number;
-    /** Time spent verifying the peer, in ms. */
     readonly verifyMs: number;
   }
   | { readonly kind: "prompted"; readonly requestId: string; readonly attempt: number }
@@ -97,10 +88,7 @@ export type SessionEvent =
     readonly kind: "answered";
     readonly requestId: string;
     readonly attempt: number;
-    /**
-     * Who wrote a sudo password into sudo's pipe: pi itself, or the helper
-     * because pi could not take the pipe (`fallback` says why; ADR 0008).
-     */
+    /** Who wrote into sudo's pipe: the helper when pi could not (`fallback` says why; ADR 0008). */
     readonly writer?: "pi" | "helper";
     readonly fallback?: PipeHandoverError;
     /** The process the sudo's ticket is keyed to, when this sudo may leave one (ADR 0009 §4). */
@@ -110,51 +98,29 @@ export type SessionEvent =
     readonly kind: "denied";
     readonly requestId: string;
     readonly reason: DenyReason;
-    /**
-     * The human's one-line reply to the agent, typed in the modal's reply
-     * field when they declined: for the tool call's result only, never for
-     * the audit log (it is free text).
-     */
+    /** The human's reply to the agent on declining: for the call's result, never the audit log. */
     readonly reply?: string;
   };
 
 /** What the extension decides for its session: the only options it passes. */
 export interface SessionOptions {
-  /** Asks the human; the pi modal in production. */
   readonly prompter: Prompter;
-  /**
-   * sudo's credential cache (docs/design.md §2 invariant 3, ADR 0006). `"none"`
-   * (default): the wrapper adds `-k` and a request from a sudo without `-k`
-   * is refused (`would_cache_credentials`). `"call"`: the wrapper leaves the
-   * options alone and such a request is accepted while `callInProgress()`
-   * says a call is running; the caller removes the credentials at its end.
-   */
+  /** sudo's credential cache, `"none"` by default ({@link CredentialCacheMode}, ADR 0006). */
   readonly credentialCache?: CredentialCacheMode;
   /** In `"call"` mode: whether a tool call or `!` command is running now (default: no). */
   readonly callInProgress?: () => boolean;
-  /**
-   * Refuse (`risky_sudo`) instead of warning in red when a sudo lets the
-   * command's environment choose what root runs, or runs a program the user
-   * could have written (`root_program.ts`). Default: warn.
-   */
+  /** Refuse (`risky_sudo`) instead of warning in red (`root_program.ts`). Default: warn. */
   readonly refuseRiskySudo?: boolean;
-  /**
-   * Checked before every modal opens and every `gate.intervalMs` while it is
-   * open (the terminal and tmux checks of `terminal_gate.ts`); a closed gate
-   * refuses the request, or closes the open modal.
-   */
+  /** Keyboard checks before every modal and while it is open; a closed gate refuses the request. */
   readonly gate?: ModalGate;
   /** Audit hook; must not throw. */
   readonly onEvent?: (event: SessionEvent) => void;
 }
 
 /**
- * Limits and paths that only tests and the bench change: shorter deadlines
- * and smaller queues make their cases fast, other paths aim a session at a
- * rogue helper. No security check can be switched off here: tests that prove
- * one pairing layer alone run a mutated copy of the code.
- * The extension passes none (`extension/index.ts`); {@link startSession}
- * takes them as a second argument, so none can ride in with the options.
+ * Limits and paths only tests and the bench change; no security check can be switched
+ * off here. The extension passes none, and {@link startSession} takes them as a second
+ * argument, so none can ride in with the options.
  */
 export interface SessionTuning {
   /** The pi process whose commands may ask (default: this process). */
@@ -175,23 +141,16 @@ export interface SessionTuning {
   readonly denoPath?: string;
   readonly helperPath?: string;
   readonly realSudo?: string;
-  /**
-   * Hardened mode: `"auto"` (default) uses the root-owned helper installed
-   * with the broker when it is there and intact; `false` never does.
-   */
+  /** `"auto"` (default): the root-owned helper of the broker when intact; `false`: never. */
   readonly hardened?: "auto" | false;
 }
 
 /** Options and tuning together, as the session's parts read them. */
 export type SessionSettings = SessionOptions & SessionTuning;
 
-/**
- * The settings of a session: the tuning, then the options' own fields only,
- * so that a limit or a path set among the options has no effect.
- */
+/** The tuning, then only the options' own fields: a limit or path in the options has no effect. */
 export function sessionSettings(options: SessionOptions, tuning: SessionTuning): SessionSettings {
-  // Every option named (the type fails to compile when one is added and not
-  // copied here), and nothing else taken from `options`.
+  // Every option named (a new one fails to compile until copied here), nothing else.
   const own: { [K in keyof Required<SessionOptions>]: SessionOptions[K] } = {
     prompter: options.prompter,
     credentialCache: options.credentialCache,
@@ -219,9 +178,8 @@ export interface AskpassSession {
   /** True when the helper, deno and cache are the root-owned installed copies. */
   readonly hardened: boolean;
   /**
-   * The warm-up of the session's Deno cache (`deno_warmup.ts`), started with
-   * the session and never awaited by it. In hardened mode it warms only
-   * `pi-secret-run`: the installer warmed the helper's root-owned cache.
+   * The Deno cache warm-up (`deno_warmup.ts`), never awaited by the session. Hardened
+   * mode warms only `pi-secret-run`: the installer warmed the helper's root-owned cache.
    */
   readonly warmup: Promise<WarmupResult>;
   /** Environment for a tool call or `!` command, built on `base`. */
@@ -233,9 +191,8 @@ export interface AskpassSession {
   /** The last argv shown with the red "not allowlisted" warning in this session. */
   lastUnverifiedArgv(): readonly string[] | undefined;
   /**
-   * Denies everything pending at once, without waiting for anything: pi is
-   * about to stop or has just run again after a stop (docs/adr/0008). Each
-   * helper's connection is closed, so its sudo gets no password.
+   * Denies everything pending at once, closing each helper's connection so its sudo
+   * gets no password: pi is about to stop, or runs again after a stop (docs/adr/0008).
    */
   denyAllNow(): void;
   /** Denies everything pending, closes the socket and removes the directory. */
@@ -257,19 +214,13 @@ export interface Pending {
   readonly pipeInode: number | undefined;
   /** What the modal shows as the command (sudo's argv, or the broker's). */
   readonly argv: readonly string[];
-  /**
-   * Opens the modal for this request; `recheck` runs the keyboard gate now
-   * (for a terminal the modal adds: a locked tmux client's, ADR 0009).
-   */
+  /** Opens the modal; `recheck` runs the keyboard gate now (a locked tmux client's, ADR 0009). */
   readonly ask: (signal: AbortSignal, recheck: () => Promise<boolean>) => Promise<PromptOutcome>;
   /** Called once an answer has been handed over (attempt counting). */
   readonly delivered: () => void;
   /** The process this sudo's ticket would be keyed to, when it may leave one (ADR 0009 §4). */
   readonly ticket?: TicketHolder;
-  /**
-   * Processes the checks could not clear, named in the modal (issue 20): the
-   * pairing's, from admission, and the keyboard gate's, from its latest check.
-   */
+  /** Processes the checks could not clear, named in the modal (issue 20): pairing's, gate's. */
   readonly unchecked: { pairing: readonly UncheckedProcess[]; gate: readonly UncheckedProcess[] };
   timer: ReturnType<typeof setTimeout> | undefined;
 }

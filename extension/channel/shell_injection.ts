@@ -1,11 +1,8 @@
 /**
- * Text generators for the small shell programs a session writes: the askpass
- * launcher that sudo runs, the private `sudo` wrapper put first on `PATH`,
- * and the `sudo()` shell function prepended to every tool command. All pure:
- * the session server writes the results to disk.
- *
- * The wrapper holds the POSIX-sh option scanner, kept in step with
- * `sudo_args.ts` by the tests; the function only calls the wrapper.
+ * Text of the shell programs a session writes (pure; the server writes them): the
+ * askpass launcher, the private `sudo` wrapper first on `PATH`, and the `sudo()`
+ * function prepended to tool commands. The wrapper's POSIX-sh option scanner is
+ * kept in step with `sudo_args.ts` by the tests.
  *
  * @module
  */
@@ -18,15 +15,11 @@ export function shQuote(s: string): string {
 }
 
 /**
- * POSIX-sh function `__pi_sudo_needs_askpass ARGS…`: status 0 when `-A`
- * must be added, 1 when the options already contain `-A`/`-S` (or their
- * long forms, abbreviations included). It also sets `__pi_k` to 1 when
- * sudo's `ignore_ticket` ends up set (`-k`/`--reset-timestamp`, not undone
- * by a later `-K`), else 0; `__pi_cmd` to the 1-based position of the
- * command's first word (0: none); and `__pi_nocmd` to 1 when an option makes
- * that word something other than a program run as given (`-s`, `-i`, `-e`,
- * `-l`, `-v`). Reads options as `sudo_args.ts` (`scanSudoOptions`) does.
- * Works in dash, bash and zsh, under `set -eu`.
+ * POSIX-sh `__pi_sudo_needs_askpass ARGS…` (dash, bash, zsh; `set -eu`), reading options
+ * as `scanSudoOptions` does: status 0 when `-A` must be added, 1 when `-A`/`-S` (or a long
+ * form, abbreviated too) is there. Sets `__pi_k=1` when `ignore_ticket` ends up set (`-k`
+ * not undone by a later `-K`), `__pi_cmd` to the command's 1-based position (0: none), and
+ * `__pi_nocmd=1` when `-s`/`-i`/`-e`/`-l`/`-v` make it no program run as given.
  */
 export function sudoScannerFunction(): string {
   const longs = SUDO_LONG_OPTIONS.map(([name, arg]) => `${name}:${arg}`).join(" ");
@@ -84,13 +77,10 @@ export function sudoScannerFunction(): string {
 }
 
 /**
- * The `sudo` wrapper script for the session's private `PATH` directory: adds
- * `-A` unless the options name a password source, and, with `cache` `"none"`
- * (the default), `-k` unless sudo would already ignore cached credentials,
- * so that a password typed into the modal creates no credential that could
- * outlive the call (docs/design.md §2 invariant 3, ADR 0006). `sudo -A -k CMD` is the
- * resulting argv, the same the modal shows for a hand-written `sudo -k CMD`.
- * With `"call"` the options pass unchanged (the opt-in cache per call).
+ * The `sudo` wrapper for the session's private `PATH` directory: adds `-A` unless the
+ * options name a password source and, with `cache` `"none"` (default), `-k` unless sudo
+ * already ignores tickets, so a modal's password leaves no credential outliving the call
+ * (docs/design.md §2 invariant 3, ADR 0006). With `"call"` the options pass unchanged.
  */
 export function sudoWrapperScript(realSudo: string, cache: CredentialCacheMode = "none"): string {
   return [
@@ -99,8 +89,7 @@ export function sudoWrapperScript(realSudo: string, cache: CredentialCacheMode =
     sudoScannerFunction(),
     'if __pi_sudo_needs_askpass "$@"; then __pi_add=-A; else __pi_add=; fi',
     ...resolveProgramLines(),
-    // No -k for a bare `sudo`: sudo -k alone would silently mean "invalidate"
-    // instead of printing its usage.
+    // No -k for a bare `sudo`: `sudo -k` alone would silently invalidate, not print usage.
     ...(cache === "none"
       ? ['if [ "$#" -gt 0 ] && [ "$__pi_k" = 0 ]; then set -- -k "$@"; fi']
       : []),
@@ -111,11 +100,10 @@ export function sudoWrapperScript(realSudo: string, cache: CredentialCacheMode =
 }
 
 /**
- * The directories a program name is looked up in, in order: Debian's
- * `secure_path`, all root's. A name found there is passed to sudo as that
- * absolute path, so the modal shows exactly the file root runs, and a
- * look-alike earlier on a user-writable `PATH` never runs (where sudo has no
- * `secure_path`, Arch's default, it would use the command's `PATH`).
+ * Where a bare program name is looked up, in order: Debian's `secure_path`, all root's.
+ * A name found there goes to sudo as that absolute path, so the modal shows the file root
+ * runs and a look-alike on a user-writable `PATH` never runs (sudo without `secure_path`,
+ * Arch's default, would use the command's `PATH`).
  */
 export const ROOT_PROGRAM_DIRS = [
   "/usr/local/sbin",
@@ -126,7 +114,7 @@ export const ROOT_PROGRAM_DIRS = [
   "/bin",
 ] as const;
 
-/** Wrapper lines: the command's first word, if a bare name found in {@link ROOT_PROGRAM_DIRS}, made absolute. */
+/** Wrapper lines: a bare command name found in {@link ROOT_PROGRAM_DIRS} is made absolute. */
 function resolveProgramLines(): string[] {
   return [
     'if [ "$__pi_cmd" -gt 0 ] && [ "$__pi_nocmd" = 0 ]; then',
@@ -151,11 +139,9 @@ function resolveProgramLines(): string[] {
 }
 
 /**
- * Shell text prepended to each tool command: a one-line `sudo()` function
- * that calls the session's wrapper by absolute path, so the top-level script
- * reaches the modal even if it resets `PATH`. The option scanning lives only
- * in the wrapper; keeping the prelude to one line keeps the per-call cost of
- * the replaced bash tool negligible.
+ * The one-line `sudo()` function prepended to each tool command: it calls the wrapper by
+ * absolute path, so a script that resets `PATH` still reaches the modal. The option
+ * scanning lives in the wrapper, keeping the per-call cost negligible.
  */
 export function sudoShellPrelude(wrapperPath: string): string {
   return `sudo() { ${shQuote(wrapperPath)} "$@"; }`;
@@ -163,7 +149,6 @@ export function sudoShellPrelude(wrapperPath: string): string {
 
 /** Inputs of the askpass launcher. */
 export interface LauncherSpec {
-  /** Absolute path of `env`. */
   readonly envPath: string;
   /** The helper's complete environment, `NAME=value`. */
   readonly environment: readonly string[];
@@ -176,15 +161,11 @@ export const LAUNCHER_STDOUT_REFUSAL =
   "pi-askpass: stdout is not sudo's private pipe; run only by sudo -A";
 
 /**
- * The per-session launcher `pi-askpass`: checks its stdout, then `exec env -i
- * VARS deno run FLAGS helper.ts "$1"`. Only the prompt passes through from
- * sudo; nothing from the caller's environment does.
- *
- * The stdout check uses only `test` builtins, so it costs no process: fd 1
- * must be a FIFO that is not ours and that we may neither read nor write by
- * its mode. sudo's askpass pipe is made by sudo as root with mode 0600, and a
- * user cannot make a pipe owned by anyone else. The session server then checks
- * the exact owner (0) and mode (0600) from `/proc` before any prompt.
+ * The per-session launcher `pi-askpass`: checks its stdout, then `exec env -i VARS deno
+ * run FLAGS helper.ts "$1"`, so only sudo's prompt passes through. The check uses `test`
+ * builtins (no process): fd 1 must be a FIFO not ours that we may neither read nor write,
+ * as sudo's root-made 0600 pipe is (a user cannot make a pipe owned by another); the
+ * server checks owner 0 and mode 0600 from `/proc` before any prompt.
  */
 export function launcherScript(spec: LauncherSpec): string {
   const words = [
@@ -208,9 +189,8 @@ export function launcherScript(spec: LauncherSpec): string {
 }
 
 /**
- * The session's `pi-secret-run` command (first on the tool's PATH): the Deno
- * client with its pinned flags and the session's deno cache, or the binary
- * `deno task compile` built (`argv` is then just its path).
+ * The session's `pi-secret-run` (first on the tool's PATH): the Deno client with its pinned
+ * flags and the session's cache, or the compiled binary (`argv` is then just its path).
  */
 export function piSecretRunScript(denoDir: string, argv: readonly string[]): string {
   return [

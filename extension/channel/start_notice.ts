@@ -1,8 +1,7 @@
 /**
- * The warning pi shows when the session cannot start, with the fix when there
- * is one the human can apply: a missing pinned deno binary (`deno_not_found`,
- * the `deno` npm dependency not installed or its install script not run)
- * is fixed by installing this package's dependencies in its own directory.
+ * The warning pi shows when the session cannot start, with the fix when there is
+ * one: a missing pinned deno (`deno_not_found`) is fixed by installing this
+ * package's dependencies in its own directory.
  *
  * @module
  */
@@ -17,7 +16,6 @@ export const PACKAGE_ROOT: string = fileURLToPath(new URL("../..", import.meta.u
 
 /** Where the package's dependencies are installed, and how. */
 export interface PackageInstall {
-  /** The package directory. */
   readonly root: string;
   /** Whether it has a `package-lock.json` (a checkout): `npm ci`, else `npm install`. */
   readonly lockfile: boolean;

@@ -1,16 +1,8 @@
 /**
- * `/sudo-prompt allow` (docs/design.md §5): turn the last argv shown with the red
- * warning in this session into an allowlist entry. The human edits the
- * suggested shape, the edited shape must still match that argv, an explicit
- * confirmation follows, and only then is one line appended through sudo by
- * the root-owned `allowlist-append` (which never follows a symlink and never
- * creates a missing allowlist).
- *
- * Runtime limit (documented in docs/pi-secret-run.md): another extension can dispatch
- * registered commands through `sendUserMessage(…, { expandPromptTemplates:
- * true })`, so opening this command is not proof of a human; the
- * confirmation dialog is the real barrier.
- *
+ * `/sudo-prompt allow`: the last red-warning argv of this session, edited, re-checked against that
+ * argv and confirmed, becomes one allowlist line appended through sudo by the root-owned
+ * `allowlist-append`. Another extension can dispatch this command, so the confirmation is the real
+ * barrier (docs/pi-secret-run.md).
  * @module
  */
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
@@ -22,10 +14,7 @@ import { msg } from "../../shared/i18n/locale.ts";
 /** Longer than the allowlist file's own reads; the grammar's checks are pure. */
 const CLI_DEADLINE_MS = 15_000;
 
-/**
- * One step of `pi-sudo-prompt allowlist` (the grammar runs in a process of its
- * own): its entry line, or why not.
- */
+/** One step of `pi-sudo-prompt allowlist` (the grammar, in its own process): a line, or why not. */
 async function allowlistStep(
   args: readonly string[],
 ): Promise<{ ok: true; line: string } | { ok: false; message: string }> {
@@ -35,7 +24,7 @@ async function allowlistStep(
     if (r?.ok === true && typeof r.line === "string") return { ok: true, line: r.line };
     if (r?.ok === false && typeof r.message === "string") return { ok: false, message: r.message };
   } catch {
-    // fall through: no answer we can read
+    // no answer we can read
   }
   const why = run.timedOut
     ? msg.allowTimedOut

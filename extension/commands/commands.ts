@@ -1,10 +1,6 @@
 /**
- * Folder `extension/commands/`: the `/sudo-prompt` commands.
- *
- * `/sudo-prompt <subcommand>`: install-broker, uninstall-broker, allow,
- * status, doctor. User commands, never tools; they refuse to run outside the
- * interactive TUI. Anything that needs root goes through the sudo modal.
- *
+ * `/sudo-prompt <subcommand>`: user commands, never tools, only in the interactive TUI. Anything
+ * that needs root goes through the sudo modal.
  * @module
  */
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
@@ -67,7 +63,6 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
           if (!session) return void ctx.ui.notify(msg.notActive, "error");
           return await allowFlow(ctx, session, ALLOWLIST_APPEND);
         case "status": {
-          // The stored state is read in a process of its own (`pi-sudo-prompt status`).
           const run = await runPackageCli(["status"], STATUS_DEADLINE_MS);
           const stored = run.code === 0
             ? run.stdout.trimEnd().split("\n")
@@ -79,7 +74,6 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
           );
         }
         case "doctor": {
-          // The doctor runs in a process of its own: none of it loads into pi.
           const args = reason !== undefined ? ["--explain", reason] : [
             "--width",
             "76",

@@ -1,9 +1,6 @@
 /**
- * pi's command-line flags of this extension, declared and read in one
- * place: `--sudo-strict` makes every sudo ask (ADR 0006);
- * `--sudo-refuse-risky` refuses what the modal would otherwise name in red;
- * `--sudo-quiet` keeps a modal from calling the user (bell, title, notification).
- *
+ * This extension's pi flags: `--sudo-strict` (every sudo asks, ADR 0006), `--sudo-refuse-risky`
+ * (refuse what the modal would name in red), `--sudo-quiet` (no bell, title or notification).
  * @module
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";

@@ -1,9 +1,6 @@
 /**
- * Runs `bin/pi-sudo-prompt.mjs` (the package's command-line tools) in a
- * process of its own, with pi's Node and a deadline: the doctor, the stored
- * status and the allowlist's grammar run there, so none of them loads into
- * pi's process.
- *
+ * Runs `bin/pi-sudo-prompt.mjs` with pi's Node and a deadline, so the doctor, the stored status and
+ * the allowlist's grammar never load into pi's process.
  * @module
  */
 import process from "node:process";

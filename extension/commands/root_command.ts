@@ -1,9 +1,6 @@
 /**
- * Runs one command as root for a `/sudo-prompt` subcommand, through the
- * session's own askpass channel: `sudo -A …` started by pi itself, so the
- * password is typed into the sudo modal like any other. Asynchronous, with
- * a deadline (the modal's 120 s plus the command's own time), output capped.
- *
+ * Runs one command as root for a `/sudo-prompt` subcommand through the session's own askpass
+ * channel, so the password is typed into the sudo modal like any other.
  * @module
  */
 import process from "node:process";
@@ -13,7 +10,7 @@ import { msg } from "../../shared/i18n/locale.ts";
 
 /** Most output kept from the command (the rest is dropped, not buffered). */
 const OUTPUT_CAP = 64 * 1024;
-/** How long the command may take, the password typed in the modal included. */
+/** The modal's 120 s plus the command's own time. */
 const DEADLINE_MS = 300_000;
 
 /** The outcome of {@link runAsRoot}. */
@@ -29,8 +26,7 @@ export async function runAsRoot(
   argv: readonly string[],
 ): Promise<RootCommandResult> {
   if (!session.realSudo) return { code: null, output: msg.sudoNotInstalled, timedOut: false };
-  // -k: the password answers this one command and leaves no cached
-  // credential behind (ADR 0006; the server refuses a sudo without it).
+  // -k: no cached credential outlives the command (ADR 0006; the server refuses a sudo without it).
   const r = await spawnWithDeadline(session.realSudo, ["-A", "-k", ...argv], {
     env: session.toolEnvironment(process.env),
     // Its own session: no controlling terminal, so sudo asks the askpass.

@@ -1,9 +1,6 @@
 /**
- * `/sudo-prompt status`: what only pi knows (its version, its session and
- * queue, its terminal, its audit log's system-log copy), around the stored
- * state that `pi-sudo-prompt status` reads in a process of its own (the
- * installed broker, the allowlist, the audit log's last entries).
- *
+ * `/sudo-prompt status`: what only pi knows (session, queue, terminal, the syslog copy), around
+ * the stored state that `pi-sudo-prompt status` reads in its own process.
  * @module
  */
 import { PROTOCOL_VERSION } from "../../askpass/protocol.ts";
@@ -20,10 +17,8 @@ export interface AuditStats {
 }
 
 /**
- * The status panel's lines (plain text). `stored`: the lines of
- * `pi-sudo-prompt status`; `audit`: the session's audit log counts, placed
- * under the stored `audit log:` line (in the language's words), so the system-log line says what this
- * session's copy really did.
+ * The status panel's lines: pi's own, then `stored` (from `pi-sudo-prompt status`) with this
+ * session's syslog counts under its `audit log:` line.
  */
 export function statusLines(
   session: AskpassSession | undefined,

@@ -1,12 +1,8 @@
 /**
- * Where a Deno entry point of the keyboard part runs from: the terminal
- * guardian and the lock keeper. Both are exempt from the holder scans (they
- * hold a terminal pi reads), so in hardened mode (the broker installed) they
- * run the root-owned deno, sources and cache only: nothing they run may come
- * from files the user, and so the agent, can change (ADR 0008, 0009).
- * Otherwise the package's own copy, with a cache of this process's. The
- * root-owned copies are used only when the broker installed from this
- * package's version: pi hands them arguments of its own version.
+ * Where the guardian and the lock keeper run from. Both are exempt from the
+ * holder scans, so in hardened mode they run only root-owned deno, sources and
+ * cache, which the agent cannot change (ADR 0008, 0009), and only when the
+ * broker was installed from this package's version (ADR 0009, issue 36).
  *
  * @module
  */
@@ -28,11 +24,9 @@ export interface EntrySource {
   /** The entry point's real path. */
   readonly path: string;
   readonly denoDir: string;
-  /** The root-owned copies (hardened mode). */
   readonly rootOwned: boolean;
 }
 
-/** One cache for every package-copy entry point of this process, removed at exit. */
 let packageCache: Promise<string> | undefined;
 
 function processCache(): Promise<string> {
@@ -44,9 +38,8 @@ function processCache(): Promise<string> {
 }
 
 /**
- * The source of `entry` (a path relative to the package root), which imports
- * exactly `files` (the entry included, relative paths as the installer copies
- * them): root-owned when every one of them is root-protected.
+ * The source of `entry`, which imports exactly `files` (the entry included, as
+ * the installer copies them): root-owned when every one is root-protected.
  */
 export async function entrySource(
   entry: string,

@@ -1,8 +1,6 @@
 /**
- * The terminal guard's state, one per pi process (kept on `globalThis`, so
- * that `/reload` and `/new` find the same one), and the one way to tell the
- * guardian something. Shared by `terminal_guard.ts` (the switches and the
- * signals) and `guardian_process.ts` (the guardian's life).
+ * The terminal guard's state, one per pi process (on `globalThis`, so that
+ * `/reload` and `/new` find it), and the one way to tell the guardian something.
  *
  * @module
  */
@@ -24,13 +22,12 @@ export interface GuardState {
   respawns: number[];
   exiting: boolean;
   started?: Promise<void>;
-  /** Modals on screen now (see `noteModal`). */
+  /** Modals on screen now. */
   modals: number;
-  /** Called when pi stops or resumes: deny what is pending (see `onStopOrResume`). */
+  /** Run when pi stops or resumes: they deny what is pending. */
   stopListeners: Set<() => void>;
   /** This suspension came from outside pi (not the human's Ctrl+Z). */
   external: boolean;
-  /** The live guardian runs the root-owned copies (hardened mode). */
   guardianRootOwned?: boolean;
   /** pi is quitting with a modal on screen: the guardian keeps treating it as shown. */
   quittingWithModal?: boolean;

@@ -1,7 +1,6 @@
 /**
- * The terminal guardian's life, seen from pi: where it runs from (the
- * root-owned copies in hardened mode), starting it, the handshake that hands
- * it the terminal, and a respawn when it dies (at most a few a minute).
+ * The terminal guardian's life, seen from pi: starting it, the handshake, and a
+ * respawn when it dies (at most a few a minute).
  *
  * @module
  */
@@ -18,12 +17,9 @@ import { msg } from "../../shared/i18n/locale.ts";
 const GUARDIAN_START_MS = 15_000;
 /** Respawns of a guardian that died, at most this many per minute. */
 const MAX_RESPAWNS_PER_MINUTE = 3;
-/** The problem noted when a guardian did not say it holds the terminal. */
 const NOT_HELD = msg.guardianNotHeld(RELEASE_COMMAND);
-/** The problem noted while respawns wait. */
 const KEEPS_DYING = msg.guardianKeepsDying(RELEASE_COMMAND);
 
-/** `/proc/<pid>/stat` read once per guardian, or `undefined` when it cannot be read. */
 function procStat(pid: number): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/stat`, "latin1");
@@ -51,9 +47,8 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
       s.ttyPath,
       msg.modalGone,
     );
-    // pi's own descriptor of its terminal becomes the guardian's fd 3: it
-    // holds the terminal from its first instruction, and exclusive mode is
-    // never cleared for it to open the terminal (ADR 0009 §3).
+    // pi's own descriptor becomes the guardian's fd 3: exclusive mode is never
+    // cleared for it to open the terminal (ADR 0009 §3).
     child = spawn(cmd, args, {
       stdio: ["pipe", "pipe", "ignore", 0],
       detached: true, // its own session: no job-control signals from pi's terminal
@@ -89,10 +84,9 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
 }
 
 /**
- * Starts a new guardian, at once or, after {@link MAX_RESPAWNS_PER_MINUTE}
- * in the last minute, when that minute is over. Until one holds the
- * terminal, modals are refused (the gate's `terminal_unguarded`) and the
- * terminal stays exclusive.
+ * Starts a new guardian now or, after {@link MAX_RESPAWNS_PER_MINUTE} in the
+ * last minute, once it is over. Until one holds the terminal, modals are
+ * refused (`terminal_unguarded`) and the terminal stays exclusive.
  */
 function respawnLater(s: GuardState): void {
   const now = Date.now();
@@ -106,10 +100,7 @@ function respawnLater(s: GuardState): void {
   }, wait).unref();
 }
 
-/**
- * `held`: the guardian is non-dumpable and holds the terminal (fd 3). Any
- * other line, an exit or the deadline: no guardian.
- */
+/** `held`: non-dumpable, holding fd 3. Any other line, an exit or the deadline: no guardian. */
 function handshake(child: ChildProcess): Promise<boolean> {
   return new Promise((resolve) => {
     let buffer = "";

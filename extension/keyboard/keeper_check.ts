@@ -1,14 +1,8 @@
 /**
- * Is the process on the other end of a lock connection our keeper, running
- * in a tmux client's lock? Decided from the kernel alone (ADR 0009 §1): the
- * connecting pid (`SO_PEERCRED`), and what `/proc` shows of it and of its
- * parent. Nothing tmux says is used: the agent can configure tmux.
- *
- * A process that runs the keeper, untraced, with exactly its argv and
- * environment, whose parent runs the tmux binary, is the client's
- * `lock-command`: a tmux client forks only for that (`system(3)`), so that
- * client is locked and its server is not reading its terminal. The keeper's
- * stdin is the client's terminal: that terminal is where the modal goes.
+ * Is the process on the other end of a lock connection our keeper, in a tmux
+ * client's lock? Decided from the kernel alone (`SO_PEERCRED`, `/proc` of it and
+ * its parent), never from tmux, which the agent can configure. Why such a keeper
+ * proves its client locked and unread: ADR 0009, "Research" and §1 step 3.
  *
  * @module
  */

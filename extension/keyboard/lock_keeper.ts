@@ -1,28 +1,12 @@
 /**
- * The lock keeper: the Deno entry point that tmux runs as the `lock-command`
- * of a client while pi asks for a password on that client's terminal (ADR
- * 0009). While it runs, the client waits in `system(3)` and the tmux server
- * reads nothing from the client's terminal; pi reads it instead.
- *
- * It holds the client's terminal on stdin (tmux's doing) and a connection to
- * pi, and waits for pi to close the connection. It never reads the terminal
- * and holds no secret. What it does is for the moments pi cannot act:
- *
- * - **pi stopped** (SIGSTOP, which pi cannot catch): every {@link POLL_MS}
- *   it looks at pi's `stat`; when pi is stopped it erases the modal,
- *   writes a warning, and drops whatever is typed until nothing comes for
- *   {@link DROP_IDLE_MS}, so a password typed blindly is read by nobody;
- *   then it ends the lock, so that the human can resume pi from pi's pane
- *   (pi denies the request when it runs again);
- * - **the lock ends** (pi closed the connection: the modal ended, or pi
- *   died; or its own {@link DEADLINE_MS} passed): the keys typed and not
- *   yet read are dropped before tmux reads the terminal again, and
- *   exclusive mode (which pi set) is cleared.
- *
- * pi verifies it through the kernel (its pid from `SO_PEERCRED`, its exact
- * argv and environment, its parent the tmux client): `keeper_check.ts`.
- *
- * argv: `<socket path> <absolute libc path> <pi's pid>`.
+ * The lock keeper: tmux runs it as a client's `lock-command` while pi asks for
+ * a password on that client's terminal (ADR 0009 §1, step 2; checked by
+ * `keeper_check.ts`). It holds the terminal on stdin, never reads it, holds no
+ * secret, and waits for pi to close its connection. While pi is stopped it
+ * erases the modal and drops typed keys until none came for {@link DROP_IDLE_MS}
+ * (a password typed blindly is read by nobody), then ends the lock. When the
+ * lock ends it drops typed keys and clears exclusive mode before tmux reads the
+ * terminal again.
  *
  * @module
  */
@@ -32,14 +16,12 @@ import { TTY_IOCTL } from "../../kernel/tty_ioctls.ts";
 
 /** Longer than any request (120 s) with its queue: the lock ends by itself after this. */
 const DEADLINE_MS = 150_000;
-/** How often pi is looked at. */
 const POLL_MS = 50;
 /** While pi is stopped, keys are dropped until none came for this long. */
 const DROP_IDLE_MS = 1500;
 const O_RDONLY = 0;
 const O_CLOEXEC = 0o2000000;
-// `piStopped`: written where the modal was when pi stops while it shows (pi's
-// text, in the user's language: the keeper loads no language table).
+// `piStopped`: pi's line for where the modal was, in the user's language (no table here).
 const [socketPath, libcPath, piArg, piStopped] = Deno.args;
 if (
   Deno.args.length !== 4 || !socketPath.startsWith("/") || !libcPath.startsWith("/") ||
@@ -68,7 +50,6 @@ function dropInput(): void {
   c.ioctl(0, BigInt(TTY_IOCTL.TCFLSH), BigInt(TTY_IOCTL.TCIFLUSH));
 }
 
-/** The keys typed at the client and not read are dropped; the terminal opens to others again. */
 function letGo(): never {
   dropInput();
   c.ioctl(0, BigInt(TTY_IOCTL.TIOCNXCL), 0n);
@@ -83,7 +64,6 @@ function pending(): number {
     : 0;
 }
 
-/** When pi was first seen stopped, and when a key was last dropped since. */
 let stoppedAt: number | undefined;
 let lastKey = 0;
 setInterval(() => {
@@ -97,8 +77,7 @@ setInterval(() => {
   }
   if (pending() > 0) lastKey = now;
   dropInput();
-  // Once nothing is typed for a while, the terminal goes back to tmux, so that
-  // the human can resume pi (`fg` in pi's pane); pi denies the request then.
+  // Back to tmux, so that the human can resume pi from its pane; pi then denies the request.
   if (now - lastKey >= DROP_IDLE_MS) letGo();
 }, POLL_MS);
 

@@ -1,8 +1,7 @@
 /**
- * The one place where the lock keeper's Deno flags and environment are
- * written down (each is explained in `docs/permissions.md`). pi builds
- * tmux's `lock-command` from these lists, and checks the keeper's
- * `/proc/<pid>/cmdline` and `environ` against the very same lists.
+ * The lock keeper's Deno flags and environment, in one place (explained in
+ * `docs/permissions.md`): pi builds tmux's `lock-command` from these lists and
+ * checks the keeper's `cmdline` and `environ` against the very same lists.
  *
  * @module
  */
@@ -21,13 +20,7 @@ export interface KeeperPlace {
   readonly piStopped: string;
 }
 
-/**
- * argv of the keeper: the pinned `deno run` flags; read, write and connect
- * for exactly pi's socket of this lock (Deno asks for all three to connect
- * to a Unix socket); FFI for exactly the libc pi has loaded (to drop typed
- * keys, clear exclusive mode and read pi's `/proc/<pid>/stat`: Deno has no
- * `ioctl`, and grants `/proc` only with `--allow-all`).
- */
+/** argv of the keeper: pinned flags, read/write/net for this lock's socket, FFI for pi's libc. */
 export function keeperArgv(p: KeeperPlace): string[] {
   return [
     p.deno,
@@ -50,11 +43,10 @@ export function keeperEnvironment(p: KeeperPlace): string[] {
 }
 
 /**
- * tmux's `lock-command` for the keeper: `sh -c` runs it, so it `exec`s (the
- * keeper is then the client's own child) through `env -i` (nothing of the
- * client's environment reaches Deno), with stdout and stderr on
- * `/dev/null` (the keeper holds the client's terminal on stdin only).
- * `undefined` when a path, or the text, could not be written safely into it.
+ * tmux's `lock-command`: `exec` (the keeper is the client's own child), `env -i`
+ * (none of the client's environment reaches Deno), output to `/dev/null` (it
+ * holds the terminal on stdin only). `undefined` when a path or the text cannot
+ * be written into it safely.
  */
 export function keeperLockCommand(p: KeeperPlace, envPath: string): string | undefined {
   const parts = [envPath, "-i", ...keeperEnvironment(p), ...keeperArgv(p)];

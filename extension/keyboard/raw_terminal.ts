@@ -1,10 +1,8 @@
 /**
  * A terminal pi opened itself (a locked tmux client's, ADR 0009): exclusive
- * while pi holds it, in raw mode, read and written without ever waiting.
- * The descriptor is non-blocking and every read and write is one system
- * call through libc: a terminal that stops reading (a stalled ssh, Ctrl+S)
- * costs a dropped frame, never a stalled event loop. Modes are restored to
- * what pi found, and exclusive mode cleared, by {@link RawTerminal.restore}.
+ * while pi holds it, raw, and non-blocking, one libc call per read or write: a
+ * terminal that stops reading (a stalled ssh, Ctrl+S) costs a dropped frame,
+ * never a stalled event loop.
  *
  * @module
  */
@@ -45,11 +43,7 @@ export class RawTerminal {
     [this.#fd, this.#saved] = [fd, saved];
   }
 
-  /**
-   * Opens `path`, checks it is the character device `rdev`, makes it
-   * exclusive (no process may open it any more), drops what was typed
-   * before, and puts it in raw mode.
-   */
+  /** Opens `path` (device `rdev`), makes it exclusive, drops earlier input, puts it in raw mode. */
   static take(path: string, rdev: number): { ok: true; terminal: RawTerminal } | {
     ok: false;
     reason: TakeFailure;
@@ -58,7 +52,6 @@ export class RawTerminal {
     if (!c) return { ok: false, reason: "no_ffi" };
     let fd: number;
     try {
-      // A terminal's open does not wait: O_NONBLOCK, and no controlling tty taken.
       fd = openSync(path, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
     } catch {
       return { ok: false, reason: "open_failed" };
@@ -136,9 +129,8 @@ export class RawTerminal {
   }
 
   /**
-   * Closes it without touching it: tmux reads and sets this terminal again
-   * (its lock ended), and the keeper has dropped typed input and cleared
-   * exclusive mode.
+   * Closes it untouched: the lock ended, so tmux owns the terminal again, and
+   * the keeper has dropped typed input and cleared exclusive mode.
    */
   abandon(): void {
     if (this.#closed) return;

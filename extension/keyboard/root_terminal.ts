@@ -1,13 +1,8 @@
 /**
- * The root half of the holder scan (ADR 0007), in hardened mode: root,
- * through the broker's NOPASSWD sudoers rule, lists the user's processes
- * that have pi's terminal open, non-dumpable ones included, whose
- * descriptors the user's own scan cannot read.
- *
- * `sudo -n /usr/local/libexec/pi-sudo-prompt/pi-secret-broker
- * --terminal-holders N` runs `broker/terminal_check.sh` as root, which prints
- * `pi-terminal: holders PID…`. Asynchronous with a deadline; about one
- * `sudo -n` per modal.
+ * The root half of the holder scan in hardened mode (ADR 0007): root, through
+ * the broker's NOPASSWD rule (`pi-secret-broker --terminal-holders N`, running
+ * `broker/terminal_check.sh`), lists the user's processes that have pi's
+ * terminal open, the non-dumpable ones the user's own scan cannot read included.
  *
  * @module
  */
@@ -20,10 +15,9 @@ import { runRootCheck } from "../pairing/root_check.ts";
 export const TERMINAL_CHECK = `${BROKER_ROOT}/terminal-check`;
 
 /**
- * Result of {@link runRootTerminalCheck}. `notPermitted`: sudo answered "a
- * password is required", so the broker's rule is not this user's (installed
- * for another user, or overridden: `doctor` says which); root cannot be asked,
- * and the user-level scan stands alone, as for the pairing check (ADR 0005).
+ * Result of {@link runRootTerminalCheck}. `notPermitted`: sudo wants a password,
+ * so the broker's rule is not this user's, and the user-level scan stands alone
+ * (ADR 0007, "What remains").
  */
 export type RootTerminalResult =
   | { readonly ok: true; readonly holders: readonly number[] }

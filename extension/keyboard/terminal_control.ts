@@ -1,13 +1,8 @@
 /**
- * The two kernel switches that keep pi's keyboard to pi: a terminal in
- * exclusive mode (`TIOCEXCL`: no process without CAP_SYS_ADMIN can open it
- * again, to read or to draw) and a non-dumpable pi (`PR_SET_DUMPABLE` 0: no
- * process of the user can ptrace it, read its memory or copy its descriptors
- * with `pidfd_getfd`). Node has neither, so this calls libc through koffi.
- *
- * Every function reports a typed result; without FFI they report
- * {@link TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE} and the caller decides how
- * to fail closed.
+ * The two kernel switches that keep pi's keyboard to pi (ADR 0007): exclusive
+ * mode (`TIOCEXCL`) and a non-dumpable pi (`PR_SET_DUMPABLE` 0), through libc
+ * (koffi). Without FFI every function reports `ffi_unavailable`, and the caller
+ * decides how to fail closed.
  *
  * @module
  */
@@ -25,10 +20,7 @@ const { IOCTL_FAILED, PRCTL_FAILED } = TERMINAL_CONTROL_ERRORS;
 /** A switch result: the state after the call, or why it failed. */
 export type SwitchResult = Result<{ on: boolean }, TerminalControlError, { errno?: number }>;
 
-/**
- * One libc call: `run` returns the switch's state, or `undefined` when the
- * call failed (reported as `failure`, with the call's errno).
- */
+/** One libc call: `run` returns the state, or `undefined` for `failure` (with errno). */
 function viaLibc(
   failure: TerminalControlError,
   run: (c: LibcCalls) => boolean | undefined,
@@ -39,20 +31,13 @@ function viaLibc(
   return on === undefined ? { ok: false, reason: failure, errno: c.errno() } : { ok: true, on };
 }
 
-/**
- * Sets (`on`) or clears exclusive mode on the terminal open on `fd`. The
- * flag belongs to the terminal, not the descriptor: any holder can clear it.
- */
+/** Sets or clears exclusive mode; the flag is the terminal's, so any holder can clear it. */
 export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
   const request = on ? TTY_IOCTL.TIOCEXCL : TTY_IOCTL.TIOCNXCL;
   return viaLibc(IOCTL_FAILED, (c) => c.ioctlInt(fd, request, 0) === 0 ? on : undefined);
 }
 
-/**
- * Drops what was typed on the terminal open on `fd` and not yet read
- * (`TCFLSH`, `TCIFLUSH`): keys typed at a modal that is gone must not reach
- * whatever reads the terminal next.
- */
+/** Drops unread input (`TCIFLUSH`): keys typed at a gone modal must reach no later reader. */
 export function flushTerminalInput(fd: number): SwitchResult {
   return viaLibc(
     IOCTL_FAILED,

@@ -1,17 +1,10 @@
 /**
- * The gate every modal passes, before it opens, every
- * {@link GATE_INTERVAL_MS} while it is open, and right before an answer
- * leaves: pi's terminal is exclusive and held by a live guardian, and nobody
- * else holds a terminal the modal reads (pi's own, and inside tmux each
- * locked client's: `tmux_prompt.ts`). A closed gate refuses the request with
- * a named reason and a notice that names the process and says what to do
- * (ADR 0007, 0009).
- *
- * Hidden processes (their descriptors cannot be read) are named in the
- * modal with what pi can prove of them (ADR 0009 §2): root's listing decides
- * where the broker's check is installed; otherwise for pi's own terminal the
- * young ones when Yama allows copying a descriptor, and for a tmux client's
- * terminal the ones that descend from pi or started while a tool call ran.
+ * The gate every modal passes before it opens, every {@link GATE_INTERVAL_MS}
+ * while open, and right before an answer leaves: pi's terminal is exclusive and
+ * held by a live guardian, and nobody else holds a terminal the modal reads
+ * (pi's, and each locked tmux client's). Else the request is refused with a named
+ * reason and a notice (ADR 0007, 0009). Which hidden processes the modal names:
+ * ADR 0009 §2.
  *
  * @module
  */
@@ -45,7 +38,7 @@ import { msg } from "../../shared/i18n/locale.ts";
 
 /** How often an open modal is checked again (the issue's bound: 100 ms or less). */
 export const GATE_INTERVAL_MS = 100;
-/** How often root checks again while a modal is open (each check is one `sudo -n`). */
+/** How often root checks again while a modal is open. */
 export const ROOT_RECHECK_MS = 500;
 /** Times a check runs again when the holder root named has exited since (then it reads nothing). */
 const EXITED_RETRIES = 2;
@@ -60,11 +53,7 @@ export type GateVerdict = Result<
   { notice: string }
 >;
 
-/**
- * When a check runs: right before a modal opens (`open`, where hardened mode
- * also asks root), every interval while it is open (`watch`), and right
- * before an answer is sent (`send`).
- */
+/** `open`: before a modal opens; `watch`: each interval while open; `send`: before an answer. */
 export type GatePhase = "open" | "watch" | "send";
 
 /** What the session server calls before and during every modal. */
@@ -85,13 +74,12 @@ export interface ProvenanceFacts {
 export interface TerminalGateOptions {
   /** The terminal to guard (default: the terminal guard's, pi's stdin); the bench passes a pty. */
   readonly terminal?: () => { readonly ttyPath?: string; readonly rdev?: number };
-  /** More pids never counted, beside pi, its ancestors and the guardian (the bench's pty holders). */
+  /** More pids never counted (the bench's pty holders). */
   readonly exclude?: readonly number[];
   /** Where hidden processes came from; without it, nothing is proven of them. */
   readonly provenance?: ProvenanceFacts;
 }
 
-/** One terminal the gate judges. */
 interface Judged {
   readonly ttyPath: string;
   readonly rdev: number;
@@ -101,12 +89,9 @@ interface Judged {
 }
 
 /**
- * The gate for this pi process. Without a terminal (tests, or stdin not a
- * tty) only the locked clients' terminals are judged. In hardened mode (the
- * broker's terminal check installed) root also lists each terminal's
- * holders, non-dumpable ones included: a listing begun at most
- * {@link ROOT_RECHECK_MS} ago stands when a modal opens and while it is
- * open, and a fresh one is asked for before the answer leaves.
+ * The gate for this pi process; without a terminal (tests, stdin not a tty) only
+ * locked clients' terminals are judged. In hardened mode root's listing, begun at
+ * most {@link ROOT_RECHECK_MS} ago, counts too; before an answer leaves, a fresh one.
  */
 export function terminalGate(uid: number, options: TerminalGateOptions = {}): ModalGate {
   let piStart: bigint | undefined;
@@ -131,7 +116,6 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
         };
       }
     }
-    // pi, its ancestors (its shell holds the terminal too) and the guardian.
     const base = excluded(options.exclude ?? []);
     base.catch(() => {}); // awaited with the scans; a failure fails them
     const terminals: Judged[] = [
@@ -146,10 +130,8 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       })),
     ];
     if (terminals.length === 0) return { ok: true };
-    // Root's listing stands for ROOT_RECHECK_MS from when it began, as between
-    // the re-checks of an open modal: the check started when a helper
-    // connected serves its modal's opening, and two checks at once share one
-    // `sudo -n`. The last check before an answer leaves always asks afresh.
+    // A listing stands ROOT_RECHECK_MS from its start: the one begun when a helper
+    // connected serves its modal's opening, and two checks at once share one.
     const askRoot = async (t: Judged): Promise<RootTerminalResult | undefined> => {
       const n = ptsNumber(t.ttyPath);
       realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);

@@ -1,20 +1,10 @@
 /**
- * Folder `extension/keyboard/`: only pi reads the keys (ADR 0007).
+ * Folder `extension/keyboard/`: only pi reads the keys (ADR 0007, 0009).
  *
- * Keeps pi's keyboard to pi for the life of the process, one guard per
- * process (`guard_state.ts`):
- *
- * - pi becomes non-dumpable and its terminal exclusive (`terminal_control.ts`;
- *   `PI_SUDO_PROMPT_DUMPABLE=1` keeps pi dumpable for debugging);
- * - a guardian process (`terminal_guardian.ts`) holds the terminal too and
- *   releases it only when the user's shell takes it back: after the human's
- *   own Ctrl+Z, or once pi has ended (even by SIGKILL). A stop the human did
- *   not ask for (an agent's SIGTSTP or SIGSTOP) keeps the terminal exclusive;
- * - a job-control signal never leaves a modal behind (docs/adr/0008): on
- *   SIGTSTP pi denies what is pending, erases the modal and drops the keys
- *   typed at it before it stops; for SIGSTOP and SIGKILL, which pi cannot
- *   catch, the guardian does the erasing, and on SIGCONT pi denies whatever
- *   was pending while it was stopped.
+ * Keeps pi's keyboard to pi for the life of the process: pi non-dumpable, its
+ * terminal exclusive, a guardian (`terminal_guardian.ts`) that releases it only
+ * when the user's shell takes it back, and no job-control signal leaving a modal
+ * behind (ADR 0008).
  *
  * @module
  */
@@ -38,30 +28,21 @@ export const DUMPABLE_SWITCH = "PI_SUDO_PROMPT_DUMPABLE";
 
 /** What the guard achieved; shown by `/sudo-prompt status` and `doctor`. */
 export interface TerminalGuardStatus {
-  /** The guard was started in this process (it is, in interactive pi). */
   readonly started: boolean;
   /** The terminal pi reads keys from (`/dev/pts/N`), when stdin is one. */
   readonly ttyPath: string | undefined;
-  /** Its device number (`st_rdev`). */
   readonly rdev: number | undefined;
-  /** Exclusive mode is on right now. */
   readonly exclusive: boolean;
-  /** pi is non-dumpable right now. */
   readonly nonDumpable: boolean;
   /** Non-dumpable was turned off on purpose with {@link DUMPABLE_SWITCH}. */
   readonly dumpableByChoice: boolean;
-  /** pid of the live guardian, if any. */
   readonly guardianPid: number | undefined;
-  /** The guardian runs the root-owned deno and sources (hardened mode). */
   readonly guardianRootOwned: boolean;
   /** Why something above is off (one line each). */
   readonly problems: readonly string[];
 }
 
-/**
- * Tells the guard that a modal opened (`true`) or closed (`false`): the
- * guardian erases the screen if pi stops or dies while one shows.
- */
+/** A modal opened or closed: the guardian erases the screen if pi stops or dies while one shows. */
 export function noteModal(open: boolean): void {
   const s = state();
   const before = s.modals;
@@ -71,35 +52,30 @@ export function noteModal(open: boolean): void {
 }
 
 /**
- * pi is quitting (SIGHUP, SIGTERM) while a modal shows: its denial closes the
- * modal, but its image may stay on the screen pi leaves behind, so the
- * guardian is told that a modal still shows and erases it, with typed keys
- * and echo, once pi has gone (docs/adr/0008).
+ * pi quits (SIGHUP, SIGTERM) with a modal shown, whose image may stay on the
+ * screen: the guardian erases it, with typed keys and echo, once pi has gone (ADR 0008).
  */
 export function quittingWithModal(): void {
   const s = state();
   if (s.modals === 0 || s.quittingWithModal) return;
   s.quittingWithModal = true;
   tellGuardian(s, "modal on");
-  // pi's TUI would restore echo on its way out, and a password typed at the
-  // modal's image would show: the terminal stays raw (no echo), as after a
-  // SIGKILL, and what was typed is dropped.
+  // pi's TUI would restore echo on its way out, showing a password typed at the
+  // modal's image: the terminal stays raw, as after a SIGKILL; typed keys are dropped.
   flushTerminalInput(0);
   if (process.stdin.isTTY) {
     reapplyRawMode();
     const stdin = process.stdin as { setRawMode(on: boolean): unknown; resume(): unknown };
     stdin.setRawMode = () => process.stdin;
-    // Nor may pi's editor take keys meant for the modal (and show them, or
-    // send them on Enter): pi reads no more input; the guardian drops it.
+    // Nor may pi's editor take (show, send) keys meant for the modal: the guardian drops them.
     process.stdin.pause();
     stdin.resume = () => process.stdin;
   }
 }
 
 /**
- * `deny` runs (synchronously) when pi is about to stop and when it runs
- * again: a request pending across a stop is denied (docs/adr/0008). Returns
- * the function that removes it.
+ * `deny` runs (synchronously) when pi is about to stop and when it runs again: a
+ * request pending across a stop is denied (ADR 0008). Returns its remover.
  */
 export function onStopOrResume(deny: () => void): () => void {
   const s = state();
@@ -115,7 +91,6 @@ function denyPending(s: GuardState): void {
   }
 }
 
-/** Sets or clears raw mode on pi's stdin, when it is a terminal. */
 function rawMode(on: boolean): void {
   try {
     if (process.stdin.isTTY) process.stdin.setRawMode(on);
@@ -129,9 +104,8 @@ function reapplyRawMode(): void {
 }
 
 /**
- * Starts the guard once per process (later calls wait for the first).
- * Resolves when pi is non-dumpable and its terminal exclusive, or when it is
- * known why not (see {@link terminalGuardStatus}). Never throws.
+ * Starts the guard once per process; resolves when pi is non-dumpable and its
+ * terminal exclusive, or it is known why not ({@link terminalGuardStatus}).
  */
 export function startTerminalGuard(): Promise<void> {
   const s = state();
@@ -143,13 +117,9 @@ export function startTerminalGuard(): Promise<void> {
 }
 
 /**
- * SIGHUP and SIGTERM make pi quit, and pi's own handler first kills the tool
- * calls (so their sudo and helper die, and the modal closes on the next turn
- * of the event loop) and only then, asynchronously, tells extensions. So the
- * modal is judged open or not here, in the same synchronous emit, right after
- * pi's handler (which pi prepends): a modal open at the signal keeps the
- * terminal raw and the keys dropped. Where pi has no handler of its own for
- * the signal, it is raised again, so it still ends pi.
+ * Decides "quitting with a modal" in the signal's own emit, right after pi's
+ * handler and before the modal closes (ADR 0008, "SIGHUP and SIGTERM with a
+ * modal open"). Where pi has no handler of its own, the signal is raised again.
  */
 function watchQuitSignals(): void {
   for (const signal of ["SIGHUP", "SIGTERM"] as const) {
@@ -188,9 +158,8 @@ export function terminalGuardStatus(): TerminalGuardStatus {
 }
 
 /**
- * The live guardian, by pid and start time: the one process besides pi and
- * its ancestors that the holder scan does not count. A dead guardian's pid is
- * not exempt, even when another process gets it.
+ * The live guardian, by pid and start time: besides pi and its ancestors, the one
+ * process the holder scan does not count; a dead guardian's reused pid is counted.
  */
 export function liveGuardian(): { readonly pid: number; readonly startTime: bigint } | undefined {
   const s = state();
@@ -224,9 +193,8 @@ async function start(s: GuardState): Promise<void> {
     // With a guardian, the terminal is released once the shell has it back.
     if (!liveGuardian()) setTerminalExclusive(0, false);
   });
-  // First in line: while pi's TUI owns the terminal it listens too, restores
-  // the terminal and sends SIGTSTP again; so a SIGTSTP that finds its
-  // listener still there came from outside pi, not from the human's Ctrl+Z.
+  // First in line: a SIGTSTP that finds pi's TUI listener still there came from
+  // outside pi, not from the human's Ctrl+Z (ADR 0008).
   process.prependListener("SIGTSTP", () => {
     if (process.listenerCount("SIGTSTP") > 1) {
       s.external = true;
@@ -235,10 +203,8 @@ async function start(s: GuardState): Promise<void> {
     const hadModal = s.modals > 0;
     denyPending(s);
     if (hadModal) {
-      // The TUI is stopped: the modal's image is erased here, the keys typed
-      // at it dropped, and echo kept off (a password typed blindly is not
-      // shown); the guardian keeps dropping keys until pi or the user's shell
-      // reads the terminal again.
+      // Erase the modal, drop its keys, keep echo off (a password typed blindly is
+      // not shown); the guardian drops keys until pi or the shell reads again.
       flushTerminalInput(0);
       rawMode(true);
       try {
@@ -246,9 +212,8 @@ async function start(s: GuardState): Promise<void> {
       } catch { /* a terminal that is gone shows nothing anyway */ }
       tellGuardian(s, "scrub");
     }
-    // The human's Ctrl+Z: the shell that takes over must be able to open the
-    // terminal (sudo, ssh); the guardian releases it once the shell has it.
-    // A SIGTSTP from outside keeps it exclusive: `fg` still works.
+    // The human's Ctrl+Z: the shell must be able to open the terminal (sudo, ssh);
+    // the guardian releases it once the shell has it. From outside: kept exclusive.
     if (!s.external) {
       if (liveGuardian()) tellGuardian(s, "suspend");
       else setTerminalExclusive(0, false);
@@ -261,8 +226,7 @@ async function start(s: GuardState): Promise<void> {
     if (s.exiting) return;
     setTerminalExclusive(0, true);
     tellGuardian(s, "resume");
-    // Whatever was pending while pi was stopped (SIGSTOP gives no warning),
-    // and whatever was typed meanwhile: not for pi's editor.
+    // SIGSTOP gives no warning: deny what was pending, drop what was typed meanwhile.
     denyPending(s);
     flushTerminalInput(0);
     // The shell may have set its own modes meanwhile: the TUI's raw mode again.

@@ -1,42 +1,15 @@
 /**
- * The terminal guardian: a Deno entry point that the extension starts once
- * per pi process (see `terminal_guard.ts`). It holds pi's terminal too, and
- * acts when pi cannot: while pi is stopped (SIGSTOP cannot be caught) or
- * dead (SIGKILL). It holds no secret and never reads from the terminal.
+ * The terminal guardian, one per pi process: it holds pi's terminal and acts when
+ * pi cannot (stopped, or dead), holding no secret and never reading the terminal.
+ * With a modal on screen it erases it and drops unread keys until pi or the
+ * user's shell reads again; it clears exclusive mode only once that shell has the
+ * terminal, running, in its foreground (ADR 0008).
  *
- * - **A modal on screen when pi stops or dies**: it erases the screen, drops
- *   the keys typed but not read (`TCFLSH`) and writes one warning line, so
- *   that the human does not type the password into whatever reads the
- *   terminal next (docs/adr/0008).
- * - **Exclusive mode ends only when the user's shell takes the terminal**:
- *   after the human's own Ctrl+Z (`suspend`), or once pi is gone, it clears
- *   `TIOCEXCL` only when pi's parent shell shares the terminal, is its
- *   foreground process group and is running. A shell stopped by another
- *   process (the agent) keeps the terminal exclusive, and the guardian says
- *   so once. A suspension it was not asked to release (an agent's SIGTSTP or
- *   SIGSTOP) never releases the terminal.
- * - **Keys typed at a modal that is gone reach nobody**: from then until pi
- *   runs again or the user's shell has the terminal, it drops unread input
- *   every {@link POLL_MS} ms, so a password typed blindly is neither read by
- *   pi's editor when pi resumes (and sent to the model) nor run by the shell.
- *
- * Protocol on its pipes (one word a line): pi hands it its terminal as fd 3
- * at spawn (so exclusive mode is never cleared for it to open the terminal:
- * ADR 0009 §3); it makes itself non-dumpable and writes `held`. Then pi
- * writes `modal on`, `modal off`,
- * `scrub` (pi stops with a modal open: drop input as above), `suspend` (the
- * human's Ctrl+Z: release when the shell takes over) and `resume` (pi runs
- * again and took the terminal back). End of file on stdin means pi is gone.
- * It is dumpable from its exec to its `prctl`, a few milliseconds, while it
- * holds the terminal: only a respawn happens while the agent runs, and the
- * agent, not its ancestor, may trace it only without Yama (then the holder
+ * pi hands it the terminal as fd 3 (ADR 0009 §3); once non-dumpable it writes
+ * `held`, then reads one word a line; end of file means pi is gone. It is dumpable
+ * from exec to `prctl`, a few ms: only a respawn happens while the agent runs, and
+ * the agent, not its ancestor, may trace it only without Yama (then the holder
  * scans name what copied the terminal, ADR 0009 §2).
- *
- * It reads `/proc/<pid>/stat` of pi and of pi's parent through libc (FFI):
- * Deno grants `/proc` only with `--allow-all`, and the guardian's only flag
- * is `--allow-ffi` for that libc (`guardian_permissions.ts`).
- *
- * argv: `<absolute libc path> <terminal path>`.
  *
  * @module
  */
@@ -102,7 +75,7 @@ function current(pid: number, startTime: bigint): ProcStat | undefined {
 
 const stopped = (s: ProcStat) => s.state === "T" || s.state === "t";
 
-// pi is our parent (we were spawned by it); its parent is the shell, if any.
+// pi is our parent; its parent is the shell, if any.
 const pi = statOf(Deno.ppid);
 if (!pi) fail("no pi");
 const shell = statOf(pi.ppid);
@@ -145,15 +118,13 @@ function write(text: string): void {
   c.write(fd, bytes, BigInt(bytes.length));
 }
 
-/** Drops what was typed and not yet read (`TCFLSH`). */
 function flushInput(): void {
   c.ioctl(fd, BigInt(TTY_IOCTL.TCFLSH), BigInt(TTY_IOCTL.TCIFLUSH));
 }
 
 /**
- * Echo off: a password typed blindly at the modal's image must not appear on
- * the screen (pi, on its way out, may have turned echo back on). pi sets its
- * own mode again when it runs; a shell that takes over sets its own.
+ * Echo off: a password typed blindly at the modal's image must not show (pi may
+ * have turned echo on as it left); pi, or a shell that takes over, sets its own.
  */
 function echoOff(): void {
   const tio = new Uint8Array(64);
@@ -163,7 +134,6 @@ function echoOff(): void {
   c.ioctlPtr(fd, BigInt(TTY_IOCTL.TCSETS), tio);
 }
 
-/** The screen is erased, unread keys dropped, echo off, one line written. */
 function eraseModal(): void {
   echoOff();
   flushInput();
@@ -194,7 +164,6 @@ function release(): void {
   released = true;
 }
 
-/** One look at pi and its shell; acts on what changed. */
 function poll(): void {
   const now = current(pi!.pid, pi!.startTime);
   if (!now) piGone = true;

@@ -1,15 +1,9 @@
 /**
- * Who else has a terminal pi reads open (pi's own, or a locked tmux client's). Exclusive mode stops new opens, but not a
- * process that opened the terminal before (a reader left in the terminal
- * from an earlier run), one that inherited it, or one that copied it from a
- * process that has it (`pidfd_getfd` on the shell that started pi). So before
- * a modal opens, and again and again while it is open, every process of the
- * user is looked at through `/proc/<pid>/fd` (ADR 0007).
- *
- * The descriptor tables come from the one shared walk of `/proc`
- * (`kernel/proc_walk.ts`, in a worker thread); the few links that need a
- * second look and the summaries are read here, asynchronously; the decision
- * is a pure function of what was read.
+ * Who else has a terminal pi reads open (pi's own, or a locked tmux client's).
+ * Exclusive mode stops new opens, not a process that opened, inherited or copied
+ * (`pidfd_getfd` on pi's shell) the terminal before, so every process of the
+ * user is looked at through `/proc/<pid>/fd` (ADR 0007), from the shared walk
+ * (`kernel/proc_walk.ts`); the decision is a pure function of what was read.
  *
  * @module
  */
@@ -60,25 +54,22 @@ export interface HolderScan {
 export interface HolderScanSpec {
   /** The terminal's path as `/proc/<pid>/fd` links show it (`/dev/pts/3`). */
   readonly ttyPath: string;
-  /** Its device number. */
   readonly rdev: number;
   /** The user's uid: only processes with it on all four fields count as hidden. */
   readonly uid: number;
   /** pids never counted: pi, its ancestors, the guardian. */
   readonly exclude: ReadonlySet<number>;
   /**
-   * The walk of `/proc` must have started after this `performance.now()`
-   * (default: now); the check's own start lets a walk begun for the same
-   * request serve it (`kernel/proc_walk.ts`).
+   * The walk must have begun after this `performance.now()` (default: now), so
+   * that a walk begun for the same request serves it.
    */
   readonly notBefore?: number;
 }
 
 /**
- * Every process of the user that holds the terminal, or hides its tables.
- * Returns `undefined` when the walk failed or the deadline passed (the
- * caller refuses). `exclude` may still be in the making: it is needed only
- * once the walk is back, so the caller reads pi's ancestors while it runs.
+ * Every process of the user that holds the terminal, or hides its tables;
+ * `undefined` (the caller refuses) when the walk failed or the deadline passed.
+ * `exclude` may still be pending: it is needed only once the walk is back.
  */
 export async function scanTerminalHolders(
   spec: Omit<HolderScanSpec, "exclude"> & {
@@ -95,7 +86,6 @@ export async function scanTerminalHolders(
   });
   if (!walked.ok) return undefined;
   const found = holdersIn(walked.walk, { ...spec, exclude: await spec.exclude });
-  // The few links that need a second look.
   const confirmed = await Promise.all(
     found.maybe.map(async (m) => await isTheTerminal(m, spec) ? m.pid : 0),
   );
@@ -111,11 +101,9 @@ export async function scanTerminalHolders(
 type Link = { pid: number; fdPath: string; link: string };
 
 /**
- * What a walk shows about the terminal (pure): the pids whose tables hold its
- * path, the links to look at again, and the processes of the user that hide
- * their tables: their own ones made non-dumpable (their tables are
- * unreadable), and root-owned ones whose `status` shows the user's uid on all
- * four fields (a kernel thread hides nothing: it has no `exe`).
+ * What a walk shows (pure): pids holding the terminal's path, links to look at
+ * again, and hiders: the user's non-dumpable processes, and root-owned ones with
+ * the user's uid on all four fields (a kernel thread has no `exe`: it hides nothing).
  */
 export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">): {
   holding: number[];
@@ -147,12 +135,7 @@ export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">)
   return { holding, maybe, unreadable };
 }
 
-/**
- * Whether the descriptor at `fdPath` of `pid`, whose link reads `link`, is the terminal.
- * Sockets, pipes and anonymous inodes never are; the terminal's own path is;
- * `/dev/tty` is the process's controlling terminal; any other device path is
- * compared by device number (a path seen from another mount namespace).
- */
+/** Whether the descriptor behind `link` is the terminal (see {@link classifyLink}). */
 async function isTheTerminal(
   { pid, fdPath, link }: Link,
   spec: Pick<HolderScanSpec, "ttyPath" | "rdev">,
@@ -162,9 +145,8 @@ async function isTheTerminal(
   if (kind === "other") return false;
   if (kind === "controlling") {
     const stat = await readStat(pid);
-    // An unreadable field counts as a match: fail closed. So does no
-    // controlling terminal now: the process opened /dev/tty and then left
-    // its session (setsid), and which terminal it holds cannot be told.
+    // Fail closed: an unreadable field matches, and so does no controlling terminal
+    // (it opened /dev/tty, then left its session: which terminal it holds is unknown).
     return stat !== undefined &&
       (stat.ttyNr === undefined || stat.ttyNr === 0 || stat.ttyNr === spec.rdev);
   }
@@ -180,9 +162,8 @@ export function classifyLink(
   if (link === ttyPath) return "match";
   if (link === "/dev/tty") return "controlling";
   if (!link.startsWith("/")) return "other"; // socket:[…], pipe:[…], anon_inode:…
-  // Any path may be the terminal: a bind mount of the pts, or a path in
-  // another mount namespace (unshare -m). The file is compared, by device
-  // number, through the descriptor itself, never by its name.
+  // Any path may be the terminal (a bind mount of the pts, another mount namespace):
+  // compared by device number through the descriptor itself, never by name.
   return "compare_device";
 }
 
@@ -199,9 +180,8 @@ export async function summarizeProcess(pid: number): Promise<ProcessSummary | un
 }
 
 /**
- * The first holder root listed that is not exempt, and that process as it
- * is now: none when it has exited since (it reads nothing now; a child it
- * left would be in root's next listing).
+ * The first holder root listed that is not exempt, as it is now: no `now` once it
+ * has exited (it reads nothing; a child it left would be in root's next listing).
  */
 export async function rootHolder(
   holders: readonly number[],
@@ -222,10 +202,7 @@ async function hasLiveThread(pid: number): Promise<boolean> {
   return false;
 }
 
-/**
- * The verdict on one scan: when open, the hidden processes the human is
- * asked about; when closed, the process the notice names, when there is one.
- */
+/** The verdict on one scan: open, with hidden processes to ask about; or closed, with a culprit. */
 export type TerminalVerdict = Result<
   { unchecked?: readonly ProcessSummary[] },
   TerminalRefusal,
@@ -233,10 +210,8 @@ export type TerminalVerdict = Result<
 >;
 
 /**
- * Decides on a scan: any holder refuses (`terminal_shared`, a proven
- * threat); an incomplete scan refuses. A hidden process is a question for
- * the human when `asked` says so (the gate's policy, ADR 0007 amendment and
- * ADR 0009 §2), and otherwise not counted.
+ * Any holder refuses (`terminal_shared`), as does an incomplete scan; a hidden process
+ * is asked about when `asked` says so, else ignored (ADR 0007 amendment, ADR 0009 §2).
  */
 export function decideTerminal(
   scan: HolderScan | undefined,

@@ -1,12 +1,8 @@
 /**
- * tmux's lock, used to take the keyboard from tmux (ADR 0009 §1): for one
- * request, pi listens on a fresh socket and asks tmux to lock every client
- * of pi's session with the lock keeper as `lock-command`. Each keeper that
- * connects is checked through the kernel (`keeper_check.ts`); a checked
- * keeper is a locked client, whose terminal tmux no longer reads.
- *
- * What tmux answers, or whether it ran what pi asked at all, decides
- * nothing: a client whose lock does not run a checked keeper gets no modal.
+ * tmux's lock, which takes the keyboard from tmux (ADR 0009 §1): for one request
+ * pi listens on a fresh socket and asks tmux to lock every client of pi's session
+ * with the keeper as `lock-command`. Only a keeper checked through the kernel
+ * (`keeper_check.ts`) makes a locked client; what tmux answers decides nothing.
  *
  * @module
  */
@@ -33,7 +29,7 @@ import { HARDENED_KEEPER_FILES } from "../../broker/root_files.ts";
 const TMUX_RUN_MS = 3000;
 /** Keepers accepted per lock: every client of a session, and a few more. */
 const MAX_KEEPERS = 16;
-/** A keeper that does not connect its socket within this long is dropped. */
+/** Deadline of one keeper's check. */
 const KEEPER_CHECK_MS = 3000;
 
 /** Where pi's tmux server and pane are, from pi's own `TMUX` and `TMUX_PANE`. */
@@ -42,10 +38,7 @@ export interface TmuxPlace {
   readonly pane: string;
 }
 
-/**
- * pi's tmux, from its environment (tmux set it when it started pi; the
- * agent cannot change pi's environment). `undefined` outside tmux.
- */
+/** pi's tmux, from its environment (set by tmux; the agent cannot change it), if any. */
 export function tmuxPlace(
   env: Readonly<Record<string, string | undefined>>,
 ): TmuxPlace | undefined {
@@ -55,10 +48,7 @@ export function tmuxPlace(
   return { socket, pane };
 }
 
-/**
- * Whether a tmux server is among pi's ancestors: then the keys typed at pi
- * pass through tmux whatever pi's environment says (`TMUX` unset by hand).
- */
+/** Whether a tmux server is among pi's ancestors (keys pass through it even with `TMUX` unset). */
 export async function tmuxAmongAncestors(): Promise<boolean> {
   for await (const pid of ancestors(process.ppid, readStat)) {
     const exe = await readProcLink(`/proc/${pid}/exe`);
@@ -82,7 +72,6 @@ export type LockStartFailure = "no_keeper" | "no_tmux" | "unsafe_path" | "listen
 /** What one request's locks are made of: the keepers' socket, tmux and its `lock-command`. */
 interface LockSetup {
   readonly server: Server;
-  /** The socket's directory, removed on close. */
   readonly dir: string;
   readonly command: string;
   readonly tmux: string;
@@ -101,10 +90,7 @@ export class ClientLocks {
     this.#s = setup;
   }
 
-  /**
-   * Listens for keepers; `onClient` is told each verified one. Nothing is
-   * locked until {@link lock}.
-   */
+  /** Listens for keepers, telling `onClient` each verified one; {@link lock} locks. */
   static async open(
     place: TmuxPlace,
     onClient: (held: HeldLock) => void,
@@ -154,11 +140,7 @@ export class ClientLocks {
     return { ok: true, locks };
   }
 
-  /**
-   * Asks tmux to lock every client of pi's session with the keeper. The
-   * session's own `lock-command` is set for this one command and unset
-   * again (a global one is kept). What tmux answers does not matter.
-   */
+  /** Asks tmux to lock every client of pi's session, setting `lock-command` for this run only. */
   async lock(): Promise<void> {
     if (this.#closed) return;
     const t = ["-t", this.#s.place.pane];

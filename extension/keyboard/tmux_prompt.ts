@@ -1,28 +1,11 @@
 /**
- * A modal inside tmux (ADR 0009 §1): drawn on each locked client's own
- * terminal, fed the keys pi reads there, never in pi's pane. One request's
- * life, top-down: lock the clients (`tmux_lock.ts`); for each verified
- * keeper, take its client's terminal (`raw_terminal.ts`: exclusive, raw),
- * let the keyboard gate judge it with the others, then draw the modal there;
- * the first modal to end ends them all; restore every terminal; unlock.
- *
- * While a modal shows, every locked client is looked at every
- * {@link TICK_MS}: a client that stops or ends (its terminal would go back
- * to the user's shell) or a keeper that ends (tmux would read the terminal
- * again) interrupts the request: typed keys are dropped, the modal is
- * erased with a warning, and the request is cancelled.
- *
- * A modal withdrawn under the human's fingers (its request refused or gone,
- * its deadline past) keeps the terminals locked and drops what is typed
- * until a pause or Enter (ADR 0008's drop, here before tmux reads the
- * terminal again): the rest of a password reaches neither tmux nor a modal
- * queued behind it, which waits until the drop ends.
- *
- * tmux ignores `lock-session` for a client still locked (until the old
- * keeper has exited and the client has told the server), which pi cannot
- * see: while a client whose lock a request ended in the last
- * {@link RELEASED_FOR_MS} has not reached it, a request locks again after
- * each pause of {@link RELOCK_MS}.
+ * A modal inside tmux (ADR 0009 §1), drawn on each locked client's own terminal,
+ * never in pi's pane: lock the clients (`tmux_lock.ts`); for each verified keeper
+ * take its terminal (`raw_terminal.ts`), let the gate judge it, draw the modal;
+ * the first modal to end ends them all; restore; unlock. A client that stops or
+ * ends, or a keeper that ends, interrupts the request; a modal withdrawn while
+ * typed into keeps the clients locked and drops keys (ADR 0009 §1, step 6).
+ * Locks asked again: ADR 0009, "a lock asked while the last one ends".
  *
  * @module
  */
@@ -40,18 +23,15 @@ import { KEY_DROP, PASTE } from "../../shared/modal_keys.ts";
 /** How often input is read and the locked clients are looked at while a modal shows. */
 const TICK_MS = 25;
 /**
- * A tick this late means pi was stopped (SIGSTOP gives no warning): the
- * modal is then never drawn again, and the request is cancelled, as pi's
- * own SIGCONT handler does (ADR 0008); the keeper has erased it meanwhile.
+ * A tick this late means pi was stopped (SIGSTOP gives no warning): the modal is
+ * not drawn again and the request is cancelled; the keeper has erased it (ADR 0008).
  */
 const STOPPED_GAP_MS = 2000;
 /** About 6 s in all: an old keeper may exit late on a loaded machine. */
 const RELOCK_MS = [50, 100, 200, 400, 800, 1600, 3200];
 /** A client released longer ago is not waited for: its old lock is no race any more. */
 const RELEASED_FOR_MS = 10_000;
-/** Most client terminals drawn on per request. */
 const MAX_TERMINALS = 8;
-/** Widest the modal is drawn. */
 const MODAL_WIDTH = 80;
 const CANCEL: PromptOutcome = { kind: "cancel" };
 
@@ -80,7 +60,6 @@ export interface TakenTerminal {
   readonly exempt: Promise<ReadonlySet<number>>;
 }
 
-/** Every client terminal any request of this process holds now. */
 const taken = new Set<TakenTerminal>();
 /** A drop of keys in progress: the next request locks once it ends. */
 let dropping: Promise<void> | undefined;
@@ -110,7 +89,6 @@ export interface TmuxPromptOptions {
   readonly notify?: (text: string) => void;
 }
 
-/** One client terminal with its modal. */
 interface Shown {
   readonly held: HeldLock;
   readonly terminal: RawTerminal;

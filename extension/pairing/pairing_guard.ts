@@ -1,13 +1,8 @@
 /**
- * Folder `extension/pairing/`: the password reaches only the sudo the modal
- * shows (ADR 0005).
- *
- * The session server's pairing gate (ADR 0005): called once a helper has
- * passed the kernel checks, and again right before its password is sent.
- * It keeps the verified helpers of this session, gathers a `/proc`
- * snapshot, asks `decidePairing` (waiting briefly, bounded, while a
- * neighbour is in a legitimate transient state), and in hardened mode asks
- * root to confirm that the helper's pipe is read by its parent sudo alone.
+ * The session server's pairing gate (ADR 0005): run once a helper passes the kernel checks, and
+ * again right before its password is sent. It keeps this session's verified helpers, decides on a
+ * `/proc` snapshot (waiting, bounded, while a neighbour is in a legitimate transient state), and
+ * in hardened mode asks root to confirm the helper's pipe is read by its parent sudo alone.
  *
  * @module
  */
@@ -30,10 +25,7 @@ const SNAPSHOT_DEADLINE_MS = 500;
 const FIRST_RETRY_MS = 20;
 const MAX_RETRY_MS = 250;
 
-/**
- * Options of {@link PairingGuard}: our uid and gid, and the helper the session
- * pins (its deno and argv, to tell a neighbour's helper still starting up).
- */
+/** Our uid and gid, and the pinned helper's deno and argv (to tell a helper still starting up). */
 export interface PairingGuardOptions {
   readonly uid: number;
   readonly gid: number;

@@ -1,18 +1,9 @@
 /**
- * Gathers the {@link PairingSnapshot} that `sudo_pairing.ts` decides on, from
- * the one shared walk of `/proc` (`kernel/proc_walk.ts`, in a worker thread):
- *
- * 1. The walk gives the owner of every `/proc/<pid>` (the process's
- *    effective ids, or root's when it is not dumpable), the `Uid:` and `Gid:`
- *    of root-owned processes, and the descriptor links of the user's own.
- * 2. For each front end whose `Uid:` is `<ours> 0 0 0`: its children from
- *    `/proc/<pid>/task/<pid>/children` (readable even though sudo is not
- *    dumpable; zombies are listed until reaped), with each child's `status`,
- *    `exe` and `cmdline`, read here, asynchronously.
- * 3. The holders of the pipe inodes asked about (`pipe:[N]` link texts).
- *
- * The walk's deadline ends the pass and fails it (the caller refuses: fail
- * closed).
+ * Gathers the {@link PairingSnapshot} that `sudo_pairing.ts` decides on (ADR 0005, layer 1), from
+ * the one shared `/proc` walk (`kernel/proc_walk.ts`): the user's setuid-root front ends with their
+ * children from `/proc/<pid>/task/<pid>/children` (readable though sudo is not dumpable; zombies
+ * listed until reaped), read here asynchronously, and the holders of the pipe inodes asked about.
+ * Past the walk's deadline the pass fails (the caller refuses: fail closed).
  *
  * @module
  */
@@ -63,9 +54,8 @@ export async function gatherPairingSnapshot(request: SnapshotRequest): Promise<S
 }
 
 /**
- * What a walk shows for the pairing (pure): the setuid-root front ends of
- * the user (root-owned, `Uid: <ours> 0 0 0`) and, for each inode asked
- * about, the user's processes whose tables hold it.
+ * What a walk shows for the pairing (pure): the user's setuid-root front ends (root-owned,
+ * `Uid: <ours> 0 0 0`) and, per inode asked about, the user's processes whose tables hold it.
  */
 export function pairingFacts(
   walk: ProcessWalk,
@@ -102,8 +92,7 @@ export async function stdoutPipeInode(pid: number): Promise<number | undefined> 
 
 /** A front end with its children, or undefined when it is gone. */
 async function readFrontEnd(pid: number): Promise<FrontEnd | undefined> {
-  // Both at once, and each child's three reads at once: this runs between the
-  // verification and the modal.
+  // All reads at once: this runs between the verification and the modal.
   const [parsed, listText] = await Promise.all([
     readStat(pid),
     readProcText(`/proc/${pid}/task/${pid}/children`),

@@ -1,21 +1,9 @@
 /**
- * Asking root through the broker's NOPASSWD sudoers rule, for the pairing
- * check (ADR 0005: here) and the terminal check (ADR 0007:
- * `keyboard/root_terminal.ts`).
- *
- * One `sudo -n /usr/local/libexec/pi-sudo-prompt/pi-secret-broker
- * --serve-checks` per pi process (`broker/check_server.sh`, ADR 0005's
- * check-server amendment), started at the first question and asked one line
- * per question, each under a random nonce its answer must carry. A question
- * costs root's walk alone: no sudo, no launcher, and no fork of pi (which
- * holds pi's event loop while it copies pi's memory).
- *
- * An answer without the oldest question's nonce, a line too long, a deadline
- * passed or a server that ends fails the questions waiting on it; the next
- * question starts a new server. The server ends when pi closes its input,
- * at the latest when pi exits. Its `sudo` runs in a session of its own with
- * nothing of pi's environment, and while it runs its pid is in
- * {@link ownFrontEnds}, so the pairing checks do not count it as a stranger.
+ * Asks root through the broker's NOPASSWD sudoers rule, for the pairing check (ADR 0005: here) and
+ * the terminal check (ADR 0007: `keyboard/root_terminal.ts`): one `sudo -n … pi-secret-broker
+ * --serve-checks` per pi process (`broker/check_server.sh`), asked one line per question under a
+ * random nonce its answer must carry. Why, what pi trusts and how it fails: ADR 0005's amendment
+ * "one check server per pi process".
  *
  * @module
  */
@@ -113,8 +101,7 @@ function start(sudoPath: string): Server | undefined {
   child.stderr?.setEncoding("utf8").on("data", (text: string) => {
     if (s.err.length < MAX_BYTES) s.err += text;
   });
-  // sudo is gone (or was killed): the server answers what it was asked and
-  // ends at the end of its input.
+  // sudo is gone (or killed): the server answers what it was asked, ends at the end of its input.
   child.on("exit", () => {
     if (child.pid !== undefined) own.delete(child.pid);
     s.ended = true;
@@ -142,7 +129,7 @@ function answer(s: Server, text: string): void {
   hold(s, s.waiting.length > 0);
 }
 
-/** No more questions: fails those waiting, closes the server's input (it ends after its check), kills our sudo. */
+/** Fails what waits, closes the server's input (it ends after its check), kills our sudo. */
 function end(s: Server, failure: NonNullable<RootCheckRun["failure"]>): void {
   s.ended = true;
   for (const w of s.waiting.splice(0)) w.done(failed(failure));
@@ -173,10 +160,7 @@ function hold(s: Server, on: boolean): void {
 /** The installed root-owned pairing check (`broker/pairing_check.sh`). */
 export const PAIRING_CHECK = `${BROKER_ROOT}/pairing-check`;
 
-/**
- * True when the launcher and the pairing check are root-protected files:
- * then root's pairing check is required for every sudo request.
- */
+/** Whether the launcher and the pairing check are root-protected: then root's check is required. */
 export async function rootPairingInstalled(): Promise<boolean> {
   return await isProtectedPath(BROKER_LAUNCHER) && await isProtectedPath(PAIRING_CHECK);
 }

@@ -1,19 +1,9 @@
 /**
- * The password reaches only the sudo the modal shows (docs/design.md §2 invariant 2,
- * ADR 0005): pure decisions over a snapshot of the user's setuid-root front
- * ends and of who holds the helper's stdout pipe. The snapshot is gathered
- * by `pairing_snapshot.ts`; the root-confirmed check of hardened mode is run
- * by `root_check.ts`; `pairing_guard.ts` ties them to the session server.
- *
- * Why this is needed: "fd 1 is a root-owned 0600 FIFO" proves only that
- * *some* setuid program made the pipe. An askpass of the agent's choosing
- * can pass sudo B's pipe (`SCM_RIGHTS`) to the askpass of a decoy sudo,
- * which execs the real helper with that pipe on fd 1: the modal then shows
- * the decoy's argv while the password goes to sudo B. The user cannot read
- * sudo's fd table, so without root the proof is indirect: every other
- * setuid-root front end of the user must be accounted for (running its
- * command, or waiting on a verified helper of this session), and no two
- * helpers, nor any other process, may hold the same pipe.
+ * The password reaches only the sudo the modal shows (docs/design.md §2 invariant 2, ADR 0005):
+ * pure decisions over a snapshot of the user's setuid-root front ends and of who holds the
+ * helper's stdout pipe. "fd 1 is a root-owned 0600 FIFO" proves only that some setuid program made
+ * the pipe (the pipe swap: ADR 0005, context). The user cannot read sudo's fd table, so without
+ * root every other front end must be accounted for and no other process may hold the pipe.
  *
  * @module
  */
@@ -21,16 +11,9 @@ import { sudoWantsPassword } from "../../shared/sudo_answer.ts";
 import { type ReasonOf, reasons, type Result } from "../../shared/result.ts";
 
 /**
- * Named reasons a request is refused by the pairing checks:
- * - `stdout_pipe_unknown`: the helper's fd 1 is not a readable `pipe:[N]` link.
- * - `stdout_pipe_shared`: another verified helper of this session writes into the same pipe.
- * - `stdout_pipe_held_elsewhere`: another process of the user holds the helper's stdout pipe.
- * - `other_sudo_without_helper`: another `sudo` front end waits with no child and no terminal: how the pipe swap's hidden sudo looks once its askpass has handed the pipe over (no legitimate sudo waits like this, but for a moment).
- * - `other_sudo_foreign_askpass`: another front end's user-uid child (zombies included) is not a helper of this session.
- * - `other_sudo_helper_not_queued`: another front end's child looks like a helper but is not verified here (another pi?).
- * - `pairing_scan_failed`: `/proc` could not be scanned within its bounds: fail closed.
- * - `root_pairing_refused`: root (hardened mode) says the helper's pipe is not read by its parent sudo alone.
- * - `root_pairing_unavailable`: the root pairing check could not run or gave no verdict in time: fail closed.
+ * Why the pairing checks refuse; each rule is in ADR 0005 (layer 1's table, layer 2). The subtle
+ * one: `other_sudo_without_helper`, a `sudo` with no child and no terminal, is how the pipe swap's
+ * hidden sudo looks once its askpass has handed the pipe over.
  */
 export const PAIRING_REFUSALS = reasons(
   "stdout_pipe_unknown",
@@ -45,9 +28,8 @@ export const PAIRING_REFUSALS = reasons(
 );
 
 /**
- * Not a refusal: sudo said "a password is required", so the broker's
- * NOPASSWD rule does not name this user (installed for someone else). Only
- * root's sudoers decides that, so the session runs the user-level layer alone.
+ * Not a refusal: sudo said "a password is required", so the broker's NOPASSWD rule names another
+ * user. Only root's sudoers decides that, so the session runs the user-level layer alone.
  */
 export const ROOT_PAIRING_NOT_PERMITTED = "root_pairing_not_permitted";
 
@@ -63,7 +45,6 @@ export interface FrontEndChild {
   readonly uid: number;
   /** `exe` link, when readable (not for zombies or root processes). */
   readonly exe: string | undefined;
-  /** argv from `cmdline`, when readable. */
   readonly argv: readonly string[] | undefined;
 }
 
@@ -102,18 +83,16 @@ export interface HelperShape {
 }
 
 /**
- * Result of {@link decidePairing}. `transient` marks a state a legitimate
- * neighbour passes through (a sudo still authenticating, a helper still
- * starting, a helper exited and not yet reaped): the caller waits briefly
- * and asks again, and refuses only if it persists.
+ * Result of {@link decidePairing}. `transient`: a state a legitimate neighbour passes through (a
+ * sudo still authenticating, a helper starting, or exited and not yet reaped); the caller asks
+ * again briefly and refuses only if it persists.
  */
 export type PairingDecision = Result<
   {
     /**
-     * Front ends the user's uid cannot tell apart from the pipe swap's hidden
-     * sudo, and that daily use produces (a sudo at another terminal's
-     * prompt, `su`, `passwd`, a setuid wrapper such as Xorg's): named in the
-     * modal for the human to judge (issue 20); root decides where installed.
+     * Front ends daily use produces that the user's uid cannot tell from the swap's hidden sudo (a
+     * sudo at another terminal's prompt, `su`, `passwd`, a setuid wrapper): named in the modal for
+     * the human to judge (issue 20); root decides where installed.
      */
     unverified?: readonly FrontEnd[];
   },
@@ -126,9 +105,8 @@ export type PairingDecision = Result<
 >;
 
 /**
- * Decides whether a password for `candidate` would reach only the sudo the
- * modal shows, as far as the user's uid can tell. `others` are the other
- * verified helpers of this session (queued, or being verified now).
+ * Decides whether a password for `candidate` would reach only the sudo the modal shows, as far as
+ * the user's uid can tell. `others`: this session's other verified helpers (queued, or verifying).
  */
 export function decidePairing(
   candidate: PairedHelper,
@@ -165,13 +143,10 @@ export function decidePairing(
 }
 
 /**
- * Why one other front end is a problem, `"ask"` when the user's uid cannot
- * tell, or undefined when it is accounted for: it has children and every
- * child with our uid is a verified helper of this session under that very
- * front end (root-owned children are the command it runs). With no child, a
- * front end on a terminal (its own prompt) or not named `sudo` (su, passwd,
- * a setuid wrapper) is asked about; a `sudo` with neither terminal nor
- * askpass is the swap's signature and refuses.
+ * Why another front end is a problem, `"ask"` when the user's uid cannot tell, or undefined when
+ * every child with our uid is a verified helper of this session under it (root-owned children are
+ * its command). Without children: one on a terminal or not named `sudo` is asked about; a `sudo`
+ * with neither terminal nor askpass is the swap's signature and refuses.
  */
 function judgeFrontEnd(
   fe: FrontEnd,
@@ -217,12 +192,10 @@ export type RootPairingVerdict =
   | { readonly ok: false; readonly reason: PairingRefusal; readonly detail: string };
 
 /**
- * Reads the root check's verdict: exit 0 with the line `pi-pairing: paired`
- * is the only acceptance; exit 1 with `pi-pairing: not-paired <why>` is a
- * refusal; sudo's own "a password is required" (empty stdout) means the
- * rule is not ours ({@link ROOT_PAIRING_NOT_PERMITTED}); anything else
- * (timeout, usage, a missing line) means the check did not run, which also
- * refuses (fail closed).
+ * Reads root's verdict: only exit 0 with `pi-pairing: paired` accepts; exit 1 with
+ * `pi-pairing: not-paired <why>` refuses; sudo's "a password is required" (empty stdout) means the
+ * rule is not ours ({@link ROOT_PAIRING_NOT_PERMITTED}); anything else (timeout, usage, no line)
+ * means the check did not run, which refuses too (fail closed).
  */
 export function parseRootPairingVerdict(
   exitCode: number | null,

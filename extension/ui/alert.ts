@@ -1,13 +1,8 @@
 /**
- * A modal that waits must call the user: when one opens, pi rings its
- * terminal's bell once (tmux then marks pi's window), puts the request in the
- * terminal's title, and sends a desktop notification where the terminal
- * shows one (OSC 9: iTerm2, WezTerm, Windows Terminal, kitty; OSC 777: foot,
- * urxvt, Ghostty, VTE). The title comes back when the modal ends.
- * `--sudo-quiet` (or `PI_SUDO_PROMPT_QUIET=1`) turns all of it off.
- *
- * Only fixed text is written: nothing the agent chose (argv, the prompt)
- * reaches the terminal this way, so no escape can ride along.
+ * A waiting modal calls the user: a bell (tmux then marks pi's window), the request in the
+ * terminal's title until the modal ends, and a desktop notification (OSC 9, OSC 777);
+ * `--sudo-quiet` or `PI_SUDO_PROMPT_QUIET=1` turns it off. Only fixed text is written, nothing
+ * the agent chose (argv, the prompt), so no escape can ride along.
  *
  * @module
  */
@@ -20,20 +15,16 @@ export interface AlertTerminal {
   setTitle(title: string): void;
 }
 
-/** The bell, and the two notifications; inside tmux, each passed through to the outer terminal. */
+/** The bell and the two notifications; inside tmux, passed through to the outer terminal. */
 export function alertBytes(text: string, inTmux: boolean): string {
   const notices = [`\x1b]9;${text}\x07`, `\x1b]777;notify;pi;${text}\x07`];
-  // tmux hands a DCS "tmux;" sequence to the outer terminal (with
-  // allow-passthrough on; else it drops it, harmlessly), ESC doubled inside.
+  // tmux passes a DCS "tmux;" sequence (ESC doubled) on only with allow-passthrough; else drops it.
   const through = (seq: string) =>
     inTmux ? `\x1bPtmux;${seq.replaceAll("\x1b", "\x1b\x1b")}\x1b\\` : seq;
   return "\x07" + notices.map(through).join("");
 }
 
-/**
- * Calls the user for one modal: the bell and the notifications now, `title`
- * until the returned function runs, which puts `restore` back.
- */
+/** The bell and notifications now; `title` until the returned function puts `restore` back. */
 export function callTheUser(
   terminal: AlertTerminal,
   text: { readonly title: string; readonly restore: string },

@@ -1,9 +1,7 @@
 /**
- * A modal shown on terminals other than pi's: inside tmux, each locked
- * client's own terminal (ADR 0009). The modal is the same component, drawn
- * with plain ANSI colours ({@link ANSI_THEME}) by whoever holds those
- * terminals; pi's pane meanwhile shows a {@link PanePanel}: no input field,
- * so that no key typed through tmux is ever taken as a password.
+ * The modal on terminals other than pi's (inside tmux, each locked client's own, ADR 0009), drawn
+ * in plain ANSI colours by whoever holds them. pi's pane shows a {@link PanePanel} with no input
+ * field, so no key typed through tmux is ever taken as a password.
  *
  * @module
  */
@@ -36,10 +34,7 @@ export interface DrawnModal {
   readonly withdrawnWhileTyping: boolean;
 }
 
-/**
- * Asks on other terminals: `make` builds one modal per terminal. `again`
- * tries to reach more terminals (a tmux client attached since).
- */
+/** Asks on other terminals, one modal each from `make`; `again` reaches clients attached since. */
 export type Elsewhere = (
   make: (redraw: () => void, done: (outcome: PromptOutcome) => void) => DrawnModal,
   signal: AbortSignal,
@@ -82,10 +77,7 @@ export class PanePanel implements Component, Focusable {
   invalidate(): void {}
 }
 
-/**
- * Shows the modal through `elsewhere` and the {@link PanePanel} in pi's pane;
- * resolves with the first answer. Escape in the pane cancels the request.
- */
+/** Shows the modal via `elsewhere` and the {@link PanePanel}; resolves with the first answer. */
 export async function showElsewhere<R extends QueuedRequest>(
   ui: ModalUI,
   request: R,

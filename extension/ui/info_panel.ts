@@ -1,7 +1,6 @@
 /**
- * A small read-only overlay for `/sudo-prompt status` and `doctor`: a title
- * and lines of text in a box; Enter or Escape closes it. Lines are truncated
- * to the width, never wrapped into the border.
+ * A read-only overlay for `/sudo-prompt status` and `doctor`: a title and lines in a box, closed
+ * by Enter or Escape. Lines are truncated to the width, never wrapped into the border.
  *
  * @module
  */

@@ -1,9 +1,8 @@
 /**
- * The masked input component both modals are ({@link MaskedPromptModal}:
- * keys, paste, byte cap, live auto-cancel countdown, resolve-once,
- * dispose/abort, and the reply to the agent typed in a field of its own) and
- * {@link showModal}, which shows one as a focused overlay in pi. The secret
- * lives only in the component's private array of code points until Enter.
+ * The masked input component both modals are ({@link MaskedPromptModal}) and {@link showModal},
+ * which shows one as a focused overlay in pi. The secret lives only in the component's private
+ * array of code points until Enter, then goes straight into a `Uint8Array` the server can zero;
+ * it is never rendered (one `•` per code point) and never logged.
  *
  * @module
  */
@@ -63,38 +62,29 @@ export type ModalUI =
   & Partial<Pick<ExtensionUIContext, "onTerminalInput" | "notify">>;
 
 /**
- * The current drop of keys ({@link KEY_DROP}), if any. `throughNewModal` when
- * the human was typing into the withdrawn modal: the rest of that password is
- * dropped even if another modal opens meanwhile (the agent can queue one
- * behind it).
+ * The current drop of keys ({@link KEY_DROP}). `throughNewModal`: the human was typing into the
+ * withdrawn modal, so the rest of that password is dropped even if another modal opens meanwhile
+ * (the agent can queue one).
  */
 let keyDrop: { readonly stop: () => void; readonly throughNewModal: boolean } | undefined;
 
-/** UTF-8 length of one code point. */
 function utf8Length(cp: number): number {
   return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
 }
 
 /**
- * Characters that cannot be part of a typed secret: controls (keys that are
- * not text) and lone surrogates (TextEncoder would turn them into U+FFFD,
- * silently changing the secret).
+ * Not part of a typed secret: controls (keys, not text) and lone surrogates (TextEncoder would
+ * turn them into U+FFFD, silently changing the secret).
  */
 function isRejectedInput(cp: number): boolean {
   return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff);
 }
 
 /**
- * A masked input overlay; the modals differ only in what they `draw`.
- * Enter submits, Escape or Ctrl+C cancels, Backspace removes the last code
- * point; the countdown cancels at the deadline. `done` is called exactly
- * once; later input is ignored.
- *
- * Tab moves between the password and a second field, the user's reply to the
- * agent (issue 36): typed in clear, in its own array, and sent only with a
- * decline (Enter or Escape there, or Escape from the password). What is typed
- * in one field never moves to the other, and the modal always opens on the
- * password.
+ * A masked input overlay; the modals differ only in what they `draw`. Enter submits, Escape or
+ * Ctrl+C cancels, as does the deadline; `done` is called exactly once. Tab switches to the user's
+ * reply to the agent (issue 36): typed in clear in its own array, sent only with a decline, never
+ * moved to or from the password; the modal always opens on the password.
  */
 export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   implements Component, Focusable {
@@ -317,10 +307,9 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 }
 
 /**
- * Shows a modal as a focused overlay and resolves with the human's answer.
- * `signal` aborting closes it with cancel. When pi has no TUI (RPC mode, where
- * `custom` resolves without calling the factory) this resolves cancel: a
- * secret must never be asked for through an unmasked channel.
+ * Shows a modal as a focused overlay; resolves with the answer, or cancel when `signal` aborts.
+ * Without a TUI (RPC mode: `custom` never calls the factory) it cancels: a secret must never be
+ * asked for through an unmasked channel.
  */
 export async function showModal<R extends QueuedRequest>(
   ui: ModalUI,
@@ -364,11 +353,9 @@ export async function showModal<R extends QueuedRequest>(
 }
 
 /**
- * Drops typed text, Backspace and Enter (which ends the drop) until
- * `KEY_DROP.idleMs` pass without one or `KEY_DROP.maxMs` pass; any other
- * key (Escape, Ctrl+C…) ends the drop and reaches pi (or the modal open
- * then). A new modal ends it too, unless `throughNewModal`. Says once that
- * keys were dropped. Without a terminal (RPC mode) nothing to do.
+ * Drops typed text, Backspace and Enter (which ends the drop) until `KEY_DROP.idleMs` pass without
+ * one, or `KEY_DROP.maxMs`; any other key ends it and reaches pi (or the modal open then). A new
+ * modal ends it too, unless `throughNewModal`. Says once that keys were dropped.
  */
 function dropKeysAfterModal(ui: ModalUI, throughNewModal: boolean): void {
   if (!ui.onTerminalInput) return;

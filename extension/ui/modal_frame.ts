@@ -1,8 +1,6 @@
 /**
- * What both modals draw alike: the theme they use, the live view of the
- * masked input, the `Command:` and untrusted-text lines, the title, input
- * line and footer, and the box around it all. Pure: the same input gives the
- * same lines. The words are the language's (`shared/i18n/`).
+ * What both modals draw alike: theme, masked-input view, `Command:` and untrusted-text lines,
+ * title, input line, footer and box. Pure: the same input gives the same lines.
  *
  * @module
  */
@@ -12,7 +10,7 @@ import { formatCountdown, labelled, shellQuote, type Suffix, wrapped } from "./m
 import { sanitizePrompt, sanitizeUntrusted } from "../../askpass/prompt_text.ts";
 import { msg } from "../../shared/i18n/locale.ts";
 
-/** Wrapped lines of the `Command:` line shown before it is cut with `…`. */
+/** Wrapped lines of the secret modal's `In:` line shown before it is cut with `…`. */
 export const MAX_COMMAND_LINES = 4;
 /** Wrapped lines of sudo's prompt (or the secret's label) shown before it is cut with `…`. */
 const MAX_PROMPT_LINES = 3;
@@ -54,9 +52,8 @@ export interface MaskedInputView {
 export const COMMAND_WINDOW_LINES = 10;
 
 /**
- * A window of `lines` starting `scroll` lines down, when they do not all
- * fit, with a line saying where it is and how to move: nothing that root
- * may run is hidden without a way to see it.
+ * A window of `lines` from `scroll` down, with a line saying where it is, when they do not all
+ * fit: nothing root may run is hidden without a way to see it.
  */
 export function scrolledLines(
   lines: readonly string[],
@@ -113,9 +110,8 @@ export const REPLY_LABEL: string = msg.replyLabel;
 export const REPLY_HINT: string = msg.replyHint;
 
 /**
- * The reply field: a hint while it is empty and not chosen, else the label
- * and the reply in clear, its tail kept (the human typed it; it is still
- * drawn safely, since it reaches the agent).
+ * The reply field: a hint while empty and not chosen, else the reply in clear, tail kept (drawn
+ * safely all the same, since it reaches the agent).
  */
 function replyLines(state: MaskedInputView, width: number, theme: ModalTheme): string[] {
   const reply = state.reply ?? "";
@@ -148,10 +144,8 @@ export function boxLines(lines: readonly string[], width: number, theme: ModalTh
 export const KEYS_DROPPED: string = msg.keysDropped;
 
 /**
- * A modal's renderer: its title, its own `body` lines, then the masked input,
- * the countdown, the modal's reassurance `note` and `N more waiting`. Every
- * line is at most `width` visible columns, boxed so it cannot be mistaken for
- * tool output (bare, but still cut to width, when there is no room for a box).
+ * A modal's renderer: title, its `body` lines, masked input, countdown, `note` and `N more
+ * waiting`. Every line fits `width`, boxed so it cannot be mistaken for tool output.
  */
 export function modalRenderer<S extends MaskedInputView>(
   title: string,

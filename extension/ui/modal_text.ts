@@ -1,7 +1,6 @@
 /**
- * Pure text helpers for the modals: quoting argv the way a shell user reads
- * it, the `M:SS` countdown, and wrapping with a hanging indent. No theme,
- * no state, no terminal.
+ * Pure text helpers for the modals: shell quoting of argv, the `M:SS` countdown, wrapping with a
+ * hanging indent.
  *
  * @module
  */
@@ -21,9 +20,8 @@ function escapeChar(ch: string): string {
 }
 
 /**
- * Shows unsafe characters as visible escapes instead of removing them: for
- * what is being authorised, silently dropping characters would make the
- * modal show a different command from the one that runs.
+ * Unsafe characters as visible escapes, not removed: dropping them would make the modal show a
+ * different command from the one that runs.
  */
 export function escapeUnsafe(s: string): string {
   return Array.from(s, escapeChar).join("");
@@ -32,10 +30,8 @@ export function escapeUnsafe(s: string): string {
 const SHELL_SAFE_WORD = /^[\p{L}\p{N}_@%+=:,./-]+$/u;
 
 /**
- * Quotes one argv element the way a shell user would read it: bare when it
- * has no specials, `'…'` otherwise, and `$'…'` (bash ANSI-C quoting) when it
- * contains control, bidi or invisible characters, so those are shown exactly
- * and harmlessly.
+ * Quotes one argv element as a shell user reads it: bare, `'…'`, or `$'…'` (ANSI-C quoting) when
+ * it holds control, bidi or invisible characters, so those show exactly and harmlessly.
  */
 export function shellQuote(arg: string): string {
   if (arg === "") return "''";
@@ -47,10 +43,7 @@ export function shellQuote(arg: string): string {
   return `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-/**
- * The command text to show for the shell that runs sudo: for `bash -c CMD`
- * (also `-lc`, `-l -c`) the script CMD, otherwise the quoted argv.
- */
+/** What to show for the shell that runs sudo: CMD of `bash -c CMD` (`-lc`…), else the argv. */
 export function shellCommandText(argv: readonly string[]): string {
   for (let i = 1; i < argv.length; i++) {
     const arg = argv[i];
@@ -73,10 +66,8 @@ export interface Suffix {
 }
 
 /**
- * Wraps `text` after `label`, continuation lines indented under the text so
- * that untrusted text can never start a line of its own. At most `maxLines`;
- * the last kept line ends with `…` when text was cut. A `suffix` is never cut:
- * it goes after the last line, or on a line of its own when it does not fit.
+ * Wraps `text` after `label`, continuation lines indented so untrusted text never starts a line
+ * of its own; at most `maxLines`, cut with `…`. A `suffix` is never cut.
  */
 export function labelled(
   label: string,

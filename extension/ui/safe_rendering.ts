@@ -1,21 +1,10 @@
 /**
- * Every tool call and result pi draws, made inert. The agent chooses what a
- * tool call carries (a file's content for `write`, the texts of an `edit`, a
- * path, a pattern) and pi's renderers print much of it as given, so a call
- * could clear the screen and draw a look-alike of the password modal where
- * the real one appears. Two layers, for every tool (pi's, ours, other
- * extensions'), through pi's tool-renderer resolver:
- *
- * 1. the arguments and the result a renderer sees are cleaned
- *    (`sanitizeMultiline`: escape sequences and controls out, line breaks and
- *    tabs kept), so an `edit`'s diff loses the agent's colours too; what the
- *    tool runs and what the model reads are unchanged;
- * 2. the lines a renderer draws keep only styling (`keepStylingOnly`), which
- *    also covers text a renderer reads itself (the file an `edit` preview
- *    diffs against).
- *
- * The assistant's own text goes through pi's Markdown, cleaned by
- * {@link cleanMarkdown}. Results' text is already stripped by pi.
+ * Every tool call and result pi draws, made inert, so agent-chosen text cannot draw a look-alike
+ * of the password modal (`docs/security-tests.md` X11–X12, `docs/security-tests-2.md` F9). For
+ * every tool, through pi's tool-renderer resolver: the arguments and result a renderer sees are
+ * cleaned (`sanitizeMultiline`; what runs and what the model reads are unchanged), and the lines
+ * it draws keep only styling (`keepStylingOnly`), covering text it reads itself (the file an
+ * `edit` preview diffs against). The assistant's Markdown: {@link cleanMarkdown}.
  *
  * @module
  */
@@ -51,9 +40,8 @@ export function cleanMarkdown(markdown: string): string {
 }
 
 /**
- * A component whose lines keep styling only. The renderer's own component
- * is kept inside: pi hands it back as `lastComponent` so renderers can reuse
- * their state, and they must get their own object, not this one.
+ * A component whose lines keep styling only, around the renderer's own: pi hands that back as
+ * `lastComponent` for the renderer to reuse, and it must get its own object, not this one.
  */
 class InertLines implements Component {
   readonly inner: Component;
@@ -100,11 +88,9 @@ function withCleanContext<C extends { args?: unknown; lastComponent?: unknown }>
 }
 
 /**
- * The renderers of one tool, wrapped so that the arguments they see are
- * cleaned and the lines they draw keep styling only. A slot the tool leaves
- * empty stays empty (pi then uses its own fallback, which shows results'
- * text stripped), except the call: pi's fallback for it prints string
- * arguments as they are, so a minimal inert one replaces it.
+ * A tool's renderers, wrapped: they see cleaned arguments and draw lines that keep styling only.
+ * An empty slot stays empty (pi's fallback strips results' text), except the call: pi's fallback
+ * prints string arguments as they are, so a minimal inert one replaces it.
  */
 export function inertRenderers(toolName: string, slots: ToolRendererSlots): ToolRendererSlots {
   const { renderCall, renderResult } = slots;

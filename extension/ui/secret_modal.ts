@@ -1,7 +1,6 @@
 /**
- * The "🔑 Secret request" modal for `pi-secret-run`: the real argv the root
- * broker will run, where it runs, the agent's label marked unverified and,
- * when the argv is not allowlisted, a red warning.
+ * The "🔑 Secret request" modal for `pi-secret-run`: the argv the root broker will run, where it
+ * runs, the agent's label marked unverified, and a red warning when it is not allowlisted.
  *
  * @module
  */
@@ -22,10 +21,7 @@ import { msg } from "../../shared/i18n/locale.ts";
 
 /** The secret modal's title: deliberately not the sudo modal's. */
 export const SECRET_MODAL_TITLE: string = msg.secretTitle;
-/**
- * Shown in the warning colour when the agent can trace the command (no Yama,
- * or `ptrace_scope` 0): the secret is then readable in its memory.
- */
+/** Shown when the agent can trace the command (no Yama or `ptrace_scope` 0) and read the secret. */
 export const TRACEABLE_WARNING: string = msg.traceableWarning;
 /** Shown in the error colour when the secret's argv is not on the allowlist. */
 export const NOT_ALLOWLISTED_WARNING: string = msg.notAllowlistedWarning;
@@ -68,10 +64,7 @@ export class SecretModal extends MaskedPromptModal<SecretPromptRequest> {
   protected readonly draw: ModalRenderer<SecretPromptRequest> = renderSecretModal;
 }
 
-/**
- * Shows the "Secret request" modal for `pi-secret-run`, with the same
- * overlay, abort and RPC-mode behaviour as {@link showSudoModal}.
- */
+/** Shows the "Secret request" modal; overlay, abort and RPC mode as {@link showSudoModal}. */
 export function showSecretModal(
   ui: ModalUI,
   request: SecretPromptRequest,

@@ -1,7 +1,6 @@
 /**
- * The "🔐 Sudo Authentication Required" modal: sudo's password, showing the
- * sudo argv, the shell command that runs it, and sudo's own prompt line as
- * untrusted text.
+ * The "🔐 Sudo Authentication Required" modal: sudo's argv, the shell command that runs it, and
+ * sudo's own prompt line as untrusted text.
  *
  * @module
  */
@@ -16,7 +15,7 @@ import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { escapeUnsafe, shellCommandText, wrapped } from "./modal_text.ts";
 import { msg } from "../../shared/i18n/locale.ts";
 
-/** The sudo modal's title, exactly as the spec words it (in English). */
+/** The sudo modal's title, in the user's language. */
 export const SUDO_MODAL_TITLE: string = msg.sudoTitle;
 
 /** Everything {@link renderSudoModal} draws; no secrets, no callbacks. */
@@ -42,10 +41,8 @@ export const ORIGIN_TEXT: Readonly<Record<"agent" | "during_call", string>> = {
 export const ROOT_CHECK_OFFER: string = msg.rootCheckOffer;
 
 /**
- * The "could not be checked" section: each process with its pid, start time
- * and parent, what pi proved of where it came from (in the error colour),
- * what could not be checked, and what the process calls itself (its own
- * claim); then what to do, and the root check that would decide instead.
+ * The "could not be checked" section: each process (pid, start, parent, proven origin, what was
+ * not checked, what it calls itself), then what to do, and the root check that would decide.
  */
 function uncheckedLines(
   list: readonly UncheckedProcess[],
@@ -85,9 +82,8 @@ function uncheckedLines(
 }
 
 /**
- * The red lines: each way this sudo may run something its argv does not
- * show (`-s`, `-E`, `VAR=value`, a program the user could have written),
- * whole, with unsafe characters spelt out.
+ * The red lines: ways this sudo may run what its argv does not show (`-s`, `-E`, `VAR=value`, a
+ * program the user could have written), whole, with unsafe characters spelt out.
  */
 function warningLines(warnings: readonly string[], width: number, theme: ModalTheme): string[] {
   return warnings.flatMap((w) =>
@@ -134,10 +130,7 @@ function sudoBodyLines(state: SudoModalState, width: number, theme: ModalTheme):
   return lines;
 }
 
-/**
- * Draws the sudo modal for a terminal area `width` columns wide. Pure: the
- * same state gives the same lines, each at most `width` visible columns.
- */
+/** Draws the sudo modal: pure, each line at most `width` visible columns. */
 export const renderSudoModal = modalRenderer(SUDO_MODAL_TITLE, sudoBodyLines, {
   label: msg.passwordLabel,
   note: msg.passwordNote,
@@ -149,10 +142,7 @@ export class SudoModal extends MaskedPromptModal<PromptRequest> {
     renderSudoModal({ ...state, unchecked: state.request.unchecked?.() }, width, theme);
 }
 
-/**
- * Shows the sudo modal as a focused overlay and resolves with the human's
- * answer; see {@link showModal} for abort and RPC mode.
- */
+/** Shows the sudo modal; abort and RPC mode as {@link showModal}. */
 export function showSudoModal(
   ui: ModalUI,
   request: PromptRequest,

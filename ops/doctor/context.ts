@@ -1,10 +1,7 @@
 /**
- * What the doctor's checks share: the shape of a verdict, the injectable
- * inputs ({@link DoctorOptions}) and the {@link Context} they resolve to.
- *
- * Every input can be injected (environment, `/proc` root, candidate paths,
- * the command runner), so tests can make each check fail on purpose with
- * real files and fake binaries; everything defaults to the real machine.
+ * What the doctor's checks share: a verdict's shape, the inputs ({@link DoctorOptions}) and the
+ * {@link Context} they resolve to. Every input can be injected, so tests can make each check fail
+ * on purpose with real files and fake binaries; everything defaults to the real machine.
  *
  * @module
  */
@@ -35,7 +32,6 @@ export type CheckStatus = "ok" | "warn" | "fail" | "info";
 export interface DoctorCheck {
   /** Stable identifier, one of `DOCTOR_CHECK_IDS`. */
   readonly id: string;
-  /** Short title shown in the first column. */
   readonly title: string;
   readonly status: CheckStatus;
   /** What was found, one sentence or a few clauses; never contains control characters. */
@@ -47,10 +43,7 @@ export interface DoctorCheck {
 /** What a check function returns; the runner adds the id and title and cleans the text. */
 export type Finding = Omit<DoctorCheck, "id" | "title">;
 
-/**
- * One check: its id, kept as a literal type (the runner derives `DoctorCheckId` from the list),
- * its title, and `run`, which may throw or hang (the runner turns both into a `fail`).
- */
+/** One check: a literal id (for `DoctorCheckId`), a title, and `run`, whose throw or hang fails. */
 export function defineCheck<Id extends string>(
   id: Id,
   title: string,
@@ -59,7 +52,7 @@ export function defineCheck<Id extends string>(
   return { id, title, run };
 }
 
-/** What a command run by a check produced (the shared spawn's result). */
+/** What a command run by a check produced. */
 export type CommandResult = SpawnDeadlineResult;
 
 /** Options of a {@link RunCommand}. */
@@ -79,57 +72,45 @@ export type RunCommand = (
   options: RunOptions,
 ) => Promise<CommandResult>;
 
-/** Inputs of the checks. Everything defaults to the real machine. */
+/** Inputs of the checks; {@link resolveContext} defaults each to the real machine. */
 export interface DoctorOptions {
-  /** Environment to judge (`XDG_RUNTIME_DIR`, `TMUX`, `DISPLAY`); default `process.env`. */
+  /** Environment to judge (`XDG_RUNTIME_DIR`, `TMUX`, `DISPLAY`). */
   readonly env?: Record<string, string | undefined>;
-  /** Default `process.platform`. */
   readonly platform?: string;
-  /** Default `process.arch`. */
   readonly arch?: string;
-  /** The uid the agent runs as; default `process.getuid()`. */
+  /** The uid the agent runs as. */
   readonly uid?: number;
-  /** Where `/proc` is mounted; default `/proc`. Tests point it at a fake tree. */
+  /** Where `/proc` is mounted; tests point it at a fake tree. */
   readonly procRoot?: string;
-  /** Where the session server looks for sudo; default `/usr/bin/sudo`, `/bin/sudo`. */
+  /** Where the session server looks for sudo. */
   readonly sudoCandidates?: readonly string[];
-  /** Where doas might be; default `/usr/bin/doas`, `/bin/doas`, `/usr/local/bin/doas`. */
   readonly doasCandidates?: readonly string[];
-  /** The deno binary the launcher pins; default {@link resolveDenoBinary}. */
+  /** The deno binary the launcher pins. */
   readonly denoPath?: string;
-  /** The helper the launcher runs; default this package's `askpass/helper.ts`. */
+  /** The helper the launcher runs. */
   readonly helperPath?: string;
   /** The helper's `DENO_DIR`, if it is a fixed directory; default a per-session cache. */
   readonly denoCacheDir?: string;
-  /** The root-owned helper copy the broker installer makes; default under {@link ROOT_SOURCES}. */
+  /** The root-owned helper copy the broker installer makes. */
   readonly rootHelperPath?: string;
-  /** The root-owned deno copy; default {@link ROOT_DENO}. */
   readonly rootDenoPath?: string;
-  /** The koffi package directory (native code loaded into pi); default the resolved one. */
+  /** The koffi package directory (native code loaded into pi). */
   readonly koffiDir?: string;
-  /** The installed package (extension sources, `package.json`); default this package. */
+  /** The installed package (extension sources, `package.json`). */
   readonly packageRoot?: string;
-  /** Default {@link BROKER_VERSION_FILE}. */
   readonly brokerVersionFile?: string;
-  /** The syslog socket the audit log copies to; default `/dev/log`. */
+  /** The syslog socket the audit log copies to. */
   readonly syslogPath?: string;
-  /** Default {@link BROKER_LAUNCHER}. */
   readonly brokerLauncher?: string;
-  /** Default {@link ALLOWLIST_PATH}. */
   readonly allowlistPath?: string;
-  /** Where probes create temporary sockets; default `os.tmpdir()` (else `/tmp`). */
+  /** Where probes create temporary sockets. */
   readonly tmpBase?: string;
   /** Deadline of each child process; default 5 s. */
   readonly commandTimeoutMs?: number;
   /** Deadline of each whole check; default 15 s. */
   readonly checkTimeoutMs?: number;
-  /** Runs the child processes; default {@link runCommand}. */
   readonly runCommand?: RunCommand;
-  /**
-   * pi's own process as pi reported it (`/sudo-prompt doctor` runs this
-   * doctor in a process of its own and hands it pi's terminal guard status);
-   * default: this process's, which outside pi has nothing to judge.
-   */
+  /** pi's terminal guard status as pi reported it; default this process's (nothing outside pi). */
   readonly piState?: TerminalGuardStatus;
 }
 
@@ -142,14 +123,13 @@ export type Context =
   & Pick<DoctorOptions, MaybeAbsent>
   & { readonly run: RunCommand };
 
-/** Deadline of each child process unless {@link DoctorOptions.commandTimeoutMs} says otherwise. */
 const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 /** Longest temporary directory base the probes use; a longer one falls back to `/tmp`. */
 const TMP_BASE_MAX = 60;
 
 /** Resolves every input the caller did not inject to the real machine's. */
 export async function resolveContext(o: DoctorOptions): Promise<Context> {
-  // A path relative to this file (`ops/doctor/`), resolved when it can be.
+  // A path relative to `ops/doctor/`, resolved when it can be.
   const here = async (rel: string) => {
     const path = fileURLToPath(new URL(rel, import.meta.url));
     return await realpath(path).catch(() => path);

@@ -1,8 +1,6 @@
 /**
- * `pi-sudo-prompt doctor --explain <reason>` and `/sudo-prompt doctor
- * <reason>`: what the check named in a notice saw (its detail line,
- * `reason_details.ts`), its group, and what to do
- * (`extension/channel/refusal_advice.ts`).
+ * `doctor --explain <reason>`: what the check named in a notice saw (`reason_details.ts`), its
+ * group, and what to do (`extension/channel/refusal_advice.ts`).
  *
  * @module
  */

@@ -1,7 +1,6 @@
 /**
- * Small helpers the doctor's checks share: one-line terminal text (cleaned
- * through `askpass/prompt_text.ts`, the package's one sanitiser), errno
- * codes, and existence and permission probes that never throw.
+ * Small helpers of the doctor's checks: one-line terminal text (through `askpass/prompt_text.ts`,
+ * the package's one sanitiser), and probes that never throw.
  *
  * @module
  */
@@ -17,9 +16,8 @@ const SMALL_FILE_MAX = 4096;
 export const SUDO_ENV = { PATH: "/usr/bin:/bin", LC_ALL: "C", LANG: "C" };
 
 /**
- * `text` on one line, safe to draw: runs of newlines and tabs become a space,
- * escape sequences and control, formatting and bidi characters are removed;
- * at most `max` code points (default: no cap).
+ * `text` on one line, safe to draw: newlines and tabs become a space; escape sequences and
+ * control, formatting and bidi characters are removed; at most `max` code points.
  */
 export function oneLine(text: string, max = Number.POSITIVE_INFINITY): string {
   return sanitizeUntrusted(text.replace(/[\r\n\t]+/g, " "), max);
@@ -30,7 +28,7 @@ export function octal(mode: number): string {
   return `0${(mode & 0o7777).toString(8).padStart(3, "0")}`;
 }
 
-/** `" (you)"` (in the language's word) when `owner` is the agent's uid: the detail then says the agent owns it. */
+/** `" (you)"`, in the user's language, when `owner` is the agent's uid. */
 export function you(owner: number, uid: number): string {
   return owner === uid ? msg.you : "";
 }

@@ -1,7 +1,6 @@
 /**
- * Root ownership probes for the broker, allowlist and hardened-mode checks:
- * whether a file or a tree is something the agent (a process of the user)
- * could rewrite.
+ * Root ownership probes for the broker, allowlist and hardened-mode checks: whether the agent (a
+ * process of the user) could rewrite a file or a tree.
  *
  * @module
  */
@@ -16,11 +15,10 @@ import { msg } from "../../shared/i18n/tools_locale.ts";
 const TREE_ENTRY_LIMIT = 2_000;
 
 /**
- * Why `path` is not a safe root-owned file or directory, or `undefined`:
- * not a symlink, the right type, owned by root, not writable by group or
- * others, and every directory above it (also after resolving symlinks)
- * root-owned and not writable by group or others. With `allowSticky`, a
- * root-owned sticky directory such as `/tmp` is accepted as an ancestor.
+ * Why `path` is not a safe root-owned file or directory, or `undefined`: no symlink, the right
+ * type, owned by root, not writable by group or others; every directory above it, also after
+ * resolving symlinks, root-owned and not writable by group or others. `allowSticky` accepts a
+ * root-owned sticky ancestor such as `/tmp`.
  */
 export async function rootOwnedProblem(
   path: string,

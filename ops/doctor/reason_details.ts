@@ -1,9 +1,7 @@
 /**
- * What each named refusal saw: the detail line behind a group's notice
- * (`extension/channel/refusal_advice.ts`), which `pi-sudo-prompt doctor
- * --explain <reason>` and `/sudo-prompt doctor <reason>` print. It lives here,
- * outside pi's process, because only the doctor reads it. Typed over every
- * reason, so a new reason without its detail does not compile.
+ * What each named refusal saw: the detail line behind a notice that `doctor --explain` prints.
+ * Here, outside pi's process, because only the doctor reads it; typed over every reason, so a new
+ * reason without its detail does not compile.
  *
  * @module
  */

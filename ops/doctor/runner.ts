@@ -1,12 +1,7 @@
 /**
- * `ops/doctor/`: the doctor behind `/sudo-prompt doctor` and `pi-sudo-prompt doctor`, one screen
- * of checks, each with a verdict and, when something is wrong, a fix; one module per check in
- * `checks/`. This runner holds their order, runs each with a deadline (an error or an expired
- * deadline becomes a `"fail"`, never a throw; the text is cleaned of control characters) and
- * renders the screen.
- *
- * Runtime-neutral (`node:` built-ins only): it runs in pi's Node, under `node_modules/.bin/node`
- * (`pi-sudo-prompt doctor`) and under `deno test`.
+ * The doctor's runner: the checks' order, a deadline for each (an error or expiry becomes a
+ * `"fail"`, never a throw; text is cleaned of control characters), and the rendered screen.
+ * Runtime-neutral (`node:` built-ins only): it runs under Node and under `deno test`.
  *
  * @module
  */
@@ -62,13 +57,10 @@ export type DoctorCheckId = typeof CHECKS[number]["id"];
 /** The check ids, in the order {@link runDoctor} returns them. */
 export const DOCTOR_CHECK_IDS: readonly DoctorCheckId[] = CHECKS.map((c) => c.id);
 
-/** Deadline of each whole check unless {@link DoctorOptions.checkTimeoutMs} says otherwise. */
 const DEFAULT_CHECK_TIMEOUT_MS = 15_000;
 /** Longest detail or fix kept, in code points. */
 const DETAIL_MAX = 1000;
-/** Width of the title column. */
 const TITLE_WIDTH = 16;
-/** Default width of the rendered screen. */
 const DEFAULT_WIDTH = 100;
 
 /** Runs every check (concurrently) and returns them in {@link DOCTOR_CHECK_IDS} order. */
@@ -125,10 +117,8 @@ export function doctorExitCode(checks: readonly DoctorCheck[]): number {
 const STATUS_MARKERS: Record<CheckStatus, string> = { ok: "✓", warn: "!", fail: "✗", info: "i" };
 
 /**
- * Plain-text lines (no ANSI; the TUI colours them by the leading marker):
- * per check `<marker> <title> <detail>`, wrapped at `width`, then
- * `fix: …` (in the language's words) indented under the detail; last, how many had each verdict. Only a
- * single word longer than a line (a long path) exceeds `width`.
+ * Plain-text lines (no ANSI): per check `<marker> <title> <detail>` wrapped at `width` (only a
+ * word longer than a line exceeds it), then `fix: …` indented; last, the count of each verdict.
  */
 export function renderDoctor(checks: readonly DoctorCheck[], width = DEFAULT_WIDTH): string[] {
   const indent = " ".repeat(2 + TITLE_WIDTH + 1);

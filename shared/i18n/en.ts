@@ -1,15 +1,7 @@
 /**
- * English: every string the human reads in pi's process (the modals, the
- * notices, the refusal groups, the `/sudo-prompt` commands), key → text, or
- * key → a small function for a text with parameters (strings and numbers
- * only, each placed in the text). The other tables are typed after this one
- * (`locale.ts`, `Messages`). What the tools print in their own process (the
- * doctor, the CLIs) is in `tools_en.ts`, which pi never loads.
- *
- * Not here, because they stay English whatever the language: what the agent
- * hears (`extension/channel/call_outcomes.ts`), the audit and system logs,
- * reason names and other identifiers.
- *
+ * English: every string the human reads in pi's process, key → text or a small function of
+ * strings and numbers; the other tables are typed after it. What machines read (what the agent
+ * hears, the logs, reason names) stays English and is not here.
  * @module
  */
 
@@ -294,5 +286,5 @@ export const en = {
   you: " (you)",
 };
 
-/** The shape every table of pi's process has: English's keys, each a string or a function of the same arity. */
+/** Every table's shape: English's keys, each a string or a function of the same arity. */
 export type Messages = typeof en;

@@ -1,9 +1,6 @@
 /**
- * Português do Brasil for pi's process: the same keys as `en.ts`, with the same parameters
- * (`tests/unit/shared/i18n_test.ts` checks both). Commands, paths, option
- * names and reason names stay as they are; so does what sits between
- * backquotes.
- *
+ * Português do Brasil for pi's process: `en.ts`'s keys and parameters. Commands, paths, option
+ * and reason names, and what sits between backquotes, stay as they are.
  * @module
  */
 import type { Messages } from "./en.ts";

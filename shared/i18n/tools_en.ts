@@ -1,11 +1,6 @@
 /**
- * English for the tools that run in their own process when asked for: the
- * doctor (with each refusal's detail line), the `/sudo-prompt status` and
- * `allowlist` reports, and the reports of `pi-sudo-prompt install`,
- * `uninstall` and `audit`. pi's process never loads it: what pi itself shows
- * is in `en.ts`. The other languages' tool tables are typed after this one
- * (`tools_locale.ts`, `ToolMessages`).
- *
+ * English for the tools that run in their own process (doctor, status, allowlist, install,
+ * uninstall, audit); pi's process never loads it. The other tools tables are typed after it.
  * @module
  */
 
@@ -510,5 +505,5 @@ export const toolsEn = {
   verifyLineOf: (n: number, file: string) => `line ${n} of ${file}`,
 };
 
-/** The shape every tools table has: English's keys, each a string or a function of the same arity. */
+/** Every tools table's shape: English's keys, each a string or a function of the same arity. */
 export type ToolMessages = typeof toolsEn;

@@ -1,9 +1,6 @@
 /**
- * The strings of the tools that run in their own process (the doctor, the
- * CLIs, `audit verify`): pi's table of {@link LANGUAGE} and the tools' own
- * table of it, as one {@link msg}. Kept apart from `locale.ts` so that pi's
- * process, which imports only that, never loads the tools' text.
- *
+ * The tools' strings: pi's table of {@link LANGUAGE} and the tools' own, as one {@link msg}. Apart
+ * from `locale.ts` so that pi's process never loads the tools' text.
  * @module
  */
 import type { Messages } from "./en.ts";

@@ -1,7 +1,5 @@
 /**
- * Português do Brasil for the tools: the same keys as `tools_en.ts`, with the
- * same parameters (`tests/unit/shared/i18n_test.ts` checks both).
- *
+ * Português do Brasil for the tools: `tools_en.ts`'s keys and parameters.
  * @module
  */
 import type { ToolMessages } from "./tools_en.ts";

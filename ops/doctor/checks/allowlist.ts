@@ -1,7 +1,6 @@
 /**
- * Doctor check `allowlist`: the `pi-secret-run` allowlist is judged by the
- * very function the broker and the extension apply; what it refuses counts
- * as empty, and the verdict says why and how to fix it.
+ * Doctor check `allowlist`: the `pi-secret-run` allowlist, judged by the very function the broker
+ * and the extension apply; what it refuses counts as empty.
  *
  * @module
  */

@@ -1,7 +1,6 @@
 /**
- * Doctor check `broker`: the root broker (only needed for `pi-secret-run`)
- * is installed root-owned, speaks this extension's protocol, and sudo
- * reaches it without a password for this user.
+ * Doctor check `broker`: the root broker (only for `pi-secret-run`) is installed root-owned,
+ * speaks this extension's protocol, and sudo reaches it without a password for this user.
  *
  * @module
  */
@@ -18,7 +17,6 @@ import { rootOwnedProblem } from "../ownership.ts";
 import { parseBrokerVersion } from "../../../broker/broker_version.ts";
 import { msg } from "../../../shared/i18n/tools_locale.ts";
 
-/** Most of the VERSION file read. */
 const VERSION_FILE_MAX = 4096;
 /** What the broker launcher exits with when started without arguments (its usage). */
 const LAUNCHER_USAGE_EXIT = 125;
@@ -70,8 +68,8 @@ export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
   for (const p of [ctx.brokerVersionFile, ctx.brokerLauncher]) {
     const problem = await rootOwnedProblem(p, "file", true, ctx.uid);
     if (problem) {
-      // sudo runs the launcher as root without a password: whoever can
-      // change it, or a directory above it, gets root (docs/pi-secret-run.md).
+      // sudo runs the launcher as root without a password: whoever can change it, or a directory
+      // above it, gets root (docs/pi-secret-run.md).
       return {
         status: "fail",
         detail: msg.brokerNotRootOwned(shown, problem),
@@ -84,9 +82,8 @@ export const brokerCheck = defineCheck("broker", "broker", async (ctx) => {
   if (rule) return rule;
   const stale = await staleCopy(ctx);
   if (stale) {
-    // The broker and hardened mode run the installed copies: after an update
-    // they are the old code, and a file new to the package makes hardened
-    // mode fall back to the package's own (user-owned) guardian.
+    // The broker and hardened mode run the installed copies: after an update they are old code,
+    // and a file new to the package makes hardened mode fall back to the user-owned guardian.
     return {
       status: "warn",
       detail: msg.brokerStale(shown, stale),
@@ -111,12 +108,10 @@ async function staleCopy(ctx: Context): Promise<string | undefined> {
 }
 
 /**
- * sudo applies the LAST matching rule: a later sudoers file granting this
- * user `ALL` with a password silently overrides the broker's NOPASSWD rule.
- * Checked the way `pi-secret-run` meets it: `sudo -n <launcher>` with no
- * arguments, which (when the rule applies) only prints the launcher's usage
- * line and exits 125 before any broker starts. `undefined` when fine or not
- * checkable (root, no sudo).
+ * A later sudoers rule can override the broker's NOPASSWD one (docs/pi-secret-run.md). Checked as
+ * `pi-secret-run` meets it: `sudo -n <launcher>` with no arguments, which (when the rule applies)
+ * only prints the launcher's usage and exits 125 before any broker starts. `undefined` when fine
+ * or not checkable (root, no sudo).
  */
 async function sudoRuleFinding(ctx: Context, shown: string): Promise<Finding | undefined> {
   const sudo = await firstExisting(ctx.sudoCandidates);

@@ -1,7 +1,6 @@
 /**
- * Doctor check `deno`: the pinned deno binary runs, and the askpass helper
- * under the launcher's pinned flags enforces its own checks (it refuses a
- * code-loading variable without writing anything to stdout).
+ * Doctor check `deno`: the pinned deno runs, and the askpass helper under the launcher's pinned
+ * flags enforces its checks (refuses a code-loading variable, writing nothing to stdout).
  *
  * @module
  */
@@ -17,7 +16,6 @@ import { type CommandResult, type Context, defineCheck, type Finding } from "../
 import { canAccess, oneLine } from "../helpers.ts";
 import { msg } from "../../../shared/i18n/tools_locale.ts";
 
-/** Longest line of a failed command's stderr shown. */
 const STDERR_LINE_MAX = 160;
 /** The refusal the helper prints when a code-loading variable is set. */
 const REFUSAL = "refusing to run with NODE_OPTIONS set";
@@ -126,14 +124,12 @@ function describeFailure(r: CommandResult): string {
   return said ? `${how}: ${said}` : how;
 }
 
-/** The deno version `package.json` pins, or `undefined`. */
 async function packageDenoVersion(root: string): Promise<string | undefined> {
   const pkg = await readFile(join(root, "package.json"), "utf8").then(JSON.parse).catch(() => {});
   const v = pkg?.dependencies?.deno;
   return typeof v === "string" && /^\d+\.\d+\.\d+$/.test(v) ? v : undefined;
 }
 
-/** `NAME=value` entries as an environment object. */
 function envObject(entries: readonly string[]): Record<string, string> {
   return Object.fromEntries(
     entries.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]),

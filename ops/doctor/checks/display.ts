@@ -1,7 +1,6 @@
 /**
- * Doctor check `display` (ADR 0007): on an X11 display any client of the
- * user (the agent can start one) can read every key typed, the modal's
- * included; nothing in a terminal program can stop it.
+ * Doctor check `display` (ADR 0007): on X11 any client of the user (the agent can start one) can
+ * read every key typed, the modal's included; no terminal program can stop it.
  *
  * @module
  */

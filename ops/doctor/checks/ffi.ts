@@ -1,7 +1,6 @@
 /**
- * Doctor check `ffi`: koffi loads, and a real `SO_PEERCRED` and
- * `NETLINK_SOCK_DIAG` round trip over a temporary Unix socket works. Without
- * them every password request is refused (fail closed).
+ * Doctor check `ffi`: koffi loads, and a real `SO_PEERCRED` and `NETLINK_SOCK_DIAG` round trip
+ * over a temporary Unix socket works; without them every request is refused (fail closed).
  *
  * @module
  */

@@ -1,8 +1,6 @@
 /**
- * Doctor check `hardened`: which of the files pi and the helper run (the
- * extension, the helper, the deno binary, koffi, the Deno cache) the agent
- * could modify, and how to make them root-owned (hardened mode, ADR 0003);
- * and, always, what hardened mode does not cover (ADR 0009 §5).
+ * Doctor check `hardened` (ADR 0003): which files pi and the helper run the agent could modify,
+ * how to make them root-owned, and, always, what hardened mode does not cover (ADR 0009 §5).
  *
  * @module
  */
@@ -16,10 +14,7 @@ import { rootOwnedProblem, treeProblems } from "../ownership.ts";
 import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 const CACHE_LABEL = msg.hardenedCache;
-/**
- * What hardened mode never covers, said whatever its state (ADR 0009 §5):
- * everything that runs inside pi's own process sees the modal's keys.
- */
+/** What hardened mode never covers (ADR 0009 §5): whatever runs in pi's process sees the keys. */
 export const NOT_COVERED: string = msg.hardenedNotCovered;
 /** The package's entries that hold code pi or the helper loads. */
 const PACKAGE_ENTRIES = [

@@ -1,6 +1,5 @@
 /**
- * Doctor check `legacy_tiocsti`: `dev.tty.legacy_tiocsti`, which decides
- * whether a process sharing pi's terminal can type into the modal.
+ * Doctor check `legacy_tiocsti`: whether a process sharing pi's terminal can type into the modal.
  *
  * @module
  */

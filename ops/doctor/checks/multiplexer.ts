@@ -1,8 +1,6 @@
 /**
- * Doctor check `multiplexer` (ADR 0009): inside tmux the modal is drawn on
- * each client's own terminal while tmux is locked, so tmux's bindings,
- * aliases, hooks and popups never see the keys; what that cannot cover is
- * said here. GNU screen's bindings are not bypassed.
+ * Doctor check `multiplexer` (ADR 0009): inside tmux, tmux's bindings, aliases, hooks and popups
+ * never see the modal's keys; GNU screen's bindings are not bypassed.
  *
  * @module
  */

@@ -1,9 +1,7 @@
 /**
- * Doctor checks of pi's own process (ADR 0007), only meaningful inside pi:
- * `terminal`: pi's terminal is exclusive, so no other process of the user
- * can open it and read what is typed, and a guardian releases it if pi dies;
- * `dumpable`: pi is non-dumpable, so no process of the user can ptrace it,
- * read `/proc/<pi>/mem` or copy its terminal with `pidfd_getfd`.
+ * Doctor checks of pi's own process (ADR 0007), only meaningful inside pi: `terminal` (exclusive,
+ * so no other process of the user can open it and read what is typed; a guardian releases it if
+ * pi dies) and `dumpable` (non-dumpable, so none can ptrace pi or copy its terminal).
  *
  * @module
  */

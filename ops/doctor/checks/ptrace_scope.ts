@@ -1,9 +1,7 @@
 /**
- * Doctor check `ptrace_scope`: `kernel.yama.ptrace_scope`, which decides
- * which processes of the user can trace others: the terminal emulator or
- * tmux server (every key), a `pi-secret-run` command (its secret). sudo's
- * askpass helper never holds the password (docs/adr/0008), so it is not
- * among them.
+ * Doctor check `ptrace_scope`: which processes of the user can trace others, such as the terminal
+ * emulator or tmux server (every key) or a `pi-secret-run` command (its secret). sudo's askpass
+ * helper never holds the password (docs/adr/0008), so it is not among them.
  *
  * @module
  */

@@ -1,6 +1,5 @@
 /**
- * Doctor check `sudo`: which sudo is installed (sudo or sudo-rs), whether
- * its version can ask through an askpass, and whether it is setuid root;
+ * Doctor check `sudo`: sudo or sudo-rs, a version that can ask through an askpass, setuid root;
  * doas alone is unsupported.
  *
  * @module
@@ -14,9 +13,7 @@ import { msg } from "../../../shared/i18n/tools_locale.ts";
 export const SUDO_RS_ASKPASS_SINCE = "0.2.11";
 /** Oldest classic sudo the extension is tested with. */
 const SUDO_TESTED_SINCE = "1.9";
-/** Longest `sudo -V` line shown. */
 const VERSION_LINE_MAX = 120;
-/** The setuid bit. */
 const SETUID = 0o4000;
 
 /** sudo flavour and version, setuid root; doas only: unsupported. */

@@ -1,8 +1,6 @@
 /**
- * Doctor check `syslog` (ADR 0004): the audit log is a file of the user's,
- * which the agent can rewrite; the copy it cannot change goes to the system
- * log through `/dev/log`, where sudo logs too. Without that socket (a
- * container, no journald or rsyslog) there is no such copy.
+ * Doctor check `syslog` (ADR 0004): the copy of the audit log the agent cannot change goes to the
+ * system log through `/dev/log`; without that socket (a container) there is no such copy.
  *
  * @module
  */

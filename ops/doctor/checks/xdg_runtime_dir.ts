@@ -1,7 +1,6 @@
 /**
- * Doctor check `runtime_dir`: whether `XDG_RUNTIME_DIR` is a private
- * directory of the user's, and whether the session socket path built on it
- * (or on the `/tmp` fallback) is one the launcher accepts.
+ * Doctor check `runtime_dir`: `XDG_RUNTIME_DIR` is a private directory of the user's, and the
+ * session socket path built on it (or on the `/tmp` fallback) is one the launcher accepts.
  *
  * @module
  */
@@ -14,7 +13,6 @@ import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** `sizeof(sun_path) - 1` on Linux: the longest Unix socket path. */
 const SUN_PATH_MAX = 107;
-/** Group and other permission bits. */
 const GROUP_OTHER_ANY = 0o077;
 
 /** `XDG_RUNTIME_DIR` usable for the session directory. */
@@ -34,7 +32,7 @@ export const xdgRuntimeDirCheck = defineCheck("runtime_dir", "XDG_RUNTIME_DIR", 
     else mode = msg.xdgMode(octal(st.mode));
   }
   const base = problem || !xdg ? "/tmp" : xdg;
-  // What startSession will build: <base>/pi-sudo-prompt-XXXXXX/askpass.sock
+  // What startSession builds: <base>/pi-sudo-prompt-XXXXXX/askpass.sock
   const socketPath = join(base, "pi-sudo-prompt-XXXXXX", "askpass.sock");
   if (!isSafeFlagPath(socketPath)) {
     return {
