@@ -129,7 +129,9 @@ function walk(uid, gid) {
         try {
           const status = readFileSync(`/proc/${name}/status`, "latin1").slice(0, STATUS_CAP);
           entry.ids = status.split("\n").filter((l) => /^[UG]id:/.test(l)).join("\n");
-          if (/^Kthread:\t1$/m.test(status)) {
+          // Whole lines only: `Name:` may hold a `\r` (only `\n` and `\\` are escaped)
+          // and a forged `Kthread:` after it (security test P16).
+          if (status.split("\n").includes("Kthread:\t1")) {
             kernelThreads.set(pid, identity);
             seen.add(pid);
           }

@@ -118,6 +118,7 @@ async function readChild(pid: number): Promise<FrontEndChild | undefined> {
   ]);
   const ids = parseStatusIds(status ?? "");
   if (!status || !ids) return undefined;
-  const state = /^State:\t([A-Za-z])/m.exec(status)?.[1] ?? "?";
+  // Whole lines: the `Name:` line may hold a `\r` and a forged `State:` (P16).
+  const state = status.split("\n").find((l) => l.startsWith("State:\t"))?.[7] ?? "?";
   return { pid, state, uid: ids.uid[0], exe, argv: cmdline ? parseNulList(cmdline) : undefined };
 }

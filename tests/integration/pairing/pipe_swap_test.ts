@@ -21,7 +21,7 @@ import * as product from "../../../extension/channel/session_server.ts";
 import { mutatedCopy, ROOT_PAIRING_OFF, USER_PAIRING_OFF } from "../../helpers/mutated_copy.ts";
 import {
   PAIRING_CHECK,
-  rootPairingInstalled,
+  rootCheckInstalled,
   runRootPairing,
 } from "../../../extension/pairing/root_check.ts";
 import { PAIRING_REFUSALS } from "../../../extension/pairing/sudo_pairing.ts";
@@ -114,10 +114,10 @@ function refusals(events: SessionEvent[]): string[] {
 }
 
 /** Runs the swap as a tool call; returns its output and whether the hidden command ran. */
-async function pipeSwap(f: Fixture, keep = false) {
+async function pipeSwap(f: Fixture, mode?: "keep" | "kthread") {
   const r = await runToolCommand(
     f.session,
-    `sh '${SWAP}' '${f.scratch}'${keep ? " keep" : ""}`,
+    `sh '${SWAP}' '${f.scratch}'${mode ? ` ${mode}` : ""}`,
     40_000,
   );
   const out = r.stdout + r.stderr;
@@ -166,9 +166,24 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
     });
   });
 
+  it("pipe swap, user layer, sudo B named to forge a kernel thread's status line: refused other_sudo_foreign_askpass before and after a walk has seen it", async () => {
+    // sudo B's name is `s\rKthread:\t1`: the kernel escapes only `\n` and `\\` in
+    // status's `Name:` line, so a reader that takes `\r` for a line break sees a
+    // kernel thread and may skip sudo B in every later walk.
+    // Two answers: were either modal to open, the human's password would go to it.
+    await withSession([{ submit: PASSWORD }, { submit: PASSWORD }], USER_ONLY, async (f) => {
+      const out = await pipeSwap(f, "kthread");
+      assert.match(out, /^first sudo rc=1$/m, out);
+      assert.deepEqual(refusals(f.events), [
+        PAIRING_REFUSALS.OTHER_SUDO_FOREIGN_ASKPASS,
+        PAIRING_REFUSALS.OTHER_SUDO_FOREIGN_ASKPASS,
+      ]);
+    });
+  });
+
   it("pipe swap with the holder keeping a copy: refused stdout_pipe_held_elsewhere at once", async () => {
     await withSession([], USER_ONLY, async (f) => {
-      await pipeSwap(f, true);
+      await pipeSwap(f, "keep");
       assert.deepEqual(refusals(f.events), [PAIRING_REFUSALS.STDOUT_PIPE_HELD_ELSEWHERE]);
     });
   });
@@ -223,7 +238,7 @@ describe("the password reaches only the sudo it shows (real sudo)", () => {
   describe("hardened mode: root confirms the pairing", { skip: WITHOUT_BROKER }, () => {
     it("the broker's pairing check is installed (tests/run.sh's root phase)", async () => {
       assert.equal(
-        await rootPairingInstalled(),
+        await rootCheckInstalled(PAIRING_CHECK),
         true,
         `${PAIRING_CHECK} missing or not root-owned`,
       );
