@@ -12,17 +12,17 @@
 export const MAX_PROMPT_DISPLAY = 200;
 
 /**
- * Code points never drawn as themselves: C0 and C1 controls, DEL, and the invisible formatting
- * and bidi characters that could hide or reorder what the human reads.
+ * Characters never drawn as themselves: C0 and C1 controls, DEL, and the invisible formatting and
+ * bidi characters that could hide or reorder what the human reads. All lie in the BMP outside the
+ * surrogates, so matching UTF-16 units matches code points (an emoji's halves never match).
  */
-export function isUnsafeCodePoint(cp: number): boolean {
-  return cp < 0x20 ||
-    (cp >= 0x7f && cp <= 0x9f) ||
-    cp === 0x061c ||
-    (cp >= 0x200b && cp <= 0x200f) ||
-    (cp >= 0x2028 && cp <= 0x202e) ||
-    (cp >= 0x2060 && cp <= 0x2069) ||
-    cp === 0xfeff;
+// deno-lint-ignore no-control-regex -- matching control characters is the point
+const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
+const ALL_UNSAFE = new RegExp(UNSAFE.source, "g");
+
+/** Whether `text` holds a control, DEL, or an invisible formatting or bidi character. */
+export function hasUnsafe(text: string): boolean {
+  return UNSAFE.test(text);
 }
 
 /** Escape sequences, 7-bit (ESC …) and 8-bit (CSI 0x9b, OSC 0x9d, …), with their parameters. */
@@ -71,11 +71,6 @@ export function keepStylingOnly(line: string): string {
   return out + safeChars(line.slice(last));
 }
 
-/** The characters {@link isUnsafeCodePoint} names, as one pattern (a test keeps them equal). */
-export const UNSAFE_CHARACTERS =
-  // deno-lint-ignore no-control-regex -- matching control characters is the point
-  /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-
 function safeChars(text: string): string {
-  return text.replace(UNSAFE_CHARACTERS, "");
+  return text.replace(ALL_UNSAFE, "");
 }

@@ -50,7 +50,7 @@ export interface PromptRequest {
    * Runs the keyboard gate again after a terminal was added (a locked tmux client's, ADR 0009);
    * false when the request was refused and its modal must not be drawn.
    */
-  readonly recheck?: () => Promise<boolean>;
+  readonly recheck: () => Promise<boolean>;
   /** Approves the whole `call` (sudo caches it until the call ends) or this `sudo` (default). */
   readonly covers?: "call" | "sudo";
   /** Red lines: ways this sudo may run something its argv does not show (ADR 0006). */
@@ -67,7 +67,7 @@ export interface SecretPromptRequest {
   /** The agent's `--label`: unverified text, to be shown as such. */
   readonly label: string;
   /** See {@link PromptRequest.recheck}. */
-  readonly recheck?: () => Promise<boolean>;
+  readonly recheck: () => Promise<boolean>;
   /** True only when the allowlist allows this exact argv (else the red warning). */
   readonly allowlisted: boolean;
   /**

@@ -21,13 +21,7 @@ import { cleanMarkdown, inertRenderers } from "./ui/safe_rendering.ts";
 import { AuditLog } from "./audit/writer.ts";
 import { sessionAuditSink } from "./channel/audit_events.ts";
 import type { CredentialCacheMode } from "./channel/credential_policy.ts";
-import {
-  auditUnavailableNotice,
-  credentialRemovalNotice,
-  CREDENTIALS_NOT_REMOVED,
-  guardProblemNotice,
-  observeSession,
-} from "./channel/session_notices.ts";
+import { CREDENTIALS_NOT_REMOVED, observeSession } from "./channel/session_notices.ts";
 import { registerFlags, sessionFlags } from "./commands/flags.ts";
 import {
   type CallHandle,
@@ -49,8 +43,7 @@ import { promptOnTmuxClients } from "./keyboard/tmux_prompt.ts";
 import type { Elsewhere } from "./ui/elsewhere.ts";
 import { callTheUser } from "./ui/alert.ts";
 import { CallOutcomes } from "./channel/call_outcomes.ts";
-import { ownUid } from "../shared/own_uid.ts";
-import { packageInstall, startFailureNotice } from "./channel/start_notice.ts";
+import { startFailureNotice } from "./channel/start_notice.ts";
 import { msg } from "../shared/i18n/locale.ts";
 
 /** The Markdown surfaces whose text the model writes: cleaned of escapes before pi draws them. */
@@ -73,7 +66,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   registerFlags(pi);
 
   pi.on("session_start", (_event, ctx) => {
-    if (!isInteractive(ctx)) return;
+    if (ctx.mode !== "tui") return;
     starting = start(ctx).finally(() => starting = undefined);
     return starting;
   });
@@ -95,26 +88,26 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     // First, so before any tool call: pi non-dumpable, its terminal exclusive.
     await startTerminalGuard();
     const warn = (text: string) => ctx.ui.notify(text, "warning");
-    for (const problem of terminalGuardStatus().problems) warn(guardProblemNotice(problem));
+    for (const problem of terminalGuardStatus().problems) warn(`pi-sudo-prompt: ${problem}`);
     await session?.close();
     session = undefined;
     await audit?.close();
     audit = undefined;
     const opened = await AuditLog.open();
     if (opened.ok) audit = opened.log;
-    else warn(auditUnavailableNotice(opened.reason));
+    else warn(msg.auditUnavailable(opened.reason));
     const flags = sessionFlags(pi, process.env);
     cacheMode = flags.cacheMode;
     // Inside tmux the modal goes to the clients' own terminals (ADR 0009 §1).
     const place = tmuxPlace(process.env);
     const tmuxUnseen = !place && await tmuxAmongAncestors();
-    const elsewhere = (recheck?: () => Promise<boolean>): Elsewhere | undefined =>
+    const elsewhere = (recheck: () => Promise<boolean>): Elsewhere | undefined =>
       place
         ? (make, signal) =>
           promptOnTmuxClients(place, {
             make,
             signal,
-            recheck: recheck ?? (() => Promise.resolve(true)),
+            recheck,
             notify: (text) => warn(`pi-sudo-prompt: ${text}`),
           })
         : undefined;
@@ -133,9 +126,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
       credentialCache: cacheMode,
       callInProgress: () => calls.inProgress(),
       refuseRiskySudo: flags.refuseRiskySudo,
-      gate: terminalGate(ownUid(), {
-        provenance: { mark: processMark, duringCall: (t) => calls.ranAt(t) },
-      }),
+      gate: terminalGate({ mark: processMark, duringCall: (t) => calls.ranAt(t) }),
       prompter: {
         prompt: (request, signal) =>
           tmuxUnseen ? tmuxUnseenRefusal(warn) : calling(
@@ -157,7 +148,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
         record: audit ? sessionAuditSink(audit, "sudo") : undefined,
       }),
     });
-    if (!started.ok) return warn(startFailureNotice(started.reason, packageInstall()));
+    if (!started.ok) return warn(startFailureNotice(started.reason));
     session = started.session;
     unhookStop?.();
     unhookStop = onStopOrResume(() => session?.denyAllNow());
@@ -167,20 +158,13 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
   const prototype = createBashToolDefinition(process.cwd());
   // Every tool call and result, and the model's own text, is drawn without escapes: else it could
   // clear the screen and draw a look-alike of the modal. What runs is unchanged.
-  const drawnInert = typeof pi.registerToolRenderer === "function";
-  if (drawnInert) {
-    pi.registerToolRenderer((toolName, next) => {
-      const slots = next();
-      return slots ? inertRenderers(toolName, slots) : undefined;
-    });
-  }
-  if (typeof pi.registerMarkdownTransformer === "function") {
-    pi.registerMarkdownTransformer(cleanMarkdown, { messageTypes: MODEL_TEXT });
-  }
+  pi.registerToolRenderer((toolName, next) => {
+    const slots = next();
+    return slots ? inertRenderers(toolName, slots) : undefined;
+  });
+  pi.registerMarkdownTransformer(cleanMarkdown, { messageTypes: MODEL_TEXT });
   pi.registerTool({
     ...prototype,
-    // A pi without renderer resolvers (before 1.6): at least bash's call is drawn inert.
-    ...(drawnInert ? {} : inertRenderers(prototype.name, prototype)),
     async execute(toolCallId, params, signal, onUpdate, ctx) {
       const settings = SettingsManager.create(ctx.cwd, getAgentDir());
       // A call during start-up waits: its sudo reaches the modal instead of failing without a tty.
@@ -235,7 +219,7 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
     const ended = await endTickets(s.realSudo, calls.takeHolders());
     if (ended.ok) return;
     if (!ticketsLeft) {
-      ctx.ui.notify(credentialRemovalNotice(ended.reason, ended.killed), "warning");
+      ctx.ui.notify(msg.credentialsNotRemoved(ended.reason, ended.killed), "warning");
       recordCredentials("not_removed", ended.reason);
     }
     ticketsLeft = true;
@@ -299,12 +283,6 @@ export default function piSudoPrompt(pi: ExtensionAPI): void {
 function tmuxUnseenRefusal(warn: (text: string) => void): Promise<{ kind: "cancel" }> {
   warn(msg.tmuxWithoutTmuxVariable);
   return Promise.resolve({ kind: "cancel" });
-}
-
-/** True only for pi's interactive TUI (older pi without `ctx.mode`: any UI). */
-function isInteractive(ctx: ExtensionContext): boolean {
-  const mode = (ctx as { mode?: string }).mode;
-  return mode === undefined ? ctx.hasUI : mode === "tui";
 }
 
 function withPrelude(session: AskpassSession, command: string): string {

@@ -39,15 +39,12 @@ export function peerCredentialsAvailable(): boolean {
   return libc() !== null;
 }
 
-/** `SO_PEERCRED` of a connected Unix socket file descriptor. */
+/** `SO_PEERCRED` of a connected Unix socket's descriptor, as `socketFd` gives it. */
 export function getPeerCredentials(
   fd: number,
 ): Result<{ creds: PeerCredentials }, PeerCredentialError> {
   const c = libc();
   if (!c) return { ok: false, reason: PEER_CREDENTIAL_ERRORS.FFI_UNAVAILABLE };
-  if (!Number.isInteger(fd) || fd < 0) {
-    return { ok: false, reason: PEER_CREDENTIAL_ERRORS.NO_SOCKET_FD };
-  }
   const out = new Uint8Array(12);
   const len = [12];
   if (c.getsockopt(fd, SOL_SOCKET, SO_PEERCRED, out, len) !== 0 || len[0] !== 12) {

@@ -7,10 +7,12 @@
  *
  * @module
  */
+import type { Stats } from "node:fs";
 import type { PasswordRequest } from "../askpass/protocol.ts";
 import type { PeerCredentials } from "./peer_credentials.ts";
 import {
   ancestors,
+  isStopped,
   parseNulList,
   parseStat,
   parseStatusIds,
@@ -19,7 +21,7 @@ import {
   sameList,
 } from "./proc.ts";
 import { readProcFile, readProcLink, readProcText, statProcPath } from "./proc_reader.ts";
-import { peerOwnsConnection, SOCKET_PEER_ERRORS, type SocketPeerError } from "./socket_peer.ts";
+import { peerOwnsConnection } from "./socket_peer.ts";
 import type { Result } from "../shared/result.ts";
 
 /** Named reasons a requester is refused. */
@@ -148,7 +150,7 @@ function firstRefusal(expected: ExpectedHelper, first: FirstReads): VerifyRefusa
   const status = parseStatusIds(statusText ?? "");
   if (!stat || !status) return VERIFY_REFUSALS.PEER_GONE;
   // A stopped helper cannot be talking to us itself (SIGSTOP before it connects).
-  if (stat.state === "T" || stat.state === "t") return VERIFY_REFUSALS.PEER_STOPPED;
+  if (isStopped(stat)) return VERIFY_REFUSALS.PEER_STOPPED;
   // A traced helper is driven by its tracer, who sees every byte it handles (ADR 0008).
   if (parseTracerPid(statusText ?? "") !== 0) return VERIFY_REFUSALS.HELPER_TRACED;
   if (!status.uid.every((u) => u === expected.uid)) return VERIFY_REFUSALS.PEER_IDS_MISMATCH;
@@ -186,14 +188,12 @@ export async function judgeRequester(
     return refuse(VERIFY_REFUSALS.PEER_ENVIRON_MISMATCH);
   }
   const out = rest.out;
-  if (!out || !out.isFIFO() || out.uid !== 0 || (out.mode & 0o777) !== 0o600) {
-    return refuse(VERIFY_REFUSALS.PEER_STDOUT_NOT_SUDO_PIPE);
-  }
+  if (!isSudoPipe(out)) return refuse(VERIFY_REFUSALS.PEER_STDOUT_NOT_SUDO_PIPE);
   if (!rest.parent.ok) return refuse(rest.parent.reason);
   const sudoArgv = parseNulList(rest.sudoArgvBytes ?? new Uint8Array());
   if (!sudoArgv || sudoArgv.length === 0) return refuse(VERIFY_REFUSALS.PARENT_NOT_SUDO);
   if (!rest.ancestry.ok) return refuse(VERIFY_REFUSALS.NOT_FROM_THIS_SESSION);
-  if (!rest.owned.ok) return refuse(ownershipRefusal(rest.owned.reason));
+  if (!rest.owned.ok) return refuse(rest.owned.reason); // socket_peer's reasons are refusals
 
   const helper = { pid, startTime: first.stat.startTime };
   const sudo = { pid: rest.parent.stat.pid, startTime: rest.parent.stat.startTime };
@@ -242,7 +242,7 @@ export async function stillRunning(refs: readonly ProcessRef[]): Promise<boolean
   return refs.every((ref, i) => {
     const stat = stats[i];
     return stat !== undefined && stat.startTime === ref.startTime &&
-      stat.state !== "Z" && stat.state !== "T" && stat.state !== "t";
+      stat.state !== "Z" && !isStopped(stat);
   });
 }
 
@@ -257,16 +257,9 @@ export async function pidfdRefersTo(pidfd: number | undefined, pid: number): Pro
   return match !== null && Number(match[1]) === pid;
 }
 
-function ownershipRefusal(reason: SocketPeerError): VerifyRefusal {
-  switch (reason) {
-    case SOCKET_PEER_ERRORS.PEER_CONNECTION_INHERITED:
-    case SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION:
-    case SOCKET_PEER_ERRORS.PEER_HOLDS_CONNECTION_TWICE:
-    case SOCKET_PEER_ERRORS.PEER_GONE:
-      return reason; // spelled the same in VERIFY_REFUSALS (the compiler checks)
-    default:
-      return VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN;
-  }
+/** True for sudo's pipe: a FIFO of root's with mode 0600, as the helper's stdout must be. */
+export function isSudoPipe(st: Stats | undefined): st is Stats {
+  return st !== undefined && st.isFIFO() && st.uid === 0 && (st.mode & 0o777) === 0o600;
 }
 
 /** `/proc/<pid>/stat`, parsed, or `undefined` when gone or malformed. */

@@ -66,20 +66,29 @@ export function parseStat(text: string): ProcStat | undefined {
   return { pid, comm, state, ppid, pgrp, ttyNr, tpgid, startTime: BigInt(start) };
 }
 
-/** The four ids of a `Uid:` or `Gid:` line: real, effective, saved, filesystem. */
-export type IdQuad = readonly [number, number, number, number];
-
-/** `Uid:` and `Gid:` of `/proc/<pid>/status`. */
-export interface ProcIds {
-  readonly uid: IdQuad;
-  readonly gid: IdQuad;
+/** True for a process stopped (`T`) or in tracing stop (`t`, a tracer holds it). */
+export function isStopped(stat: ProcStat): boolean {
+  return stat.state === "T" || stat.state === "t";
 }
 
-/** Parses the `Uid:` and `Gid:` lines of `/proc/<pid>/status`. */
+/** The four ids of a `Uid:` line: real, effective, saved, filesystem. */
+export type IdQuad = readonly [number, number, number, number];
+
+/** The ids of `/proc/<pid>/status` that the checks read: its `Uid:` line. */
+export interface ProcIds {
+  readonly uid: IdQuad;
+}
+
+/** Parses the `Uid:` line of `/proc/<pid>/status`. */
 export function parseStatusIds(text: string): ProcIds | undefined {
-  const uid = idLine(text, "Uid");
-  const gid = idLine(text, "Gid");
-  return uid && gid ? { uid, gid } : undefined;
+  // Split on "\n" only: the kernel escapes "\n" in a process's Name: line
+  // but not "\r" or U+2028, which a multiline regex would treat as line
+  // breaks (a process could then plant a fake "Uid:" line in its name).
+  const line = text.split("\n").find((l) => l.startsWith("Uid:"));
+  const match = line === undefined ? null : /^Uid:\t(\d+)\t(\d+)\t(\d+)\t(\d+)$/.exec(line);
+  if (!match) return undefined;
+  const ids = match.slice(1, 5).map(Number);
+  return ids.every(Number.isSafeInteger) ? { uid: [ids[0], ids[1], ids[2], ids[3]] } : undefined;
 }
 
 /**
@@ -127,18 +136,6 @@ export function parseNulList(bytes: Uint8Array): string[] | undefined {
 /** True when two string lists are equal element by element. */
 export function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-function idLine(text: string, name: string): IdQuad | undefined {
-  // Split on "\n" only: the kernel escapes "\n" in a process's Name: line
-  // but not "\r" or U+2028, which a multiline regex would treat as line
-  // breaks (a process could then plant a fake "Uid:" line in its name).
-  const pattern = new RegExp(`^${name}:\\t(\\d+)\\t(\\d+)\\t(\\d+)\\t(\\d+)$`);
-  const line = text.split("\n").find((l) => l.startsWith(`${name}:`));
-  const match = line === undefined ? null : pattern.exec(line);
-  if (!match) return undefined;
-  const ids = match.slice(1, 5).map(Number);
-  return ids.every(Number.isSafeInteger) ? [ids[0], ids[1], ids[2], ids[3]] : undefined;
 }
 
 function parseDecimal(s: string): number | undefined {

@@ -4,14 +4,8 @@
  *
  * @module
  */
-import { fstatSync, type Stats, statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
 import type { Socket } from "node:net";
-
-/**
- * Deno's `node:fs` stats only descriptors it opened (`EBADF` for a socket
- * `node:net` accepted); `stat` of `/proc/self/fd/<fd>` gives the same inode.
- */
-const VIA_PROC = "Deno" in globalThis;
 
 /**
  * The file descriptor behind a Node socket: `_handle.fd`, internal to Node
@@ -20,16 +14,18 @@ const VIA_PROC = "Deno" in globalThis;
 export function socketFd(socket: Socket): number | undefined {
   // deno-lint-ignore no-explicit-any -- reaching into the internal handle on purpose
   const fd = (socket as any)._handle?.fd;
-  return typeof fd === "number" && fd >= 0 ? fd : undefined;
+  return Number.isInteger(fd) && fd >= 0 ? fd : undefined;
 }
 
 /**
  * `fstat(fd)` of a descriptor this process holds, or `undefined`. Never
  * throws, never waits: a held socket's or pipe's `fstat` reads kernel memory.
+ * Through `/proc/self/fd/<fd>` (the same inode): Deno's `node:fs` stats only
+ * descriptors it opened (`EBADF` for a socket `node:net` accepted).
  */
 export function fdStatSync(fd: number): Stats | undefined {
   try {
-    return VIA_PROC ? statSync(`/proc/self/fd/${fd}`) : fstatSync(fd);
+    return statSync(`/proc/self/fd/${fd}`);
   } catch {
     return undefined;
   }

@@ -4,54 +4,33 @@
  * as the askpass can connect, keep the socket (in a forked child, across `exec`,
  * or in flight via `SCM_RIGHTS`) and exec the real helper (ADR 0001,
  * Consequences). So the kernel is asked for the peer socket's inode
- * ({@link unixPeerInode}) and the peer's sockets ({@link socketInodesOf});
+ * ({@link unixPeerInodeByInode}) and the peer's sockets ({@link socketInodesOf});
  * {@link peerOwnsConnection} is the rule. Nothing here throws.
  *
  * @module
  */
 import { libc } from "./libc.ts";
 import { readProcLink, readProcText } from "./proc_reader.ts";
-import { fdStatSync } from "./socket_fd.ts";
 import { readDescriptorTable } from "./descriptor_table.mjs";
 import { encodeUnixDiagRequest, parseUnixDiagReply } from "./sock_diag.ts";
 import { type ReasonOf, reasons, type Result } from "../shared/result.ts";
 
 /**
- * Named reasons a check in this module fails. `peer_inode_unavailable`: the
- * kernel named no peer (not a connected Unix socket, peer gone, no
- * CONFIG_UNIX_DIAG); `peer_fd_table_too_large`: refused rather than scanned;
- * `peer_connection_inherited`: no `O_CLOEXEC`, so it was inherited across `exec`.
+ * Named reasons a check in this module fails, spelled as the refusals they become.
+ * `peer_connection_inherited`: no `O_CLOEXEC`, so it was inherited across `exec`;
+ * `connection_owner_unknown`: the kernel could not say (no FFI, no peer named by
+ * CONFIG_UNIX_DIAG, an fd table unreadable or past its cap), so it fails closed.
  */
 export const SOCKET_PEER_ERRORS = reasons(
-  "ffi_unavailable",
-  "invalid_argument",
-  "not_a_socket",
-  "peer_inode_unavailable",
   "peer_gone",
-  "peer_fds_unreadable",
-  "peer_fd_table_too_large",
   "peer_does_not_hold_connection",
   "peer_holds_connection_twice",
   "peer_connection_inherited",
+  "connection_owner_unknown",
 );
 
 /** One of the values of {@link SOCKET_PEER_ERRORS}. */
 export type SocketPeerError = ReasonOf<typeof SOCKET_PEER_ERRORS>;
-
-/** Inode of a connected socket and of the socket at its other end. */
-export interface UnixPeerInodes {
-  /** Inode of the local socket (the `N` of its `socket:[N]` link). */
-  readonly inode: number;
-  /** Inode of the peer socket, as reported by `UNIX_DIAG_PEER`. */
-  readonly peerInode: number;
-}
-
-/** One socket descriptor in a process's fd table. */
-export interface SocketFd {
-  readonly fd: number;
-  /** `socket:[inode]`. */
-  readonly inode: number;
-}
 
 /** Default bound on the number of fd entries read from `/proc/<pid>/fd`. */
 export const MAX_PEER_FDS = 4096;
@@ -70,6 +49,7 @@ const MAX_RECV_CALLS = 4;
 const O_CLOEXEC = 0o2000000;
 
 const fail = (reason: SocketPeerError) => ({ ok: false as const, reason });
+const UNKNOWN = fail(SOCKET_PEER_ERRORS.CONNECTION_OWNER_UNKNOWN);
 const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0;
 
 let sequence = (Date.now() & 0x7fff_ffff) >>> 0;
@@ -82,22 +62,19 @@ let sequence = (Date.now() & 0x7fff_ffff) >>> 0;
 export function unixPeerInodeByInode(
   inode: number,
 ): Result<{ peerInode: number }, SocketPeerError> {
-  if (!isPositiveInt(inode) || inode > 0xffff_ffff) {
-    return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
-  }
   const c = libc();
-  if (!c) return fail(SOCKET_PEER_ERRORS.FFI_UNAVAILABLE);
+  if (!c || !isPositiveInt(inode) || inode > 0xffff_ffff) return UNKNOWN;
   let nl = -1;
   try {
     nl = c.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_SOCK_DIAG);
-    if (nl < 0) return fail(SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE);
+    if (nl < 0) return UNKNOWN;
     sequence = (sequence + 1) >>> 0;
     const seq = sequence;
     const request = encodeUnixDiagRequest(inode, seq);
     const kernel = new Uint8Array(SOCKADDR_NL_LEN); // nl_pid 0: the kernel
     new DataView(kernel.buffer).setUint16(0, AF_NETLINK, true);
     if (c.sendto(nl, request, request.length, 0, kernel, kernel.length) !== request.length) {
-      return fail(SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE);
+      return UNKNOWN;
     }
     const buf = new Uint8Array(RECV_BUFFER_BYTES);
     for (let i = 0; i < MAX_RECV_CALLS; i++) {
@@ -108,25 +85,12 @@ export function unixPeerInodeByInode(
       if (answer === undefined) break;
       return { ok: true, peerInode: answer };
     }
-    return fail(SOCKET_PEER_ERRORS.PEER_INODE_UNAVAILABLE);
+    return UNKNOWN;
   } catch {
-    return fail(SOCKET_PEER_ERRORS.FFI_UNAVAILABLE);
+    return UNKNOWN;
   } finally {
     if (nl >= 0) c.close(nl);
   }
-}
-
-/**
- * Inodes of our connected AF_UNIX stream socket `acceptedFd` (`fstat`) and of
- * its other end (`NETLINK_SOCK_DIAG`), for an accepted socket the client's end.
- */
-export function unixPeerInode(acceptedFd: number): Result<UnixPeerInodes, SocketPeerError> {
-  const valid = Number.isSafeInteger(acceptedFd) && acceptedFd >= 0;
-  const st = valid ? fdStatSync(acceptedFd) : undefined;
-  if (!st || !st.isSocket() || !isPositiveInt(st.ino)) return fail(SOCKET_PEER_ERRORS.NOT_A_SOCKET);
-  const peer = unixPeerInodeByInode(st.ino);
-  if (!peer.ok) return peer;
-  return { ok: true, inode: st.ino, peerInode: peer.peerInode };
 }
 
 const SOCKET_LINK = /^socket:\[(\d+)\]$/;
@@ -139,14 +103,11 @@ const SOCKET_LINK = /^socket:\[(\d+)\]$/;
 export async function socketInodesOf(
   pid: number,
   cap: number = MAX_PEER_FDS,
-): Promise<Result<{ sockets: SocketFd[] }, SocketPeerError>> {
-  if (!isPositiveInt(pid)) return fail(SOCKET_PEER_ERRORS.INVALID_ARGUMENT);
+): Promise<Result<{ sockets: { fd: number; inode: number }[] }, SocketPeerError>> {
+  if (!isPositiveInt(pid)) return UNKNOWN;
   const table = await readDescriptorTable(`/proc/${pid}/fd`, cap, (l) => SOCKET_LINK.test(l));
-  if (!table.ok) {
-    if (table.reason === "gone") return fail(SOCKET_PEER_ERRORS.PEER_GONE);
-    if (table.reason === "too_many") return fail(SOCKET_PEER_ERRORS.PEER_FD_TABLE_TOO_LARGE);
-  }
-  if (!table.ok || table.unreadableLink) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
+  if (!table.ok && table.reason === "gone") return fail(SOCKET_PEER_ERRORS.PEER_GONE);
+  if (!table.ok || table.unreadableLink) return UNKNOWN;
   return {
     ok: true,
     sockets: table.kept.map(([fd, link]) => ({ fd, inode: Number(SOCKET_LINK.exec(link)?.[1]) })),
@@ -177,7 +138,7 @@ export async function peerOwnsConnection(
   if (mine.length > 1) return fail(SOCKET_PEER_ERRORS.PEER_HOLDS_CONNECTION_TWICE);
   const flags = await fdFlags(peerPid, mine[0].fd, peer.peerInode);
   if (flags === "gone") return fail(SOCKET_PEER_ERRORS.PEER_DOES_NOT_HOLD_CONNECTION);
-  if (flags === undefined) return fail(SOCKET_PEER_ERRORS.PEER_FDS_UNREADABLE);
+  if (flags === undefined) return UNKNOWN;
   if ((flags & O_CLOEXEC) === 0) return fail(SOCKET_PEER_ERRORS.PEER_CONNECTION_INHERITED);
   return { ok: true };
 }

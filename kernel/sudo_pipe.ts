@@ -9,29 +9,29 @@
  */
 import { libc } from "./libc.ts";
 import { pidfdOpen } from "./peer_credentials.ts";
+import { isSudoPipe } from "./peer_verification.ts";
 import { fdStatSync } from "./socket_fd.ts";
+import { type ReasonOf, reasons } from "../shared/result.ts";
 
-/** Named outcomes of a handover that did not write the password. */
-export const PIPE_HANDOVER_ERRORS = {
-  /** Yama 2/3 or an LSM refused `pidfd_getfd`: the helper must write (old path). */
-  NOT_PERMITTED: "pidfd_getfd_not_permitted",
-  /** The kernel has no `pidfd_getfd` (< 5.6), or FFI is missing: the helper must write. */
-  UNSUPPORTED: "pidfd_getfd_unsupported",
-  /** The helper is gone, or its stdout is closed. */
-  HELPER_GONE: "helper_gone",
-  /** The helper's stdout is no longer the pipe that was verified. */
-  PIPE_CHANGED: "helper_pipe_changed",
-  /** The pipe did not take the whole line in one write (full, or closed by sudo). */
-  WRITE_FAILED: "pipe_write_failed",
-} as const;
+/**
+ * Named outcomes of a handover that did not write the password. After the first two (Yama 2/3 or
+ * an LSM; a kernel before 5.6, or no FFI) the helper writes it ({@link FALLBACK_REASONS}).
+ */
+export const PIPE_HANDOVER_ERRORS = reasons(
+  "pidfd_getfd_not_permitted",
+  "pidfd_getfd_unsupported",
+  "helper_gone",
+  "helper_pipe_changed",
+  "pipe_write_failed",
+);
 
 /** One of the values of {@link PIPE_HANDOVER_ERRORS}. */
-export type PipeHandoverError = typeof PIPE_HANDOVER_ERRORS[keyof typeof PIPE_HANDOVER_ERRORS];
+export type PipeHandoverError = ReasonOf<typeof PIPE_HANDOVER_ERRORS>;
 
 /** The failures after which the helper may still write the password (the old path). */
 export const FALLBACK_REASONS: ReadonlySet<PipeHandoverError> = new Set([
-  PIPE_HANDOVER_ERRORS.NOT_PERMITTED,
-  PIPE_HANDOVER_ERRORS.UNSUPPORTED,
+  PIPE_HANDOVER_ERRORS.PIDFD_GETFD_NOT_PERMITTED,
+  PIPE_HANDOVER_ERRORS.PIDFD_GETFD_UNSUPPORTED,
 ]);
 
 const SYS_PIDFD_GETFD = 438;
@@ -58,7 +58,7 @@ export function writeIntoSudoPipe(
   secret: Uint8Array,
 ): { ok: true } | { ok: false; reason: PipeHandoverError } {
   const c = libc();
-  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };
+  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.PIDFD_GETFD_UNSUPPORTED };
   const opened = target.pidfd === undefined ? pidfdOpen(target.pid) : undefined;
   if (opened?.ok === false) return { ok: false, reason: openFailure(opened.errno ?? 0) };
   const pidfd = opened?.ok ? opened.fd : target.pidfd!;
@@ -67,17 +67,14 @@ export function writeIntoSudoPipe(
     fd = c.syscall(SYS_PIDFD_GETFD, "int", pidfd, "int", 1, "unsigned int", 0);
     if (fd < 0) return { ok: false, reason: openFailure(c.errno()) };
     const st = fdStatSync(fd);
-    if (
-      !st || !st.isFIFO() || st.uid !== 0 || (st.mode & 0o777) !== 0o600 ||
-      st.ino !== target.pipeInode
-    ) {
-      return { ok: false, reason: PIPE_HANDOVER_ERRORS.PIPE_CHANGED };
+    if (!isSudoPipe(st) || st.ino !== target.pipeInode) {
+      return { ok: false, reason: PIPE_HANDOVER_ERRORS.HELPER_PIPE_CHANGED };
     }
     // A full pipe must not stall pi: EAGAIN instead of a wait. The flag is on
     // the open file the helper shares, which writes nothing after this.
     const flags = c.fcntl(fd, F_GETFL, 0);
     if (flags < 0 || c.fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-      return { ok: false, reason: PIPE_HANDOVER_ERRORS.WRITE_FAILED };
+      return { ok: false, reason: PIPE_HANDOVER_ERRORS.PIPE_WRITE_FAILED };
     }
     const line = new Uint8Array(secret.length + 1);
     try {
@@ -85,7 +82,7 @@ export function writeIntoSudoPipe(
       line[secret.length] = 0x0a;
       // At most 1024 bytes to a pipe: one write below PIPE_BUF is atomic.
       const n = c.write(fd, line, line.length);
-      if (n !== line.length) return { ok: false, reason: PIPE_HANDOVER_ERRORS.WRITE_FAILED };
+      if (n !== line.length) return { ok: false, reason: PIPE_HANDOVER_ERRORS.PIPE_WRITE_FAILED };
     } finally {
       line.fill(0);
     }
@@ -97,7 +94,7 @@ export function writeIntoSudoPipe(
 }
 
 function openFailure(errno: number): PipeHandoverError {
-  if (errno === EPERM) return PIPE_HANDOVER_ERRORS.NOT_PERMITTED;
-  if (errno === ENOSYS) return PIPE_HANDOVER_ERRORS.UNSUPPORTED;
+  if (errno === EPERM) return PIPE_HANDOVER_ERRORS.PIDFD_GETFD_NOT_PERMITTED;
+  if (errno === ENOSYS) return PIPE_HANDOVER_ERRORS.PIDFD_GETFD_UNSUPPORTED;
   return PIPE_HANDOVER_ERRORS.HELPER_GONE;
 }

@@ -12,12 +12,3 @@ export async function ptraceScope(): Promise<number | undefined> {
   const text = (await readProcText("/proc/sys/kernel/yama/ptrace_scope", 64))?.trim();
   return text !== undefined && /^[0-3]$/.test(text) ? Number(text) : undefined;
 }
-
-/**
- * True when the agent can trace a process of the user outside its own tree
- * (such as a broker-run `pi-secret-run` command): no Yama, or a scope of 0.
- */
-export async function agentCanTraceAnyProcess(): Promise<boolean> {
-  const scope = await ptraceScope();
-  return scope === undefined || scope === 0;
-}

@@ -14,9 +14,6 @@ export const AUDIT_FORMAT = "pi-sudo-prompt-audit/2";
 export const GENESIS_PREV = "0".repeat(64);
 /** Most argv elements, and bytes of argv JSON text, kept in one line. */
 export const MAX_ARGV = { ELEMENTS: 256, BYTES: 4096 } as const;
-/** The fields an {@link AuditEntry} may have; nothing else reaches a line. */
-export const AUDIT_ENTRY_FIELDS: readonly string[] =
-  "time kind event requestId peerPid argv argvTruncated decision reason attempt timings".split(" ");
 
 const ISO_TIME_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/;
 // deno-lint-ignore no-control-regex -- C0/C1 and bidi controls, separators: escaping them is the point

@@ -80,12 +80,3 @@ export function openSyslog(path: string = SYSLOG_PATH): Result<{ sink: SyslogSin
   };
   return { ok: true, sink: { send, stats: () => ({ sent, dropped }), close } };
 }
-
-/** For `doctor`: whether the socket at `path` accepts a connection (nothing sent; never waits). */
-export function syslogSocketStatus(
-  path: string = SYSLOG_PATH,
-): { ok: true; path: string } | { ok: false; path: string; reason: SyslogError } {
-  const opened = openSyslog(path);
-  if (opened.ok) opened.sink.close();
-  return opened.ok ? { ok: true, path } : { ok: false, path, reason: opened.reason };
-}

@@ -26,7 +26,6 @@ export type AuditOpenError = typeof AUDIT_OPEN_ERRORS[keyof typeof AUDIT_OPEN_ER
 export interface AuditLogOptions {
   readonly maxBytes?: number;
   readonly queueCapacity?: number;
-  readonly now?: () => Date;
   readonly syslogPath?: string | false;
 }
 
@@ -52,7 +51,6 @@ export class AuditLog {
   readonly sid: string = randomBytes(8).toString("hex");
   readonly #handle: FileHandle;
   readonly #options: AuditLogOptions;
-  readonly #now: () => Date;
   readonly #syslog: SyslogSink | undefined;
   readonly #syslogState: "ok" | "off" | SyslogError = "off";
   readonly #counts = { written: 0, dropped: 0, invalid: 0, queued: 0 };
@@ -64,12 +62,11 @@ export class AuditLog {
 
   private constructor(handle: FileHandle, cutEnd: boolean, options: AuditLogOptions) {
     [this.#handle, this.#newline, this.#options] = [handle, cutEnd, options];
-    this.#now = options.now ?? (() => new Date());
     if (options.syslogPath !== false) {
       const sys = openSyslog(options.syslogPath);
       [this.#syslog, this.#syslogState] = sys.ok ? [sys.sink, "ok"] : [undefined, sys.reason];
     }
-    const time = this.#now().toISOString();
+    const time = new Date().toISOString();
     this.#push({ time, kind: "log", event: "started", format: AUDIT_FORMAT, pid: process.pid });
   }
 
@@ -119,7 +116,7 @@ export class AuditLog {
   append(entry: AuditEntry): boolean {
     if (this.#closed) return false;
     try {
-      const body = normalizeAuditEntry(entry, this.#now());
+      const body = normalizeAuditEntry(entry, new Date());
       const { WARNING, INFO } = SYSLOG_SEVERITY;
       if (body) return this.#push(body, body.event === "refused" ? WARNING : INFO);
     } catch { /* not an object: invalid */ }

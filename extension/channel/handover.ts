@@ -8,28 +8,14 @@
 import { encodeDelivered, encodeResponse } from "../../askpass/protocol.ts";
 import { tracerOf, VERIFY_REFUSALS } from "../../kernel/peer_verification.ts";
 import { FALLBACK_REASONS, writeIntoSudoPipe } from "../../kernel/sudo_pipe.ts";
-import type { Pending, RefusalReason, SessionEvent } from "./session_types.ts";
-import { msg } from "../../shared/i18n/locale.ts";
-
-/** What {@link handOver} needs of the queue. */
-export interface HandOverQueue {
-  emit(event: SessionEvent): void;
-  /** Ends the request with `frame` as its reply. */
-  finish(entry: Pending, frame: Uint8Array): Promise<void>;
-  /** Ends it with a named refusal and a denial. */
-  refuse(entry: Pending, reason: RefusalReason, notice?: string): Promise<void>;
-}
-
-/** The notice of a request refused because its helper is traced (by `tracer`, when known). */
-export function tracedNotice(tracer: number | undefined): string {
-  return msg.helperTraced(tracer === undefined ? "" : msg.byProcess(tracer));
-}
+import { type ModalQueue, tracedNotice } from "./modal_queue.ts";
+import type { Pending, SessionEvent } from "./session_types.ts";
 
 /** Hands `password` (the caller zeroes it) to the sudo of `entry`. */
 export async function handOver(
   entry: Pending,
   password: Uint8Array,
-  queue: HandOverQueue,
+  queue: ModalQueue,
 ): Promise<void> {
   const helper = entry.watched[0];
   const tracer = await tracerOf(helper.pid);
@@ -51,7 +37,7 @@ export async function handOver(
       writer: "pi",
       ticket: entry.ticket,
     });
-    return await queue.finish(entry, done);
+    return await queue.finish(entry, undefined, done);
   }
   if (!FALLBACK_REASONS.has(written.reason)) return queue.refuse(entry, written.reason);
   await replyWithPassword(entry, password, queue, { writer: "helper", fallback: written.reason });
@@ -61,7 +47,7 @@ export async function handOver(
 export async function replyWithPassword(
   entry: Pending,
   password: Uint8Array,
-  queue: HandOverQueue,
+  queue: ModalQueue,
   how?: Pick<Extract<SessionEvent, { kind: "answered" }>, "writer" | "fallback">,
 ): Promise<void> {
   const frame = encodeResponse(entry.id, password);
@@ -75,5 +61,5 @@ export async function replyWithPassword(
     ticket: entry.ticket,
     ...how,
   });
-  await queue.finish(entry, frame);
+  await queue.finish(entry, undefined, frame);
 }

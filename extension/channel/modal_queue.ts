@@ -17,6 +17,7 @@ import {
 import type { GatePhase, GateVerdict, ModalGate } from "../keyboard/terminal_gate.ts";
 import type { PeerConnection } from "./peer_connection.ts";
 import {
+  type Admitted,
   CONNECTION_ERRORS,
   type Pending,
   type RefusalReason,
@@ -24,12 +25,17 @@ import {
   type SessionSettings,
 } from "./session_types.ts";
 import { Keepalives } from "./keepalives.ts";
-import { tracedNotice } from "./handover.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 
 /** An early keyboard check stands for the modal's own only this fresh (the re-check interval). */
 const GATE_AHEAD_MAX_AGE_MS = 100;
 const LIVENESS_INTERVAL_MS = 200;
 const WRITE_GRACE_MS = 1000;
+
+/** The notice of a request refused because its helper is traced (by `tracer`, when known). */
+export function tracedNotice(tracer: number | undefined): string {
+  return msg.helperTraced(tracer === undefined ? "" : msg.byProcess(tracer));
+}
 
 /** The queue and its turns; one per session. */
 export class ModalQueue {
@@ -58,7 +64,7 @@ export class ModalQueue {
 
   /** Queues a verified request, denied at its deadline or when its peer closes or sends more. */
   enqueue(
-    entry: Omit<Pending, "connection" | "deadline" | "abort" | "timer">,
+    entry: Admitted,
     connection: PeerConnection,
     timeoutMs: number,
     queued: SessionEvent,
@@ -197,7 +203,8 @@ export class ModalQueue {
     if (!first) return void frame?.fill(0);
     if (reason !== undefined) {
       this.emit({ kind: "denied", requestId: entry.id, reason, ...(reply ? { reply } : {}) });
-      await this.#track(this.#deny(entry.connection.socket, entry.id, reason));
+      const { socket } = entry.connection;
+      if (!socket.destroyed) await this.#track(this.reply(socket, encodeDenied(entry.id, reason)));
     } else if (frame) {
       await this.#track(this.reply(entry.connection.socket, frame));
     }
@@ -209,11 +216,6 @@ export class ModalQueue {
   #track(reply: Promise<void>): Promise<void> {
     this.#inFlight.add(reply);
     return reply.finally(() => this.#inFlight.delete(reply));
-  }
-
-  async #deny(socket: Socket, id: string, reason: DenyReason): Promise<void> {
-    if (socket.destroyed) return;
-    await this.reply(socket, encodeDenied(id, reason));
   }
 
   /** Helper connections that hear a keepalive until their reply (ADR 0008). */

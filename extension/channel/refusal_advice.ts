@@ -1,7 +1,8 @@
 /**
  * What the user can do about each named refusal: every reason falls in one of about
  * thirty groups, each with a title and one thing to do (docs/troubleshooting.md).
- * The map is typed over every reason, so a new reason without a group does not compile.
+ * A reason named like a group is in that group; every other is in a map typed over all of them,
+ * so a new reason without a group does not compile.
  *
  * @module
  */
@@ -13,17 +14,10 @@ import { msg as m } from "../../shared/i18n/locale.ts";
 export type NamedReason = RefusalReason | DenyReason;
 
 /**
- * A group of refusals: its title and what to do. A reason's details are in `pi-sudo-prompt
- * doctor --explain` (`ops/doctor/reason_details.ts`), so their text stays out of pi's process.
+ * Each group of refusals: what happened, in a few words, and what the user can do (one imperative
+ * sentence). A reason's details are in `pi-sudo-prompt doctor --explain`
+ * (`ops/doctor/reason_details.ts`), so their text stays out of pi's process.
  */
-export interface RefusalAdvice {
-  readonly group: RefusalGroup;
-  /** What happened, in a few words. */
-  readonly title: string;
-  /** What the user can do (one imperative sentence). */
-  readonly todo: string;
-}
-
 const GROUPS = {
   not_our_helper: { title: m.grpNotOurHelper, todo: m.todoNotOurs },
   broken_request: { title: m.grpBrokenRequest, todo: m.todoNotOurs },
@@ -66,10 +60,9 @@ const GROUPS = {
 /** The name of a group of refusals. */
 export type RefusalGroup = keyof typeof GROUPS;
 
-/** Each named reason's group. */
-const GROUP_OF: Readonly<Record<NamedReason, RefusalGroup>> = {
+/** The group of each named reason that is not named like a group. */
+const GROUP_OF: Readonly<Record<Exclude<NamedReason, RefusalGroup>, RefusalGroup>> = {
   // The requester is not the helper of a sudo the modal can show (kernel/peer_verification.ts).
-  ffi_unavailable: "ffi_unavailable",
   peer_credentials_failed: "check_incomplete",
   claimed_pid_mismatch: "not_our_helper",
   peer_uid_mismatch: "not_our_helper",
@@ -81,13 +74,10 @@ const GROUP_OF: Readonly<Record<NamedReason, RefusalGroup>> = {
   peer_stdout_not_sudo_pipe: "not_our_helper",
   parent_not_sudo: "not_our_helper",
   parent_not_setuid_root: "not_our_helper",
-  not_from_this_session: "not_from_this_session",
   peer_connection_inherited: "not_our_helper",
   peer_does_not_hold_connection: "not_our_helper",
   peer_holds_connection_twice: "not_our_helper",
   connection_owner_unknown: "check_incomplete",
-  peer_stopped: "peer_stopped",
-  helper_traced: "helper_traced",
   peer_changed: "not_our_helper",
   broker_not_root: "broker_unverified",
   broker_cmdline_mismatch: "broker_unverified",
@@ -97,7 +87,6 @@ const GROUP_OF: Readonly<Record<NamedReason, RefusalGroup>> = {
   trailing_bytes: "broken_request",
   malformed_frame: "broken_request",
   malformed_header: "broken_request",
-  unsupported_version: "unsupported_version",
   unexpected_type: "broken_request",
   bad_field: "broken_request",
   prompt_too_long: "broken_request",
@@ -109,25 +98,16 @@ const GROUP_OF: Readonly<Record<NamedReason, RefusalGroup>> = {
   request_timeout: "interrupted",
   replayed_request: "broken_request",
   peer_closed: "interrupted",
-  internal_error: "internal_error",
-  // sudo's credential cache (extension/channel/credential_policy.ts).
-  would_cache_credentials: "would_cache_credentials",
   // Only pi reads the keys (extension/keyboard/, ADR 0007).
-  terminal_shared: "terminal_shared",
   terminal_scan_incomplete: "check_incomplete",
-  terminal_unguarded: "terminal_unguarded",
   // The password reaches only the sudo the modal shows (extension/pairing/, ADR 0005).
   stdout_pipe_unknown: "check_incomplete",
   stdout_pipe_shared: "password_redirected",
   stdout_pipe_held_elsewhere: "password_redirected",
   other_sudo_without_helper: "other_sudo_waiting",
   other_sudo_foreign_askpass: "other_sudo_waiting",
-  other_sudo_helper_not_queued: "other_sudo_helper_not_queued",
   pairing_scan_failed: "check_incomplete",
   root_pairing_refused: "password_redirected",
-  root_pairing_unavailable: "root_pairing_unavailable",
-  // What root runs is shown, or refused (extension/channel/root_program.ts, ADR 0006).
-  risky_sudo: "risky_sudo",
   // pi writes the password into sudo's pipe (kernel/sudo_pipe.ts, ADR 0008).
   pidfd_getfd_not_permitted: "helper_writes",
   pidfd_getfd_unsupported: "helper_writes",
@@ -135,27 +115,20 @@ const GROUP_OF: Readonly<Record<NamedReason, RefusalGroup>> = {
   helper_pipe_changed: "not_our_helper",
   pipe_write_failed: "interrupted",
   // How a request ended without a password (askpass/protocol.ts).
-  cancelled: "cancelled",
-  timeout: "timeout",
-  verification_failed: "verification_failed",
   process_gone: "asker_gone",
   queue_full: "too_many_requests",
-  attempts_exhausted: "attempts_exhausted",
-  session_closed: "session_closed",
-  no_interactive_ui: "no_interactive_ui",
-  pi_stopped: "pi_stopped",
 };
 
-/** The advice for a named reason (its group's); undefined for a name that is none of them. */
-export function refusalAdvice(reason: string): RefusalAdvice | undefined {
-  if (!Object.hasOwn(GROUP_OF, reason)) return undefined;
-  const group = GROUP_OF[reason as NamedReason];
-  return { group, ...GROUPS[group] };
-}
-
-/** Every named reason, sorted (the doctor lists them). */
-export function refusalReasons(): readonly string[] {
-  return Object.keys(GROUP_OF).sort();
+/**
+ * The advice for a named reason (its group's, with the group's name); undefined for a name that
+ * is neither a reason nor a group (the doctor, which takes any name, checks it is a reason).
+ */
+export function refusalAdvice(reason: string) {
+  const group = Object.hasOwn(GROUP_OF, reason)
+    ? GROUP_OF[reason as keyof typeof GROUP_OF]
+    : reason;
+  if (!Object.hasOwn(GROUPS, group)) return undefined;
+  return { group: group as RefusalGroup, ...GROUPS[group as RefusalGroup] } as const;
 }
 
 /** The one-line notice for a refusal with no notice of its own: group, reason, what to do. */
@@ -164,7 +137,7 @@ export function refusalNotice(reason: string): string {
   const head = advice
     ? `${m.refusedRequestAs(advice.title, reason)}: ${advice.todo}`
     : m.refusedRequest(reason);
-  return `${head} · ${explainHint(reason)}`;
+  return `${head} · ${m.detailsHint(reason)}`;
 }
 
 /** The notice for a refusal that names a process (the pairing pass). */
@@ -176,9 +149,4 @@ export function processRefusalNotice(
   if (!advice) return `${refusal.reason}${who}`;
   const todo = advice.todo.charAt(0).toUpperCase() + advice.todo.slice(1);
   return `${advice.title} (${refusal.reason}${who}). ${todo}`;
-}
-
-/** Where a refusal's details are, in pi and in a shell. */
-export function explainHint(reason: string): string {
-  return m.detailsHint(reason);
 }

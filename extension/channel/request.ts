@@ -15,17 +15,16 @@ import {
   type PasswordRequest,
   type SecretRequest,
 } from "../../askpass/protocol.ts";
-import { type ExpectedBroker, type VerifiedBroker, verifyBroker } from "./broker_verification.ts";
-import { PEER_CREDENTIAL_ERRORS } from "../../kernel/peer_credentials.ts";
+import { type ExpectedBroker, verifyBroker } from "./broker_verification.ts";
+import { PEER_CREDENTIAL_ERRORS, type PeerCredentials } from "../../kernel/peer_credentials.ts";
 import {
   type ExpectedHelper,
   judgeRequester,
   readRequester,
   type RequesterReading,
-  type VerifiedRequester,
   VERIFY_REFUSALS,
 } from "../../kernel/peer_verification.ts";
-import { agentCanTraceAnyProcess } from "../../kernel/yama.ts";
+import { ptraceScope } from "../../kernel/yama.ts";
 import type { PairingGuard } from "../pairing/pairing_guard.ts";
 import { processRefusalNotice } from "./refusal_advice.ts";
 import { ROOT_RUN_REFUSALS, rootRunWarnings } from "./root_program.ts";
@@ -36,10 +35,10 @@ import type { AttemptCounter } from "./attempt_counter.ts";
 import { cachingAllowedNow, credentialDecision } from "./credential_policy.ts";
 import type { ModalQueue } from "./modal_queue.ts";
 import type { PeerConnection } from "./peer_connection.ts";
-import { handOver, type HandOverQueue, replyWithPassword } from "./handover.ts";
+import { handOver, replyWithPassword } from "./handover.ts";
 import {
+  type Admitted,
   CONNECTION_ERRORS,
-  type Pending,
   type RefusalReason,
   type SessionEvent,
   type SessionSettings,
@@ -73,9 +72,6 @@ export interface RequestContext extends SessionParts {
 
 /** When a connection was accepted (`performance.now()`), and the reads of its peer started then. */
 export type EarlyReads = { readonly arrivedAt: number; readonly reading?: RequesterReading };
-
-/** A verified request, before it has a place in the queue. */
-type Admitted = Omit<Pending, "connection" | "deadline" | "abort" | "timer">;
 
 /** Serves one request from its frame `body` to its one answer; throws only on the unexpected. */
 export async function serveRequest(
@@ -120,8 +116,8 @@ export async function serveRequest(
   // 2. Verify the peer (and, for a sudo, its policy and pairing).
   const started = performance.now();
   const admitted = request.type === "password_request"
-    ? await admitSudo(ctx, connection, request, early)
-    : await admitSecret(ctx, connection, request);
+    ? await admitSudo(ctx, connection, creds.creds, request, early)
+    : await admitSecret(ctx, creds.creds, request);
   if (!admitted.ok) return refuse(admitted.reason, admitted.notice);
   const entry = admitted.entry;
   const verifyMs = performance.now() - started;
@@ -182,14 +178,9 @@ export async function serveRequest(
       return await queue.refuse(pending, paired.reason, processRefusalNotice(paired));
     }
     if (connection.ended) return;
-    const ends: HandOverQueue = {
-      emit: (e) => queue.emit(e),
-      finish: (e, frame) => queue.finish(e, undefined, frame),
-      refuse: (e, reason, notice) => queue.refuse(e, reason, notice),
-    };
     // A secret travels in the reply; a sudo password goes into sudo's pipe (ADR 0008).
-    if (pending.kind === "secret") await replyWithPassword(pending, password, ends);
-    else await handOver(pending, password, ends);
+    if (pending.kind === "secret") await replyWithPassword(pending, password, queue);
+    else await handOver(pending, password, queue);
   } catch {
     // An unexpected throw while answering denies the request (fail closed).
     await queue.finish(pending, DENY_REASONS.CANCELLED);
@@ -207,25 +198,20 @@ type Admission =
 async function admitSudo(
   ctx: RequestContext,
   connection: PeerConnection,
+  creds: PeerCredentials,
   request: PasswordRequest,
   early: EarlyReads,
 ): Promise<Admission> {
-  const { creds, inode } = connection;
-  if (!creds.ok || inode === undefined || !early.reading) {
+  const { inode } = connection;
+  if (inode === undefined || !early.reading) {
     return { ok: false, reason: VERIFY_REFUSALS.CONNECTION_OWNER_UNKNOWN };
   }
   // A peer that was not yet the pinned deno when it connected is read
   // again now (it may have exec'd since: the checks then name why).
   const reading = await early.reading.pinned
     ? early.reading
-    : readRequester(ctx.expected, creds.creds, inode);
-  const verdict = await judgeRequester(
-    ctx.expected,
-    creds.creds,
-    connection.pidfd,
-    reading,
-    request,
-  );
+    : readRequester(ctx.expected, creds, inode);
+  const verdict = await judgeRequester(ctx.expected, creds, connection.pidfd, reading, request);
   if (!verdict.ok) return verdict;
   const requester = verdict.requester;
   // Before any modal: would the password leave a sudo ticket behind? (ADR 0006)
@@ -241,26 +227,10 @@ async function admitSudo(
     const risky = { reason: ROOT_RUN_REFUSALS.RISKY_SUDO, pid: requester.sudo.pid };
     return { ok: false, reason: risky.reason, notice: processRefusalNotice(risky) };
   }
-  const entry = sudoEntry(ctx, request, requester, paired.unchecked ?? [], {
-    covers: cache.createsTicket ? "call" : "sudo",
-    warnings,
-  });
-  // The process its ticket would be keyed to: the call's end ends it (ADR 0009 §4).
-  if (!cache.createsTicket) return { ok: true, entry };
-  return { ok: true, entry: { ...entry, ticket: await ticketHolderOf(requester.sudo.pid) } };
-}
-
-function sudoEntry(
-  ctx: RequestContext,
-  request: PasswordRequest,
-  requester: VerifiedRequester,
-  pairing: readonly UncheckedProcess[],
-  approval: { readonly covers: "call" | "sudo"; readonly warnings: readonly string[] },
-): Admitted {
   const { attempts, queue, settings } = ctx;
   const attempt = attempts.next(requester.sudo);
-  const unchecked = { pairing, gate: [] as readonly UncheckedProcess[] };
-  return {
+  const unchecked = { pairing: paired.unchecked ?? [], gate: [] as readonly UncheckedProcess[] };
+  const entry: Admitted = {
     unchecked,
     id: request.id,
     kind: "sudo",
@@ -280,43 +250,39 @@ function sudoEntry(
         waiting: () => queue.waitingBehind(request.id),
         unchecked: () => [...unchecked.pairing, ...unchecked.gate],
         recheck,
-        ...approval,
+        covers: cache.createsTicket ? "call" : "sudo",
+        warnings,
       }, signal),
     delivered: () => attempts.recordSubmit(requester.sudo),
   };
+  // The process its ticket would be keyed to: the call's end ends it (ADR 0009 §4).
+  if (!cache.createsTicket) return { ok: true, entry };
+  return { ok: true, entry: { ...entry, ticket: await ticketHolderOf(requester.sudo.pid) } };
 }
 
 /** A `pi-secret-run` request: its broker verified through the kernel (ADR 0002). */
 async function admitSecret(
   ctx: RequestContext,
-  connection: PeerConnection,
+  creds: PeerCredentials,
   request: SecretRequest,
 ): Promise<Admission> {
-  const { creds } = connection;
-  if (!creds.ok) return { ok: false, reason: VERIFY_REFUSALS.PEER_CREDENTIALS_FAILED };
-  const verdict = await verifyBroker(ctx.expectedBroker, creds.creds, request);
+  const verdict = await verifyBroker(ctx.expectedBroker, creds, request);
   if (!verdict.ok) return verdict;
-  return { ok: true, entry: await secretEntry(ctx, request, verdict.verified) };
-}
-
-async function secretEntry(
-  ctx: RequestContext,
-  request: SecretRequest,
-  verified: VerifiedBroker,
-): Promise<Admitted> {
   const { queue, settings } = ctx;
   // The verified broker (root, from root-owned files) says whether the argv
   // is allowlisted; reading the file again here would only repeat it.
   const allowlisted = request.allowlisted;
-  const traceable = await agentCanTraceAnyProcess();
-  return {
+  // No Yama, or scope 0: the agent can trace the command the broker runs (and its secret).
+  const scope = await ptraceScope();
+  const traceable = scope === undefined || scope === 0;
+  const entry: Admitted = {
     id: request.id,
     kind: "secret",
     argv: request.argv,
     pipeInode: undefined,
     unchecked: { pairing: [], gate: [] },
     attempt: 1,
-    watched: [verified.broker, verified.sudo],
+    watched: [verdict.verified.broker, verdict.verified.sudo],
     ask: (signal, recheck) => {
       // Remembered once shown, even if then cancelled (docs/design.md §5, /sudo-prompt allow).
       if (!allowlisted) ctx.lastUnverifiedArgv = [...request.argv];
@@ -334,6 +300,7 @@ async function secretEntry(
     },
     delivered: () => {},
   };
+  return { ok: true, entry };
 }
 
 function rememberId(seen: Set<string>, id: string): void {

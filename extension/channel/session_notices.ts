@@ -7,7 +7,7 @@
  */
 import type { TicketHolder } from "./call_credentials.ts";
 import type { SessionEvent } from "./session_types.ts";
-import { explainHint, refusalNotice } from "./refusal_advice.ts";
+import { refusalNotice } from "./refusal_advice.ts";
 import { msg } from "../../shared/i18n/locale.ts";
 
 /** How often at most a refused request is reported with a notice. */
@@ -58,27 +58,14 @@ export function observeSession(
       if (event.notice === lastDetail && t - lastDetailAt < NOTICE_INTERVAL_MS) return;
       lastDetail = event.notice;
       lastDetailAt = t;
-      return hooks.notify(`${msg.noPasswordPrompt(event.notice)} · ${explainHint(event.reason)}`);
+      return hooks.notify(
+        `${msg.noPasswordPrompt(event.notice)} · ${msg.detailsHint(event.reason)}`,
+      );
     }
     if (t - lastNotice < NOTICE_INTERVAL_MS) return;
     lastNotice = t;
     hooks.notify(`pi-sudo-prompt: ${refusalNotice(event.reason)}`);
   };
-}
-
-/** A terminal guard problem at start-up (pi stays dumpable, the terminal not exclusive…). */
-export function guardProblemNotice(problem: string): string {
-  return `pi-sudo-prompt: ${problem}`;
-}
-
-/** The audit log could not be opened: sudo still works, unrecorded. */
-export function auditUnavailableNotice(reason: string): string {
-  return msg.auditUnavailable(reason);
-}
-
-/** `sudo -K` failed even after the ticket holders were killed: no later call runs until it does. */
-export function credentialRemovalNotice(reason: string, killed: number): string {
-  return msg.credentialsNotRemoved(reason, killed);
 }
 
 /** Why a tool call is blocked while a ticket may live (ADR 0009 §4); for the agent: English. */

@@ -41,6 +41,7 @@ import { warmDenoCache, type WarmupRun } from "./deno_warmup.ts";
 import { compiledPiSecretRun } from "./pi_secret_run_binary.ts";
 import { ConnectionIntake } from "./connection_intake.ts";
 import { ModalQueue } from "./modal_queue.ts";
+import { PACKAGE_ROOT } from "./start_notice.ts";
 import {
   type AskpassSession,
   CONNECTION_ERRORS,
@@ -112,7 +113,7 @@ export async function startSession(
   const argvPrefix = helperArgvPrefix(denoPath, helperPath, socketPath);
   const clientEntry = fileURLToPath(new URL("../../broker/pi_secret_run.ts", import.meta.url));
   // `deno task compile`'s binary when it is there and current (docs/compile.md).
-  const compiled = await compiledPiSecretRun(fileURLToPath(new URL("../..", import.meta.url)));
+  const compiled = await compiledPiSecretRun(PACKAGE_ROOT);
   const written = await writeSessionFiles([
     { path: userDenoDir },
     { path: binDir },

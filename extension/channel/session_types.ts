@@ -224,3 +224,6 @@ export interface Pending {
   readonly unchecked: { pairing: readonly UncheckedProcess[]; gate: readonly UncheckedProcess[] };
   timer: ReturnType<typeof setTimeout> | undefined;
 }
+
+/** A verified request, before it has a place in the queue. */
+export type Admitted = Omit<Pending, "connection" | "deadline" | "abort" | "timer">;

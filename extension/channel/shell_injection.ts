@@ -100,21 +100,11 @@ export function sudoWrapperScript(realSudo: string, cache: CredentialCacheMode =
 }
 
 /**
- * Where a bare program name is looked up, in order: Debian's `secure_path`, all root's.
- * A name found there goes to sudo as that absolute path, so the modal shows the file root
- * runs and a look-alike on a user-writable `PATH` never runs (sudo without `secure_path`,
+ * Wrapper lines: a bare command name is looked up in Debian's `secure_path` (all root's, in
+ * order), and one found there goes to sudo as that absolute path, so the modal shows the file
+ * root runs and a look-alike on a user-writable `PATH` never runs (sudo without `secure_path`,
  * Arch's default, would use the command's `PATH`).
  */
-export const ROOT_PROGRAM_DIRS = [
-  "/usr/local/sbin",
-  "/usr/local/bin",
-  "/usr/sbin",
-  "/usr/bin",
-  "/sbin",
-  "/bin",
-] as const;
-
-/** Wrapper lines: a bare command name found in {@link ROOT_PROGRAM_DIRS} is made absolute. */
 function resolveProgramLines(): string[] {
   return [
     'if [ "$__pi_cmd" -gt 0 ] && [ "$__pi_nocmd" = 0 ]; then',
@@ -125,7 +115,7 @@ function resolveProgramLines(): string[] {
     '    if [ "$__pi_i" = "$__pi_cmd" ]; then',
     '      case "$__pi_a" in',
     "        */* | '') ;;",
-    `        *) for __pi_d in ${ROOT_PROGRAM_DIRS.join(" ")}; do`,
+    "        *) for __pi_d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do",
     '             if [ -f "$__pi_d/$__pi_a" ] && [ -x "$__pi_d/$__pi_a" ]; then',
     "               __pi_a=$__pi_d/$__pi_a; break",
     "             fi",
@@ -147,27 +137,19 @@ export function sudoShellPrelude(wrapperPath: string): string {
   return `sudo() { ${shQuote(wrapperPath)} "$@"; }`;
 }
 
-/** Inputs of the askpass launcher. */
-export interface LauncherSpec {
-  readonly envPath: string;
-  /** The helper's complete environment, `NAME=value`. */
-  readonly environment: readonly string[];
-  /** `[deno, "run", ...flags, helperPath]`. */
-  readonly argvPrefix: readonly string[];
-}
-
-/** The helper layer's one-line refusal when stdout is not sudo's askpass pipe. */
-export const LAUNCHER_STDOUT_REFUSAL =
-  "pi-askpass: stdout is not sudo's private pipe; run only by sudo -A";
-
 /**
  * The per-session launcher `pi-askpass`: checks its stdout, then `exec env -i VARS deno
  * run FLAGS helper.ts "$1"`, so only sudo's prompt passes through. The check uses `test`
  * builtins (no process): fd 1 must be a FIFO not ours that we may neither read nor write,
  * as sudo's root-made 0600 pipe is (a user cannot make a pipe owned by another); the
- * server checks owner 0 and mode 0600 from `/proc` before any prompt.
+ * server checks owner 0 and mode 0600 from `/proc` before any prompt. `environment` is the
+ * helper's complete environment (`NAME=value`), `argvPrefix` `[deno, "run", ...flags, helper]`.
  */
-export function launcherScript(spec: LauncherSpec): string {
+export function launcherScript(spec: {
+  readonly envPath: string;
+  readonly environment: readonly string[];
+  readonly argvPrefix: readonly string[];
+}): string {
   const words = [
     shQuote(spec.envPath),
     "-i",
@@ -180,7 +162,7 @@ export function launcherScript(spec: LauncherSpec): string {
     "#!/bin/sh",
     "# pi-sudo-prompt askpass launcher (generated per session; do not edit).",
     `if [ ! -p ${out} ] || [ -O ${out} ] || [ -r ${out} ] || [ -w ${out} ]; then`,
-    `  echo ${shQuote(LAUNCHER_STDOUT_REFUSAL)} >&2`,
+    `  echo ${shQuote("pi-askpass: stdout is not sudo's private pipe; run only by sudo -A")} >&2`,
     "  exit 1",
     "fi",
     `exec ${words.join(" \\\n  ")}`,

@@ -40,7 +40,7 @@ export function registerCommands(pi: ExtensionAPI, deps: CommandDeps): void {
       SUBCOMMANDS.filter((s) => s.startsWith(prefix.trim())).map((s) => ({ value: s, label: s })),
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const [sub, reason] = args.trim().split(/\s+/);
-      if ((ctx as { mode?: string }).mode !== "tui") {
+      if (ctx.mode !== "tui") {
         return void ctx.ui.notify(msg.onlyInTui, "error");
       }
       const session = deps.session();

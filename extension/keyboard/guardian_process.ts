@@ -5,9 +5,8 @@
  * @module
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { guardianArgv } from "./guardian_permissions.ts";
-import { parseStat } from "../../kernel/proc.ts";
+import { DENO_RUN_PINNED } from "../../askpass/helper_permissions.ts";
+import { readStat } from "../../kernel/peer_verification.ts";
 import { HARDENED_GUARDIAN_FILES } from "../../broker/root_files.ts";
 import { entrySource, libcPath } from "./entry_source.ts";
 import { type GuardState, RELEASE_COMMAND, tellGuardian } from "./guard_state.ts";
@@ -19,14 +18,6 @@ const GUARDIAN_START_MS = 15_000;
 const MAX_RESPAWNS_PER_MINUTE = 3;
 const NOT_HELD = msg.guardianNotHeld(RELEASE_COMMAND);
 const KEEPS_DYING = msg.guardianKeepsDying(RELEASE_COMMAND);
-
-function procStat(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "latin1");
-  } catch {
-    return undefined;
-  }
-}
 
 /** Starts the guardian for `s`'s terminal and records it; a problem is noted, never thrown. */
 export async function spawnGuardian(s: GuardState): Promise<void> {
@@ -40,16 +31,12 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
   }
   let child: ChildProcess;
   try {
-    const [cmd, ...args] = guardianArgv(
-      source.deno,
-      source.path,
-      libc,
-      s.ttyPath,
-      msg.modalGone,
-    );
+    // The pinned flags and FFI for exactly the libc pi has loaded (docs/permissions.md); the last
+    // argument is its line if pi ends while a modal shows (it loads no language table).
+    const argv = [...DENO_RUN_PINNED, `--allow-ffi=${libc}`, source.path, libc, s.ttyPath];
     // pi's own descriptor becomes the guardian's fd 3: exclusive mode is never
     // cleared for it to open the terminal (ADR 0009 §3).
-    child = spawn(cmd, args, {
+    child = spawn(source.deno, [...argv, msg.modalGone], {
       stdio: ["pipe", "pipe", "ignore", 0],
       detached: true, // its own session: no job-control signals from pi's terminal
       env: { DENO_DIR: source.denoDir, NO_COLOR: "1" },
@@ -66,10 +53,11 @@ export async function spawnGuardian(s: GuardState): Promise<void> {
     respawnLater(s);
     return;
   }
+  const start = child.pid === undefined ? undefined : (await readStat(child.pid))?.startTime;
+  // It died while its start was read: the exit handler below would never run.
+  if (child.exitCode !== null || child.signalCode !== null) return respawnLater(s);
   s.guardian = child;
-  s.guardianStart = child.pid === undefined
-    ? undefined
-    : parseStat(procStat(child.pid) ?? "")?.startTime;
+  s.guardianStart = start;
   if (s.modals > 0) tellGuardian(s, "modal on"); // a respawned guardian learns what shows
   // Neither the child nor its pipes may keep pi's event loop alive.
   child.unref();

@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { BROKER_LAUNCHER, BROKER_ROOT } from "../../broker/paths.ts";
-import { isProtectedPath } from "../../broker/protected_path.ts";
+import { BROKER_ROOT } from "../../broker/paths.ts";
 import { sudoWantsPassword } from "../../shared/sudo_answer.ts";
 import { runRootCheck } from "../pairing/root_check.ts";
 
@@ -22,11 +21,6 @@ export const TERMINAL_CHECK = `${BROKER_ROOT}/terminal-check`;
 export type RootTerminalResult =
   | { readonly ok: true; readonly holders: readonly number[] }
   | { readonly ok: false; readonly reason: string; readonly notPermitted?: true };
-
-/** True when the broker's launcher and the terminal check are root-protected files. */
-export async function rootTerminalCheckInstalled(): Promise<boolean> {
-  return await isProtectedPath(BROKER_LAUNCHER) && await isProtectedPath(TERMINAL_CHECK);
-}
 
 /** The pts number of `/dev/pts/N`, or `undefined` for any other terminal. */
 export function ptsNumber(ttyPath: string): number | undefined {

@@ -18,9 +18,9 @@ export type TerminalControlError = ReasonOf<typeof TERMINAL_CONTROL_ERRORS>;
 const { IOCTL_FAILED, PRCTL_FAILED } = TERMINAL_CONTROL_ERRORS;
 
 /** A switch result: the state after the call, or why it failed. */
-export type SwitchResult = Result<{ on: boolean }, TerminalControlError, { errno?: number }>;
+export type SwitchResult = Result<{ on: boolean }, TerminalControlError>;
 
-/** One libc call: `run` returns the state, or `undefined` for `failure` (with errno). */
+/** One libc call: `run` returns the state, or `undefined` for `failure`. */
 function viaLibc(
   failure: TerminalControlError,
   run: (c: LibcCalls) => boolean | undefined,
@@ -28,7 +28,7 @@ function viaLibc(
   const c = libc();
   if (!c) return { ok: false, reason: TERMINAL_CONTROL_ERRORS.FFI_UNAVAILABLE };
   const on = run(c);
-  return on === undefined ? { ok: false, reason: failure, errno: c.errno() } : { ok: true, on };
+  return on === undefined ? { ok: false, reason: failure } : { ok: true, on };
 }
 
 /** Sets or clears exclusive mode; the flag is the terminal's, so any holder can clear it. */
@@ -38,11 +38,8 @@ export function setTerminalExclusive(fd: number, on: boolean): SwitchResult {
 }
 
 /** Drops unread input (`TCIFLUSH`): keys typed at a gone modal must reach no later reader. */
-export function flushTerminalInput(fd: number): SwitchResult {
-  return viaLibc(
-    IOCTL_FAILED,
-    (c) => c.ioctlInt(fd, TTY_IOCTL.TCFLSH, TTY_IOCTL.TCIFLUSH) === 0 ? false : undefined,
-  );
+export function flushTerminalInput(fd: number): void {
+  libc()?.ioctlInt(fd, TTY_IOCTL.TCFLSH, TTY_IOCTL.TCIFLUSH);
 }
 
 /** Whether the terminal open on `fd` is in exclusive mode (`TIOCGEXCL`). */

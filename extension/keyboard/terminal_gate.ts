@@ -23,10 +23,11 @@ import {
 } from "./terminal_holders.ts";
 import {
   ptsNumber,
-  rootTerminalCheckInstalled,
   type RootTerminalResult,
   runRootTerminalCheck,
+  TERMINAL_CHECK,
 } from "./root_terminal.ts";
+import { rootCheckInstalled } from "../pairing/root_check.ts";
 import { liveGuardian, terminalGuardStatus } from "./terminal_guard.ts";
 import { takenTerminals } from "./tmux_prompt.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
@@ -34,6 +35,7 @@ import { ptraceScope } from "../../kernel/yama.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
 import { carriesMark } from "../../kernel/provenance.ts";
 import type { Result } from "../../shared/result.ts";
+import { ownUid } from "../../shared/own_uid.ts";
 import { msg } from "../../shared/i18n/locale.ts";
 
 /** How often an open modal is checked again (the issue's bound: 100 ms or less). */
@@ -70,16 +72,6 @@ export interface ProvenanceFacts {
   readonly duringCall: (startTime: bigint) => boolean;
 }
 
-/** Options of {@link terminalGate}. */
-export interface TerminalGateOptions {
-  /** The terminal to guard (default: the terminal guard's, pi's stdin); the bench passes a pty. */
-  readonly terminal?: () => { readonly ttyPath?: string; readonly rdev?: number };
-  /** More pids never counted (the bench's pty holders). */
-  readonly exclude?: readonly number[];
-  /** Where hidden processes came from; without it, nothing is proven of them. */
-  readonly provenance?: ProvenanceFacts;
-}
-
 interface Judged {
   readonly ttyPath: string;
   readonly rdev: number;
@@ -93,7 +85,8 @@ interface Judged {
  * locked clients' terminals are judged. In hardened mode root's listing, begun at
  * most {@link ROOT_RECHECK_MS} ago, counts too; before an answer leaves, a fresh one.
  */
-export function terminalGate(uid: number, options: TerminalGateOptions = {}): ModalGate {
+export function terminalGate(provenance: ProvenanceFacts): ModalGate {
+  const uid = ownUid();
   let piStart: bigint | undefined;
   let realSudo: string | undefined;
   /** Root's last listing of each terminal, by when it began (in flight or done). */
@@ -104,23 +97,20 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   };
   async function check(phase: GatePhase, retries: number, rootNow: boolean): Promise<GateVerdict> {
     const asked = performance.now();
-    const own = options.terminal?.() ?? terminalGuardStatus();
+    const guard = terminalGuardStatus();
     // The terminal is never open without a guardian to close it again (ADR 0009 §3).
-    if (!options.terminal) {
-      const guard = terminalGuardStatus();
-      if (guard.ttyPath && (!guard.exclusive || guard.guardianPid === undefined)) {
-        return {
-          ok: false,
-          reason: TERMINAL_REFUSALS.TERMINAL_UNGUARDED,
-          notice: guard.exclusive ? msg.guardianNotRunning : msg.terminalNotExclusiveNow,
-        };
-      }
+    if (guard.ttyPath && (!guard.exclusive || guard.guardianPid === undefined)) {
+      return {
+        ok: false,
+        reason: TERMINAL_REFUSALS.TERMINAL_UNGUARDED,
+        notice: guard.exclusive ? msg.guardianNotRunning : msg.terminalNotExclusiveNow,
+      };
     }
-    const base = excluded(options.exclude ?? []);
+    const base = excluded();
     base.catch(() => {}); // awaited with the scans; a failure fails them
     const terminals: Judged[] = [
-      ...(own.ttyPath !== undefined && own.rdev !== undefined
-        ? [{ ttyPath: own.ttyPath, rdev: own.rdev, own: true, exempt: base }]
+      ...(guard.ttyPath !== undefined && guard.rdev !== undefined
+        ? [{ ttyPath: guard.ttyPath, rdev: guard.rdev, own: true, exempt: base }]
         : []),
       ...takenTerminals().map((t) => ({
         ttyPath: t.ttyPath,
@@ -136,7 +126,7 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
       const n = ptsNumber(t.ttyPath);
       realSudo ??= await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
       if (n === undefined || realSudo === undefined) return undefined;
-      if (!await rootTerminalCheckInstalled()) return undefined;
+      if (!await rootCheckInstalled(TERMINAL_CHECK)) return undefined;
       for (const [tty, l] of rootListings) {
         if (asked - l.at >= ROOT_RECHECK_MS) rootListings.delete(tty);
       }
@@ -191,14 +181,10 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
     const origins = new Map<number, UncheckedProcess["origin"]>();
     const originOf = async (p: ProcessSummary) => {
       if (!origins.has(p.pid)) {
-        const marked = await carriesMark(p.pid, options.provenance?.mark());
+        const marked = await carriesMark(p.pid, provenance.mark());
         origins.set(
           p.pid,
-          marked
-            ? "agent"
-            : options.provenance?.duringCall(p.startTime)
-            ? "during_call"
-            : undefined,
+          marked ? "agent" : provenance.duringCall(p.startTime) ? "during_call" : undefined,
         );
       }
       return origins.get(p.pid);
@@ -227,9 +213,9 @@ export function terminalGate(uid: number, options: TerminalGateOptions = {}): Mo
   }
 }
 
-/** pi, its ancestors (its shell holds the terminal too), the live guardian and `more`. */
-async function excluded(more: readonly number[]): Promise<Set<number>> {
-  const out = new Set<number>([process.pid, ...more]);
+/** pi, its ancestors (its shell holds the terminal too) and the live guardian. */
+async function excluded(): Promise<Set<number>> {
+  const out = new Set<number>([process.pid]);
   const guardian = liveGuardian();
   if (guardian && (await readStat(guardian.pid))?.startTime === guardian.startTime) {
     out.add(guardian.pid);

@@ -170,10 +170,6 @@ export function liveGuardian(): { readonly pid: number; readonly startTime: bigi
 }
 
 async function start(s: GuardState): Promise<void> {
-  if (process.platform !== "linux") {
-    s.problems.push(msg.guardNotLinux);
-    return;
-  }
   // Before the first tool call: every process pi starts carries the mark (ADR 0009 §2).
   s.mark = markSelf();
   s.dumpableByChoice = process.env[DUMPABLE_SWITCH] === "1";

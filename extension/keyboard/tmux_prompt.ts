@@ -46,12 +46,6 @@ export interface TerminalModal {
   readonly withdrawnWhileTyping?: boolean;
 }
 
-/** Builds one modal for one terminal; `done` is called once with its outcome. */
-export type TerminalModalFactory = (
-  redraw: () => void,
-  done: (outcome: PromptOutcome) => void,
-) => TerminalModal;
-
 /** A client terminal pi holds now, for the keyboard gate (`terminal_gate.ts`). */
 export interface TakenTerminal {
   readonly ttyPath: string;
@@ -72,16 +66,10 @@ export function takenTerminals(): readonly TakenTerminal[] {
   return [...taken];
 }
 
-/** What the caller gets: the outcome, and a way to lock again. */
-export interface TmuxPrompt {
-  readonly outcome: Promise<PromptOutcome>;
-  /** Locks again: a client attached since (or one whose lock did not take) gets its modal. */
-  again(): void;
-}
-
 /** What {@link promptOnTmuxClients} needs besides the place. */
 export interface TmuxPromptOptions {
-  readonly make: TerminalModalFactory;
+  /** Builds one modal for one terminal; `done` is called once with its outcome. */
+  readonly make: (redraw: () => void, done: (outcome: PromptOutcome) => void) => TerminalModal;
   readonly signal: AbortSignal;
   /** Runs the keyboard gate now, with every taken terminal; false: the request was refused. */
   readonly recheck: () => Promise<boolean>;
@@ -100,8 +88,14 @@ interface Shown {
   lockEnded?: boolean;
 }
 
-/** Asks on every client of pi's tmux session; see the module's description. */
-export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): TmuxPrompt {
+/**
+ * Asks on every client of pi's tmux session (see the module's description). `again` locks again:
+ * a client attached since (or one whose lock did not take) gets its modal.
+ */
+export function promptOnTmuxClients(
+  place: TmuxPlace,
+  o: TmuxPromptOptions,
+): { readonly outcome: Promise<PromptOutcome>; again(): void } {
   const shown = new Set<Shown>();
   /** The clients a verified keeper of this request came from. */
   const reached = new Set<string>();
@@ -189,12 +183,8 @@ export function promptOnTmuxClients(place: TmuxPlace, o: TmuxPromptOptions): Tmu
     const forPi = reason === DENY_REASONS.SESSION_CLOSED || reason === DENY_REASONS.PI_STOPPED;
     finish(CANCEL, forPi ? "ended" : "withdrawn");
   };
-  if (o.signal.aborted) {
-    finished = true;
-    resolveOutcome(CANCEL);
-    return { outcome, again: () => {} };
-  }
   o.signal.addEventListener("abort", onAbort, { once: true });
+  if (o.signal.aborted) onAbort(); // no event comes for a signal aborted already
 
   const interrupt = (why: string) => {
     if (finished) return;

@@ -11,7 +11,7 @@ import type { ProcessRef } from "../../kernel/peer_verification.ts";
 import { firstExecutable } from "../../shared/executables.ts";
 import { gatherPairingSnapshot, stdoutPipeInode } from "./pairing_snapshot.ts";
 import { walkProcesses } from "../../kernel/proc_walk.ts";
-import { ownFrontEnds, rootPairingInstalled, runRootPairing } from "./root_check.ts";
+import { ownFrontEnds, PAIRING_CHECK, rootCheckInstalled, runRootPairing } from "./root_check.ts";
 import type { UncheckedProcess } from "../../askpass/prompter.ts";
 import { describeProcess } from "../../kernel/process_facts.ts";
 import { decidePairing, PAIRING_REFUSALS, ROOT_PAIRING_NOT_PERMITTED } from "./sudo_pairing.ts";
@@ -116,7 +116,7 @@ export class PairingGuard {
    * checks decide, and name what they could not clear.
    */
   async #evaluate(requestId: string, entry: Known, notBefore: number): Promise<PairingResult> {
-    if (await rootPairingInstalled()) {
+    if (await rootCheckInstalled(PAIRING_CHECK)) {
       const sudoPath = this.#options.sudoPath ??
         await firstExecutable(["/usr/bin/sudo", "/bin/sudo"]);
       if (entry.pipeInode === undefined || !sudoPath) {

@@ -160,9 +160,9 @@ function hold(s: Server, on: boolean): void {
 /** The installed root-owned pairing check (`broker/pairing_check.sh`). */
 export const PAIRING_CHECK = `${BROKER_ROOT}/pairing-check`;
 
-/** Whether the launcher and the pairing check are root-protected: then root's check is required. */
-export async function rootPairingInstalled(): Promise<boolean> {
-  return await isProtectedPath(BROKER_LAUNCHER) && await isProtectedPath(PAIRING_CHECK);
+/** Whether the launcher and `check` (pairing or terminal) are root-protected: root must check. */
+export async function rootCheckInstalled(check: string): Promise<boolean> {
+  return await isProtectedPath(BROKER_LAUNCHER) && await isProtectedPath(check);
 }
 
 /** Asks root whether the helper's stdout pipe is read by its sudo alone; never throws. */

@@ -9,7 +9,7 @@ import type { Component, Focusable } from "@earendil-works/pi-tui";
 import { Key, matchesKey } from "@earendil-works/pi-tui";
 import type { PromptOutcome } from "../../askpass/prompter.ts";
 import { boxLines, type ModalTheme } from "./modal_frame.ts";
-import { CANCEL, type MaskedPromptModal, type ModalOptions, OVERLAY } from "./masked_prompt.ts";
+import { CANCEL, MaskedPromptModal, type ModalLook, OVERLAY } from "./masked_prompt.ts";
 import type { ModalUI, QueuedRequest } from "./masked_prompt.ts";
 import { wrapped } from "./modal_text.ts";
 import { msg } from "../../shared/i18n/locale.ts";
@@ -40,13 +40,6 @@ export type Elsewhere = (
   signal: AbortSignal,
 ) => { readonly outcome: Promise<PromptOutcome>; again(): void };
 
-/** What pi's pane shows while the modal is on the client's terminal. */
-export const PANEL_LINES: readonly string[] = [
-  msg.panelAsksThere,
-  msg.panelTypeThere,
-  msg.panelNoBox,
-];
-
 /** The pane's panel: Escape cancels, Enter asks tmux again, every other key is dropped. */
 export class PanePanel implements Component, Focusable {
   focused = false;
@@ -64,7 +57,9 @@ export class PanePanel implements Component, Focusable {
     const lines = [
       this.#theme.bold(this.#theme.fg("accent", this.#title)),
       "",
-      ...PANEL_LINES.flatMap((l) => wrapped(l, inner, (s) => s)),
+      ...[msg.panelAsksThere, msg.panelTypeThere, msg.panelNoBox].flatMap((l) =>
+        wrapped(l, inner, (s) => s)
+      ),
     ];
     return width < 12 ? lines : boxLines(lines, width, this.#theme);
   }
@@ -82,16 +77,17 @@ export async function showElsewhere<R extends QueuedRequest>(
   ui: ModalUI,
   request: R,
   signal: AbortSignal,
-  Modal: new (options: ModalOptions<R>) => MaskedPromptModal<R>,
-  title: string,
+  look: ModalLook<R>,
   elsewhere: Elsewhere,
 ): Promise<PromptOutcome> {
   if (signal.aborted) return CANCEL;
   const local = new AbortController();
   const abort = () => local.abort(signal.reason);
   signal.addEventListener("abort", abort, { once: true });
+  const { draw, elsewhereTitle: title } = look;
   const prompt = elsewhere(
-    (redraw, done) => new Modal({ request, theme: ANSI_THEME, requestRender: redraw, done }),
+    (requestRender, done) =>
+      new MaskedPromptModal({ request, theme: ANSI_THEME, draw, requestRender, done }),
     local.signal,
   );
   let closePanel: (() => void) | undefined;

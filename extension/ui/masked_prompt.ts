@@ -1,8 +1,9 @@
 /**
- * The masked input component both modals are ({@link MaskedPromptModal}) and {@link showModal},
- * which shows one as a focused overlay in pi. The secret lives only in the component's private
- * array of code points until Enter, then goes straight into a `Uint8Array` the server can zero;
- * it is never rendered (one `•` per code point) and never logged.
+ * The masked input component both modals are ({@link MaskedPromptModal}, each drawn by its
+ * {@link ModalLook}) and {@link showModal}, which shows one as a focused overlay in pi. The secret
+ * lives only in the component's private array of code points until Enter, then goes straight into
+ * a `Uint8Array` the server can zero; it is never rendered (one `•` per code point) and never
+ * logged.
  *
  * @module
  */
@@ -12,7 +13,7 @@ import type { Component, Focusable, OverlayOptions } from "@earendil-works/pi-tu
 import { decodeKittyPrintable, Key, matchesKey } from "@earendil-works/pi-tui";
 import { DENY_REASONS, MAX_PASSWORD_BYTES } from "../../askpass/protocol.ts";
 import type { PromptOutcome } from "../../askpass/prompter.ts";
-import { isUnsafeCodePoint } from "../../askpass/prompt_text.ts";
+import { hasUnsafe } from "../../askpass/prompt_text.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { msg } from "../../shared/i18n/locale.ts";
 import { KEY_DROP, PASTE } from "../../shared/modal_keys.ts";
@@ -37,10 +38,12 @@ export interface QueuedRequest {
   readonly waiting: () => number;
 }
 
-/** What {@link SudoModal} or {@link SecretModal} is built from. */
+/** What a {@link MaskedPromptModal} is built from. */
 export interface ModalOptions<R> {
   readonly request: R;
   readonly theme: ModalTheme;
+  /** Draws it: what makes it the sudo or the secret modal. */
+  readonly draw: ModalRenderer<R>;
   /** Asks the TUI to redraw (after typing and on each countdown tick). */
   readonly requestRender: () => void;
   /** Called exactly once with the outcome. */
@@ -55,6 +58,15 @@ export type ModalRenderer<R> = (
   width: number,
   theme: ModalTheme,
 ) => string[];
+
+/** What tells the two modals apart: how each draws, and its words where it is not drawn. */
+export interface ModalLook<R> {
+  readonly draw: ModalRenderer<R>;
+  /** What pi says of the overlay when it cannot show one (RPC mode). */
+  readonly blocked: string;
+  /** The title of pi's pane while the modal is on other terminals. */
+  readonly elsewhereTitle: string;
+}
 
 /** The part of pi's `ctx.ui` that showing a modal uses. */
 export type ModalUI =
@@ -86,12 +98,11 @@ function isRejectedInput(cp: number): boolean {
  * reply to the agent (issue 36): typed in clear in its own array, sent only with a decline, never
  * moved to or from the password; the modal always opens on the password.
  */
-export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
+export class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
   implements Component, Focusable {
   /** Set by the TUI; draws the cursor marker for IME placement. */
   focused = false;
 
-  protected abstract readonly draw: ModalRenderer<R>;
   readonly #options: ModalOptions<R>;
   /** One string per code point, so Backspace and the `•` count are exact. */
   readonly #secret: string[] = [];
@@ -140,7 +151,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 
   render(width: number): string[] {
     this.#drawn = true;
-    const { request, theme } = this.#options;
+    const { request, theme, draw } = this.#options;
     const state = {
       typedLength: this.#secret.length,
       secondsLeft: this.#secondsLeft(),
@@ -152,7 +163,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
       replying: this.#replying,
       request,
     };
-    return this.draw(state, width, theme);
+    return draw(state, width, theme);
   }
 
   handleInput(data: string): void {
@@ -264,10 +275,7 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
    */
   #appendReply(text: string, mode: "reject-chunk" | "drop-controls"): void {
     const chars = [...text];
-    const rejected = (ch: string) => {
-      const cp = ch.codePointAt(0) ?? 0;
-      return isRejectedInput(cp) || isUnsafeCodePoint(cp);
-    };
+    const rejected = (ch: string) => isRejectedInput(ch.codePointAt(0) ?? 0) || hasUnsafe(ch);
     if (mode === "reject-chunk" && chars.some(rejected)) return;
     const before = this.#reply.length;
     for (const ch of chars) {
@@ -307,16 +315,15 @@ export abstract class MaskedPromptModal<R extends QueuedRequest = QueuedRequest>
 }
 
 /**
- * Shows a modal as a focused overlay; resolves with the answer, or cancel when `signal` aborts.
- * Without a TUI (RPC mode: `custom` never calls the factory) it cancels: a secret must never be
- * asked for through an unmasked channel.
+ * Shows the modal `look` draws as a focused overlay; resolves with the answer, or cancel when
+ * `signal` aborts. Without a TUI (RPC mode: `custom` never calls the factory) it cancels: a secret
+ * must never be asked for through an unmasked channel.
  */
 export async function showModal<R extends QueuedRequest>(
   ui: ModalUI,
   request: R,
   signal: AbortSignal,
-  Modal: new (options: ModalOptions<R>) => MaskedPromptModal<R>,
-  blockedMessage: string,
+  look: ModalLook<R>,
 ): Promise<PromptOutcome> {
   if (signal.aborted) return CANCEL;
   // Keys typed from now on are this modal's, unless they are the rest of a
@@ -328,7 +335,8 @@ export async function showModal<R extends QueuedRequest>(
   try {
     const outcome = await ui.custom<PromptOutcome | undefined>(
       (tui, theme, _keybindings, done) => {
-        modal = new Modal({ request, theme, requestRender: () => tui.requestRender(), done });
+        const requestRender = () => tui.requestRender();
+        modal = new MaskedPromptModal({ request, theme, draw: look.draw, requestRender, done });
         // The signal may have fired while pi was preparing the overlay.
         if (signal.aborted) modal.abort();
         return modal;
@@ -336,7 +344,7 @@ export async function showModal<R extends QueuedRequest>(
       {
         overlay: true,
         overlayOptions: OVERLAY,
-        blocked: { kind: "auth", message: blockedMessage },
+        blocked: { kind: "auth", message: look.blocked },
       },
     );
     return modal === undefined ? CANCEL : outcome ?? CANCEL;

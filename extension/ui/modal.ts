@@ -1,26 +1,40 @@
 /**
- * The modals' entry point: {@link SudoModal} and {@link SecretModal} are one component
- * ({@link MaskedPromptModal}, `masked_prompt.ts`) and one box (`modal_frame.ts`), differing only
- * in their own lines (`sudo_modal.ts`, `secret_modal.ts`). All they show was read from the kernel
- * or verified by the server, except the agent's text (sudo's prompt line, the secret's `--label`):
- * sanitised and drawn in `«…»` after its label, continuation lines indented, so it can never pass
- * for one of the modal's own lines. Rendering is pure, testable without a terminal.
+ * The modals' entry point. Both are one component (`MaskedPromptModal`, `masked_prompt.ts`)
+ * and one box (`modal_frame.ts`), differing only in their look (`sudo_modal.ts`,
+ * `secret_modal.ts`). All they show was read from the kernel or verified by the server, except the
+ * agent's text (sudo's prompt line, the secret's `--label`): sanitised and drawn in `«…»` after its
+ * label, continuation lines indented, so it can never pass for one of the modal's own lines.
+ * Rendering is pure, testable without a terminal.
  *
  * @module
  */
 
-export { formatCountdown, shellCommandText, shellQuote } from "./modal_text.ts";
-export type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
-export { MaskedPromptModal } from "./masked_prompt.ts";
-export type { ModalUI as SecretModalUI, ModalUI as SudoModalUI } from "./masked_prompt.ts";
-export { renderSudoModal, showSudoModal, SUDO_MODAL_TITLE, SudoModal } from "./sudo_modal.ts";
-export type { SudoModalState } from "./sudo_modal.ts";
-export {
-  NOT_ALLOWLISTED_WARNING,
-  renderSecretModal,
-  SECRET_MODAL_TITLE,
-  SecretModal,
-  showSecretModal,
-  TRACEABLE_WARNING,
-} from "./secret_modal.ts";
-export type { SecretModalState } from "./secret_modal.ts";
+import type { PromptOutcome, PromptRequest, SecretPromptRequest } from "../../askpass/prompter.ts";
+import type { ModalLook, ModalUI, QueuedRequest } from "./masked_prompt.ts";
+import { showModal } from "./masked_prompt.ts";
+import { type Elsewhere, showElsewhere } from "./elsewhere.ts";
+import { SUDO_LOOK } from "./sudo_modal.ts";
+import { SECRET_LOOK } from "./secret_modal.ts";
+
+/**
+ * Shows a modal for `request` and resolves with the answer: on the terminals `elsewhere` reaches
+ * when given, else as pi's overlay (abort and RPC mode as `showModal`).
+ */
+export type ShowModal<R> = (
+  ui: ModalUI,
+  request: R,
+  signal: AbortSignal,
+  elsewhere?: Elsewhere,
+) => Promise<PromptOutcome>;
+
+function showing<R extends QueuedRequest>(look: ModalLook<R>): ShowModal<R> {
+  return (ui, request, signal, elsewhere) =>
+    elsewhere
+      ? showElsewhere(ui, request, signal, look, elsewhere)
+      : showModal(ui, request, signal, look);
+}
+
+/** Shows the sudo modal. */
+export const showSudoModal: ShowModal<PromptRequest> = showing(SUDO_LOOK);
+/** Shows the "Secret request" modal of `pi-secret-run`. */
+export const showSecretModal: ShowModal<SecretPromptRequest> = showing(SECRET_LOOK);

@@ -104,11 +104,6 @@ function inputLine(label: string, typed: number, cursorText: string, width: numb
   return label + dots + cursorText;
 }
 
-/** Label of the reply field. */
-export const REPLY_LABEL: string = msg.replyLabel;
-/** Shown under the password while no reply is being written. */
-export const REPLY_HINT: string = msg.replyHint;
-
 /**
  * The reply field: a hint while empty and not chosen, else the reply in clear, tail kept (drawn
  * safely all the same, since it reaches the agent).
@@ -116,13 +111,13 @@ export const REPLY_HINT: string = msg.replyHint;
 function replyLines(state: MaskedInputView, width: number, theme: ModalTheme): string[] {
   const reply = state.reply ?? "";
   if (!state.replying && reply === "") {
-    return wrapped(REPLY_HINT, width, (s) => theme.fg("muted", s));
+    return wrapped(msg.replyHint, width, (s) => theme.fg("muted", s));
   }
-  const room = Math.max(1, width - visibleWidth(REPLY_LABEL) - 1);
+  const room = Math.max(1, width - visibleWidth(msg.replyLabel) - 1);
   // The tail, where the human types; a line too wide is still cut by the box.
   const shown = visibleWidth(reply) <= room ? reply : "…" + [...reply].slice(1 - room).join("");
   return [
-    theme.fg("accent", REPLY_LABEL) + sanitizeUntrusted(shown, room) +
+    theme.fg("accent", msg.replyLabel) + sanitizeUntrusted(shown, room) +
     cursor(state.replying === true, state.focused),
   ];
 }
@@ -139,9 +134,6 @@ export function boxLines(lines: readonly string[], width: number, theme: ModalTh
     border(`╰${rule}╯`),
   ];
 }
-
-/** Shown while keys typed for the previous, withdrawn modal are dropped. */
-export const KEYS_DROPPED: string = msg.keysDropped;
 
 /**
  * A modal's renderer: title, its `body` lines, masked input, countdown, `note` and `N more
@@ -162,7 +154,7 @@ export function modalRenderer<S extends MaskedInputView>(
       ...body(state, width, theme),
       inputLine(input.label, state.typedLength, cursor(!state.replying, state.focused), width),
       ...replyLines(state, width, theme),
-      ...(state.droppingKeys ? wrapped(KEYS_DROPPED, width, (s) => theme.fg("warning", s)) : []),
+      ...(state.droppingKeys ? wrapped(msg.keysDropped, width, (s) => theme.fg("warning", s)) : []),
       "",
       ...wrapped(keys, width, dim),
       ...wrapped(input.note, width, dim),

@@ -6,12 +6,12 @@
  */
 
 import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
-import { isUnsafeCodePoint } from "../../askpass/prompt_text.ts";
+import { hasUnsafe } from "../../askpass/prompt_text.ts";
 
 /** One character as is, or spelt `\n`-style or `\xHH` / `\uHHHH` when unsafe. */
 function escapeChar(ch: string): string {
+  if (!hasUnsafe(ch)) return ch;
   const cp = ch.codePointAt(0) ?? 0;
-  if (!isUnsafeCodePoint(cp)) return ch;
   if (cp === 0x0a) return "\\n";
   if (cp === 0x09) return "\\t";
   if (cp === 0x0d) return "\\r";
@@ -35,7 +35,7 @@ const SHELL_SAFE_WORD = /^[\p{L}\p{N}_@%+=:,./-]+$/u;
  */
 export function shellQuote(arg: string): string {
   if (arg === "") return "''";
-  if ([...arg].some((ch) => isUnsafeCodePoint(ch.codePointAt(0) ?? 0))) {
+  if (hasUnsafe(arg)) {
     // Backslashes and quotes first, so the escapes added after stay single.
     return `$'${escapeUnsafe(arg.replace(/[\\']/g, "\\$&"))}'`;
   }

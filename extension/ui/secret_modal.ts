@@ -5,9 +5,8 @@
  * @module
  */
 
-import type { PromptOutcome, SecretPromptRequest } from "../../askpass/prompter.ts";
-import { MaskedPromptModal, type ModalRenderer, type ModalUI, showModal } from "./masked_prompt.ts";
-import { type Elsewhere, showElsewhere } from "./elsewhere.ts";
+import type { SecretPromptRequest } from "../../askpass/prompter.ts";
+import type { ModalLook } from "./masked_prompt.ts";
 import {
   commandLines,
   MAX_COMMAND_LINES,
@@ -18,13 +17,6 @@ import {
 import type { MaskedInputView, ModalColor, ModalTheme } from "./modal_frame.ts";
 import { labelled, shellQuote, wrapped } from "./modal_text.ts";
 import { msg } from "../../shared/i18n/locale.ts";
-
-/** The secret modal's title: deliberately not the sudo modal's. */
-export const SECRET_MODAL_TITLE: string = msg.secretTitle;
-/** Shown when the agent can trace the command (no Yama or `ptrace_scope` 0) and read the secret. */
-export const TRACEABLE_WARNING: string = msg.traceableWarning;
-/** Shown in the error colour when the secret's argv is not on the allowlist. */
-export const NOT_ALLOWLISTED_WARNING: string = msg.notAllowlistedWarning;
 
 /** Everything {@link renderSecretModal} draws; no secrets, no callbacks. */
 export interface SecretModalState extends MaskedInputView {
@@ -47,38 +39,25 @@ function secretBodyLines(state: SecretModalState, width: number, theme: ModalThe
       text: msg.unverified,
       style: (s) => theme.bold(theme.fg("warning", s)),
     }),
-    ...(request.allowlisted ? [] : wrapped(NOT_ALLOWLISTED_WARNING, width, color("error"))),
-    ...(request.traceable ? wrapped(TRACEABLE_WARNING, width, color("warning")) : []),
+    ...(request.allowlisted ? [] : wrapped(msg.notAllowlistedWarning, width, color("error"))),
+    // The agent can trace the command (no Yama, or `ptrace_scope` 0) and read the secret.
+    ...(request.traceable ? wrapped(msg.traceableWarning, width, color("warning")) : []),
     "",
   ];
 }
 
-/** Draws the "Secret request" modal, pure, width-safe and boxed like {@link renderSudoModal}. */
-export const renderSecretModal = modalRenderer(SECRET_MODAL_TITLE, secretBodyLines, {
+/**
+ * Draws the "Secret request" modal, pure, width-safe and boxed like {@link renderSudoModal}; its
+ * title is deliberately not the sudo modal's.
+ */
+export const renderSecretModal = modalRenderer(msg.secretTitle, secretBodyLines, {
   label: msg.secretLabel,
   note: msg.secretNote,
 });
 
-/** The masked `pi-secret-run` overlay ("🔑 Secret request"). */
-export class SecretModal extends MaskedPromptModal<SecretPromptRequest> {
-  protected readonly draw: ModalRenderer<SecretPromptRequest> = renderSecretModal;
-}
-
-/** Shows the "Secret request" modal; overlay, abort and RPC mode as {@link showSudoModal}. */
-export function showSecretModal(
-  ui: ModalUI,
-  request: SecretPromptRequest,
-  signal: AbortSignal,
-  elsewhere?: Elsewhere,
-): Promise<PromptOutcome> {
-  return elsewhere
-    ? showElsewhere(
-      ui,
-      request,
-      signal,
-      SecretModal,
-      msg.secretElsewhereTitle,
-      elsewhere,
-    )
-    : showModal(ui, request, signal, SecretModal, msg.secretBlocked);
-}
+/** The `pi-secret-run` modal's look. */
+export const SECRET_LOOK: ModalLook<SecretPromptRequest> = {
+  draw: renderSecretModal,
+  blocked: msg.secretBlocked,
+  elsewhereTitle: msg.secretElsewhereTitle,
+};

@@ -6,17 +6,13 @@
  */
 
 import { truncateToWidth } from "@earendil-works/pi-tui";
-import type { PromptOutcome, PromptRequest, UncheckedProcess } from "../../askpass/prompter.ts";
+import type { PromptRequest, UncheckedProcess } from "../../askpass/prompter.ts";
 import { sanitizeUntrusted } from "../../askpass/prompt_text.ts";
-import { MaskedPromptModal, type ModalRenderer, type ModalUI, showModal } from "./masked_prompt.ts";
-import { type Elsewhere, showElsewhere } from "./elsewhere.ts";
+import type { ModalLook } from "./masked_prompt.ts";
 import { commandLines, modalRenderer, scrolledLines, untrustedLines } from "./modal_frame.ts";
 import type { MaskedInputView, ModalTheme } from "./modal_frame.ts";
 import { escapeUnsafe, shellCommandText, wrapped } from "./modal_text.ts";
 import { msg } from "../../shared/i18n/locale.ts";
-
-/** The sudo modal's title, in the user's language. */
-export const SUDO_MODAL_TITLE: string = msg.sudoTitle;
 
 /** Everything {@link renderSudoModal} draws; no secrets, no callbacks. */
 export interface SudoModalState extends MaskedInputView {
@@ -30,15 +26,6 @@ export interface SudoModalState extends MaskedInputView {
 
 /** Most processes named one by one; the rest are counted. */
 export const MAX_UNCHECKED_SHOWN = 4;
-
-/** What pi proved of a process's origin, in words (ADR 0009 §2). */
-export const ORIGIN_TEXT: Readonly<Record<"agent" | "during_call", string>> = {
-  agent: msg.originAgent,
-  during_call: msg.originDuringCall,
-};
-
-/** The one step that lets root answer instead of the human. */
-export const ROOT_CHECK_OFFER: string = msg.rootCheckOffer;
 
 /**
  * The "could not be checked" section: each process (pid, start, parent, proven origin, what was
@@ -60,11 +47,12 @@ function uncheckedLines(
     const parent = p.parent ? msg.uncheckedParent(sanitizeUntrusted(p.parent, 40)) : "";
     lines.push(...wrapped(`• ${p.pid}${when}${parent}`, width, warn));
     if (p.origin) {
-      // It may read this terminal too, and take the keys (Escape included): how to stop it.
-      const stop = p.origin === "agent" ? msg.stopIt(p.pid) : "";
-      lines.push(
-        ...wrapped(`  ${ORIGIN_TEXT[p.origin]}${stop}`, width, (s) => theme.fg("error", s)),
-      );
+      // What pi proved of its origin (ADR 0009 §2). One from pi may read this terminal too, and
+      // take the keys (Escape included): how to stop it.
+      const origin = p.origin === "agent"
+        ? msg.originAgent + msg.stopIt(p.pid)
+        : msg.originDuringCall;
+      lines.push(...wrapped(`  ${origin}`, width, (s) => theme.fg("error", s)));
     }
     lines.push(...wrapped(`  ${sanitizeUntrusted(p.why, 80)}`, width, warn));
     lines.push(
@@ -78,7 +66,8 @@ function uncheckedLines(
   if (list.length > MAX_UNCHECKED_SHOWN) {
     lines.push(warn(msg.andMore(list.length - MAX_UNCHECKED_SHOWN)));
   }
-  return [...lines, ...wrapped(ROOT_CHECK_OFFER, width, (s) => theme.fg("muted", s)), ""];
+  // The one step that lets root answer instead of the human.
+  return [...lines, ...wrapped(msg.rootCheckOffer, width, (s) => theme.fg("muted", s)), ""];
 }
 
 /**
@@ -131,32 +120,15 @@ function sudoBodyLines(state: SudoModalState, width: number, theme: ModalTheme):
 }
 
 /** Draws the sudo modal: pure, each line at most `width` visible columns. */
-export const renderSudoModal = modalRenderer(SUDO_MODAL_TITLE, sudoBodyLines, {
+export const renderSudoModal = modalRenderer(msg.sudoTitle, sudoBodyLines, {
   label: msg.passwordLabel,
   note: msg.passwordNote,
 });
 
-/** The masked sudo password overlay ("🔐 Sudo Authentication Required"). */
-export class SudoModal extends MaskedPromptModal<PromptRequest> {
-  protected readonly draw: ModalRenderer<PromptRequest> = (state, width, theme) =>
-    renderSudoModal({ ...state, unchecked: state.request.unchecked?.() }, width, theme);
-}
-
-/** Shows the sudo modal; abort and RPC mode as {@link showModal}. */
-export function showSudoModal(
-  ui: ModalUI,
-  request: PromptRequest,
-  signal: AbortSignal,
-  elsewhere?: Elsewhere,
-): Promise<PromptOutcome> {
-  return elsewhere
-    ? showElsewhere(
-      ui,
-      request,
-      signal,
-      SudoModal,
-      msg.sudoElsewhereTitle,
-      elsewhere,
-    )
-    : showModal(ui, request, signal, SudoModal, msg.sudoBlocked);
-}
+/** The sudo modal's look: the processes not cleared are read at each draw (they change). */
+export const SUDO_LOOK: ModalLook<PromptRequest> = {
+  draw: (state, width, theme) =>
+    renderSudoModal({ ...state, unchecked: state.request.unchecked?.() }, width, theme),
+  blocked: msg.sudoBlocked,
+  elsewhereTitle: msg.sudoElsewhereTitle,
+};

@@ -200,7 +200,6 @@ export const en = {
     "terminal guardian keeps dying: sudo prompts wait until a new one runs; " +
     `if pi is killed meanwhile, run ${release}`,
   guardFailed: (error: string) => `terminal guard failed: ${error}`,
-  guardNotLinux: "not Linux: no exclusive terminal, pi stays dumpable",
   guardStillDumpable: "still dumpable",
   guardNotNonDumpable: (reason: string) => `pi could not be made non-dumpable (${reason})`,
   guardNoTerminal: "stdin is not a terminal: nothing to make exclusive",

@@ -23,21 +23,11 @@ export function pickLanguage(env: Readonly<Record<string, string | undefined>>):
   return value !== undefined && /^pt(?:[_.@-]|$)/i.test(value) ? "pt_BR" : "en";
 }
 
-/** English when the environment cannot be read (a Deno process without `--allow-env`). */
-function processLanguage(): Language {
-  try {
-    return pickLanguage({
-      LC_ALL: process.env.LC_ALL,
-      LC_MESSAGES: process.env.LC_MESSAGES,
-      LANG: process.env.LANG,
-    });
-  } catch {
-    return "en";
-  }
-}
-
-/** The language of this process, picked once when it loads this module. */
-export const LANGUAGE: Language = processLanguage();
+/**
+ * The language of this process, picked once when it loads this module. No Deno entry point loads
+ * it (pi and the tools run on Node), so the environment is always readable.
+ */
+export const LANGUAGE: Language = pickLanguage(process.env);
 
 /** The strings of {@link LANGUAGE}: what every user-facing text of the product reads. */
 export const msg: Messages = TABLES[LANGUAGE];

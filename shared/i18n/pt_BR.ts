@@ -210,7 +210,6 @@ export const ptBR: Messages = {
     "o guardião do terminal continua morrendo: os pedidos do sudo esperam até que um novo " +
     `rode; se o pi for morto enquanto isso, execute ${release}`,
   guardFailed: (error) => `a proteção do terminal falhou: ${error}`,
-  guardNotLinux: "não é Linux: sem terminal exclusivo, o pi continua dumpable",
   guardStillDumpable: "continua dumpable",
   guardNotNonDumpable: (reason) => `não foi possível tornar o pi não-dumpable (${reason})`,
   guardNoTerminal: "a entrada padrão não é um terminal: nada para tornar exclusivo",

@@ -75,15 +75,16 @@ import { REPO_ROOT, testPassword } from "../helpers/test_env.ts";
 import type { FloodSummary } from "./flood_client.ts";
 import { gatherPairingSnapshot } from "../../extension/pairing/pairing_snapshot.ts";
 import { decidePairing } from "../../extension/pairing/sudo_pairing.ts";
-import { rootPairingInstalled, runRootPairing } from "../../extension/pairing/root_check.ts";
-import { scanTerminalHolders } from "../../extension/keyboard/terminal_holders.ts";
-import { terminalGate } from "../../extension/keyboard/terminal_gate.ts";
 import {
-  rootTerminalCheckInstalled,
-  runRootTerminalCheck,
-} from "../../extension/keyboard/root_terminal.ts";
+  PAIRING_CHECK,
+  rootCheckInstalled,
+  runRootPairing,
+} from "../../extension/pairing/root_check.ts";
+import { scanTerminalHolders } from "../../extension/keyboard/terminal_holders.ts";
+import type { terminalGate } from "../../extension/keyboard/terminal_gate.ts";
+import { runRootTerminalCheck, TERMINAL_CHECK } from "../../extension/keyboard/root_terminal.ts";
 import { BROKER_LAUNCHER } from "../../broker/paths.ts";
-import { promptOnTmuxClients } from "../../extension/keyboard/tmux_prompt.ts";
+import type { promptOnTmuxClients } from "../../extension/keyboard/tmux_prompt.ts";
 import { DENO_RUN_PINNED } from "../../askpass/helper_permissions.ts";
 import {
   mutatedCopy,
@@ -463,7 +464,7 @@ async function main(): Promise<void> {
 async function rootRows(logDir: string): Promise<void> {
   loadFactor = await calibrate();
   armWatchdog();
-  if (!await rootTerminalCheckInstalled()) {
+  if (!await rootCheckInstalled(TERMINAL_CHECK)) {
     throw new Error("--root-rows: the broker is not installed");
   }
   await attempt("r", () => addedChecksCost("r"));
@@ -958,7 +959,7 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
     }
     processes = (await import("node:fs/promises").then((fs) => fs.readdir("/proc")))
       .filter((n) => /^\d+$/.test(n)).length;
-    if (await rootPairingInstalled()) {
+    if (await rootCheckInstalled(PAIRING_CHECK)) {
       for (let i = 0; i < 5; i++) {
         const t0 = performance.now();
         const v = await runRootPairing("/usr/bin/sudo", candidate);
@@ -999,7 +1000,7 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
  * sudo → prompter: real sudo flows through two sessions, interleaved: one
  * without either (the baseline: a copy of the sources whose pairing checks
  * answer "paired" at once, since the product has no switch for them) and one
- * with both (a real pty to scan). The
+ * with both (a real pty to scan, as pi's terminal in a copy: {@link gateCopy}). The
  * gate starts when a request arrives, beside the kernel and pairing
  * checks, so only what it takes beyond them is added. Also the scan alone,
  * and the event-loop lag while the checks repeat every 100 ms, as they do
@@ -1033,13 +1034,17 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
     const rdev = (await stat(ttyPath)).rdev;
     // The scan runs in full but the pty's own holders do not count: the
     // gate must let the flow through for its cost to be measured.
-    const gate = terminalGate(ownUid(), {
-      terminal: () => ({ ttyPath, rdev }),
-      exclude: [sleeper, holder.pid ?? 0],
-    });
+    const guarded = await gateCopy(join(copy, "gate"), { ttyPath, rdev }, [
+      sleeper,
+      holder.pid ?? 0,
+    ]);
     const unpaired: typeof startSession = (await import(
       join(
-        await mutatedCopy(copy, [ROOT_PAIRING_OFF, USER_PAIRING_OFF, PAIRING_WALK_OFF]),
+        await mutatedCopy(join(copy, "unpaired"), [
+          ROOT_PAIRING_OFF,
+          USER_PAIRING_OFF,
+          PAIRING_WALK_OFF,
+        ]),
         "extension/channel/session_server.ts",
       )
     )).startSession;
@@ -1055,7 +1060,10 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
       return { session: started.session, prompter };
     };
     const plain = await start({}, unpaired);
-    const checked = await start({ gate });
+    const checked = await start(
+      { gate: guarded.terminalGate(NO_PROVENANCE) },
+      guarded.startSession,
+    );
     const variants = [
       { s: plain, times: plainTimes },
       { s: checked, times: checkedTimes },
@@ -1171,6 +1179,42 @@ async function addedChecksCost(id: "k" | "r" = "k"): Promise<void> {
   });
 }
 
+/** The bench proves nothing of where a process came from: no mark, no call running. */
+const NO_PROVENANCE = { mark: () => undefined, duringCall: () => false };
+
+/**
+ * The gate, the session server and the tmux prompt (which share its state) of a copy of the
+ * sources in `dir`, whose gate guards `pty` as pi's terminal (without: none, as pi's stdin is none
+ * here) and never counts `exempt`: the holders a pi would have as its ancestors (its terminal's
+ * `script`, tmux's server) are the bench's children here. The product has no switch for either.
+ */
+async function gateCopy(
+  dir: string,
+  pty: { ttyPath: string; rdev: number } | undefined,
+  exempt: readonly number[],
+) {
+  const file = "extension/keyboard/terminal_gate.ts";
+  // The pty, exclusive and with a guardian, as the terminal guard reports pi's.
+  const guarded = pty && `{ ttyPath: "${pty.ttyPath}", rdev: ${pty.rdev}, exclusive: true, ` +
+      "guardianPid: 0 }";
+  const root = await mutatedCopy(dir, [
+    ...(guarded ? [{ file, from: "terminalGuardStatus();", to: `${guarded};` }] : []),
+    {
+      file,
+      from: "new Set<number>([process.pid]);",
+      to: `new Set<number>([process.pid, ${exempt.join(", ")}]);`,
+    },
+  ]);
+  const load = (path: string) => import(join(root, path));
+  return {
+    terminalGate: (await load(file)).terminalGate as typeof terminalGate,
+    startSession: (await load("extension/channel/session_server.ts"))
+      .startSession as typeof startSession,
+    promptOnTmuxClients: (await load("extension/keyboard/tmux_prompt.ts"))
+      .promptOnTmuxClients as typeof promptOnTmuxClients,
+  };
+}
+
 // --- row t: the modal on a locked tmux client (ADR 0009) ---------------------
 
 /**
@@ -1213,10 +1257,12 @@ async function tmuxTakeover(tmp: string): Promise<void> {
         }
         return true;
       }, waitDeadline());
-    const gate = terminalGate(ownUid(), {
-      terminal: () => ({}),
-      exclude: [serverPid, client.pid ?? 0],
-    });
+    const { terminalGate, promptOnTmuxClients } = await gateCopy(
+      join(tmp, `t-copy-${Date.now()}`),
+      undefined,
+      [serverPid, client.pid ?? 0],
+    );
+    const gate = terminalGate(NO_PROVENANCE);
     const oneOurs = async () => {
       const abort = new AbortController();
       const t0 = performance.now();
@@ -1709,6 +1755,8 @@ async function bashOverhead(): Promise<void> {
     },
     registerCommand() {},
     registerFlag() {},
+    registerToolRenderer() {},
+    registerMarkdownTransformer() {},
     getFlag: () => undefined,
   } as unknown as ExtensionAPI;
   piSudoPrompt(fakePi);

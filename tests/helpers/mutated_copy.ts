@@ -42,7 +42,7 @@ export async function mutatedCopy(dir: string, mutations: readonly Mutation[]): 
 /** The pairing's root layer off (ADR 0005): the user-level checks decide alone. */
 export const ROOT_PAIRING_OFF: Mutation = {
   file: "extension/pairing/pairing_guard.ts",
-  from: "    if (await rootPairingInstalled()) {",
+  from: "    if (await rootCheckInstalled(PAIRING_CHECK)) {",
   to: "    if (false) {",
 };
 

@@ -59,7 +59,7 @@ async function startedIn(root: string): Promise<() => void> {
   libc();
   walker.holdProcessWalker();
   // A terminal that does not exist: the server answers with its usage line, and stays.
-  if (await check.rootPairingInstalled()) {
+  if (await check.rootCheckInstalled(check.PAIRING_CHECK)) {
     await check.runRootCheck("/usr/bin/sudo", ["--terminal-holders", "999999"]);
   }
   return walker.releaseProcessWalker;

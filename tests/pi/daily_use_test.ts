@@ -31,7 +31,8 @@ import {
   waitFor,
 } from "./attack_scripts/pi_checks.ts";
 import { flat, withPiInBash } from "./shell_pi.ts";
-import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
+import { TERMINAL_CHECK } from "../../extension/keyboard/root_terminal.ts";
+import { rootCheckInstalled } from "../../extension/pairing/root_check.ts";
 import type { TmuxSession } from "../helpers/tmux.ts";
 
 const PASSWORD = testPassword();
@@ -98,7 +99,7 @@ const resultsOf = (pi: PiSession) => async () => toolResults(await pi.readSessio
 /** What the modal must say about `pids`, by phase: named without root, nothing with it. */
 async function assertNamed(screen: string, pids: number[]): Promise<void> {
   const text = flat(screen);
-  if (await rootTerminalCheckInstalled()) {
+  if (await rootCheckInstalled(TERMINAL_CHECK)) {
     assert.ok(!text.includes(NOT_CHECKED), `root decides, nothing to name:\n${screen}`);
     return;
   }
@@ -147,7 +148,7 @@ describe("daily use is never refused (real pi, real sudo)", () => {
       await new Promise<void>((resolve) => tty.stdout!.once("data", () => resolve()));
       const screen = await sudoThroughModal(pi.tmux, resultsOf(pi), 1);
       await assertNamed(screen, [kids[0].pid!]);
-      if (!await rootTerminalCheckInstalled()) {
+      if (!await rootCheckInstalled(TERMINAL_CHECK)) {
         assert.match(flat(screen), /a setuid-root program of yours waits/);
         assert.match(flat(screen), /another sudo of yours waits at a terminal prompt/);
       }
@@ -209,7 +210,10 @@ describe("daily use is never refused (real pi, real sudo)", () => {
         5_000,
       );
       if (screen.includes(TITLE)) {
-        assert.ok(!await rootTerminalCheckInstalled(), "with the broker, root withdraws the modal");
+        assert.ok(
+          !await rootCheckInstalled(TERMINAL_CHECK),
+          "with the broker, root withdraws the modal",
+        );
         assert.match(flat(screen), /Not checked/);
       }
     } finally {

@@ -98,7 +98,8 @@ describe("installation", () => {
     assert.deepEqual(pkg.bin, { "pi-sudo-prompt": "bin/pi-sudo-prompt" });
     assert.equal(pkg.engines.node, ">=22.19.0");
     assert.ok(pkg.keywords.includes("pi-package"));
-    assert.equal(pkg.peerDependencies["@earendil-works/pi-coding-agent"], "*");
+    // pi 1.6 is the first with the tool-renderer resolver and Markdown transformers it relies on.
+    assert.equal(pkg.peerDependencies["@earendil-works/pi-coding-agent"], ">=1.6.0");
     // Optional: npm must not install a second pi into the package (pi aliases its own).
     assert.equal(pkg.peerDependenciesMeta["@earendil-works/pi-coding-agent"].optional, true);
     assert.ok(pkg.dependencies.deno && pkg.dependencies.koffi);

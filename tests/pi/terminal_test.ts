@@ -39,7 +39,8 @@ import {
   withScratch,
 } from "./attack_scripts/pi_checks.ts";
 import { busy, flat, opens, sudoInShell, withPiInBash } from "./shell_pi.ts";
-import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
+import { TERMINAL_CHECK } from "../../extension/keyboard/root_terminal.ts";
+import { rootCheckInstalled } from "../../extension/pairing/root_check.ts";
 import { ROOT_DENO, ROOT_SOURCES } from "../../broker/paths.ts";
 
 const PASSWORD = testPassword();
@@ -202,7 +203,7 @@ describe("only pi reads the keys (real pi, real sudo)", () => {
   });
 
   it("hardened mode: a reader that opened the terminal before pi and then hid itself (non-dumpable) is found by root: terminal_shared, no modal", async () => {
-    assert.ok(await rootTerminalCheckInstalled(), "the root phase installs the broker");
+    assert.ok(await rootCheckInstalled(TERMINAL_CHECK), "the root phase installs the broker");
     await withLoggerScratch(async (dir) => {
       const script: FauxStep[] = [{ bash: `${LEGIT}; echo "rc=$?"` }, { text: "FLOW-DONE" }];
       await withPiInBash(async ({ tmux }) => {

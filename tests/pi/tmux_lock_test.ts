@@ -51,8 +51,9 @@ import {
   withPi,
   withScratch,
 } from "./attack_scripts/pi_checks.ts";
-import { rootTerminalCheckInstalled } from "../../extension/keyboard/root_terminal.ts";
-import { ORIGIN_TEXT } from "../../extension/ui/sudo_modal.ts";
+import { TERMINAL_CHECK } from "../../extension/keyboard/root_terminal.ts";
+import { rootCheckInstalled } from "../../extension/pairing/root_check.ts";
+import { msg } from "../../shared/i18n/locale.ts";
 import { CREDENTIALS_NOT_REMOVED } from "../../extension/channel/session_notices.ts";
 
 const PASSWORD = testPassword();
@@ -257,7 +258,7 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
   }
 
   it("a forged ssh-agent that copied the client's terminal and hid: named as started by the agent (or, with root's check, refused)", async () => {
-    const root = await rootTerminalCheckInstalled();
+    const root = await rootCheckInstalled(TERMINAL_CHECK);
     await withRealAgent(async (real) => {
       await withScratch("pi-tmux-fake-", async (d) => {
         await withPi(fakeScript(d), async (pi) => {
@@ -277,7 +278,7 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
           }
           const screen = await pi.tmux.waitFor(TITLE, 30_000);
           const flat = screen.replace(/[│\s]+/g, " ");
-          assert.match(flat, new RegExp(`• ${fake}\\b.*${ORIGIN_TEXT.agent.slice(0, 40)}`));
+          assert.match(flat, new RegExp(`• ${fake}\\b.*${msg.originAgent.slice(0, 40)}`));
           assert.match(flat, /calls itself: ssh-agent/);
           assert.doesNotMatch(
             flat,
@@ -298,7 +299,7 @@ describe("the keys inside tmux reach only pi, by construction (real pi, real sud
   });
 
   it("mutation check: without pi's provenance, the forged ssh-agent reads the password typed at the modal (with root's check, it is still refused)", async () => {
-    const root = await rootTerminalCheckInstalled();
+    const root = await rootCheckInstalled(TERMINAL_CHECK);
     await withScratch("pi-tmux-fake-", async (d) => {
       await withExtension(NO_PROVENANCE, fakeScript(d), async (pi) => {
         await go(pi);

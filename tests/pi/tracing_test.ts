@@ -51,15 +51,15 @@ const NO_TRACER_CHECK: Mutation = {
  */
 const TRACING_STOP_ALIVE: Mutation = {
   file: "kernel/peer_verification.ts",
-  from: 'stat.state !== "Z" && stat.state !== "T" && stat.state !== "t";',
+  from: 'stat.state !== "Z" && !isStopped(stat);',
   to: 'stat.state !== "Z" && stat.state !== "T";',
 };
 /** pi cannot take the pipe: the helper writes the password (the path before ADR 0008). */
 const HELPER_WRITES: Mutation = {
   file: "kernel/sudo_pipe.ts",
   from:
-    "  const c = libc();\n  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.UNSUPPORTED };",
-  to: "  return { ok: false, reason: PIPE_HANDOVER_ERRORS.NOT_PERMITTED };",
+    "  const c = libc();\n  if (!c) return { ok: false, reason: PIPE_HANDOVER_ERRORS.PIDFD_GETFD_UNSUPPORTED };",
+  to: "  return { ok: false, reason: PIPE_HANDOVER_ERRORS.PIDFD_GETFD_NOT_PERMITTED };",
 };
 
 /** Runs the attack with `tracer` against `extension`; returns the tool result and the trace log. */

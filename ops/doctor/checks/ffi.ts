@@ -16,7 +16,7 @@ import {
   peerCredentialsAvailable,
 } from "../../../kernel/peer_credentials.ts";
 import { fdStatSync, socketFd } from "../../../kernel/socket_fd.ts";
-import { unixPeerInode } from "../../../kernel/socket_peer.ts";
+import { unixPeerInodeByInode } from "../../../kernel/socket_peer.ts";
 import { ownUid } from "../../../shared/own_uid.ts";
 import { defineCheck, type Finding } from "../context.ts";
 import { msg } from "../../../shared/i18n/tools_locale.ts";
@@ -44,7 +44,7 @@ export const ffiCheck = defineCheck("ffi", msg.ffiTitle, async (ctx) => {
     await withDeadline(settled(client, "connect"), ctx.commandTimeoutMs, "connect");
     const serverSide = await withDeadline(accepted, ctx.commandTimeoutMs, "accept");
     sockets.push(serverSide);
-    return await roundTrip(serverSide, client);
+    return roundTrip(serverSide, client);
   } finally {
     for (const s of sockets) s.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -53,7 +53,7 @@ export const ffiCheck = defineCheck("ffi", msg.ffiTitle, async (ctx) => {
 });
 
 /** The verdict on a connected pair: this process on both ends. */
-async function roundTrip(serverSide: Socket, client: Socket): Promise<Finding> {
+function roundTrip(serverSide: Socket, client: Socket): Finding {
   const fd = socketFd(serverSide);
   if (fd === undefined) {
     return {
@@ -81,7 +81,7 @@ async function roundTrip(serverSide: Socket, client: Socket): Promise<Finding> {
   const pidfd = getPeerPidfd(fd);
   if (pidfd !== undefined) closeFd(pidfd);
   const pidfdNote = pidfd !== undefined ? msg.ffiPidfdYes : msg.ffiPidfdNo;
-  const peer = await unixPeerInode(fd);
+  const peer = unixPeerInodeByInode(fdStatSync(fd)?.ino ?? 0);
   const clientFd = socketFd(client);
   const clientIno = clientFd === undefined ? undefined : fdStatSync(clientFd)?.ino;
   if (!peer.ok || peer.peerInode !== clientIno) {

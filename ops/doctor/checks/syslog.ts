@@ -4,18 +4,17 @@
  *
  * @module
  */
-import { SYSLOG_ERRORS, syslogSocketStatus } from "../../../extension/audit/syslog.ts";
+import { openSyslog, SYSLOG_ERRORS } from "../../../extension/audit/syslog.ts";
 import { defineCheck } from "../context.ts";
 import { msg } from "../../../shared/i18n/tools_locale.ts";
 
 /** Whether audit records reach the system log. */
 export const syslogCheck = defineCheck("syslog", msg.syslogTitle, (ctx) => {
-  const status = syslogSocketStatus(ctx.syslogPath);
+  // Whether the socket accepts a connection: nothing is sent, nothing waits.
+  const status = openSyslog(ctx.syslogPath);
   if (status.ok) {
-    return {
-      status: "ok",
-      detail: msg.syslogOk(status.path),
-    };
+    status.sink.close();
+    return { status: "ok", detail: msg.syslogOk(ctx.syslogPath) };
   }
   const why = status.reason === SYSLOG_ERRORS.NO_SOCKET
     ? msg.syslogNone
@@ -26,7 +25,7 @@ export const syslogCheck = defineCheck("syslog", msg.syslogTitle, (ctx) => {
     : msg.syslogRefused;
   return {
     status: "warn",
-    detail: msg.syslogMissing(status.path, why, status.reason),
+    detail: msg.syslogMissing(ctx.syslogPath, why, status.reason),
     fix: msg.syslogMissingFix,
   };
 });

@@ -211,6 +211,11 @@ describe("doctor: checks that pass on this machine", () => {
       /^doctor: no refusal is named "no_such\?\?2Jreason"; known: .*terminal_shared/,
     );
     assert.equal(bad.stderr.trimEnd().split("\n").length, 1, bad.stderr);
+    // A group's name that is no reason (every reason has its detail line) is no refusal either.
+    const group = await runCli(["--explain", "not_our_helper"]);
+    assert.equal(group.code, 2);
+    assert.match(group.stderr, /^doctor: no refusal is named "not_our_helper"; known: /);
+    assert.doesNotMatch(group.stderr, /known: .*\bnot_our_helper\b/);
     const missing = await runCli(["--explain"]);
     assert.equal(missing.code, 2);
     assert.match(

@@ -59,12 +59,9 @@ describe("/proc parsers", () => {
     }
   });
 
-  it("parses Uid and Gid quads of status", () => {
+  it("parses the Uid quad of status", () => {
     const status = "Name:\tsudo\nUid:\t1001\t0\t0\t0\nGid:\t1001\t1001\t1001\t1001\n";
-    assert.deepEqual(parseStatusIds(status), {
-      uid: [1001, 0, 0, 0],
-      gid: [1001, 1001, 1001, 1001],
-    });
+    assert.deepEqual(parseStatusIds(status), { uid: [1001, 0, 0, 0] });
     assert.equal(parseStatusIds("Uid:\t1\t2\t3\nGid:\t1\t1\t1\t1\n"), undefined);
     assert.equal(parseStatusIds("Name:\tUid:\t0\t0\t0\t0\n"), undefined);
     assert.ok(parseStatusIds(readFileSync("/proc/self/status", "utf8")));

@@ -15,12 +15,7 @@ import process from "node:process";
 import { failureCause } from "../../../broker/pi_secret_run.ts";
 import { BROKER_REFUSAL_EXIT } from "../../../broker/broker_permissions.ts";
 import { SESSION_START_ERRORS } from "../../../extension/channel/session_server.ts";
-import {
-  installCommand,
-  PACKAGE_ROOT,
-  packageInstall,
-  startFailureNotice,
-} from "../../../extension/channel/start_notice.ts";
+import { PACKAGE_ROOT, startFailureNotice } from "../../../extension/channel/start_notice.ts";
 import { demoHint } from "../../pi/demo_hint.ts";
 import { nodeVersionProblem } from "../../../bin/node_version.mjs";
 
@@ -179,36 +174,47 @@ describe("messages", () => {
   });
 
   describe("start-up warning", () => {
-    it("deno_not_found names the fix: npm ci in the package directory", () => {
-      assert.equal(
-        startFailureNotice(SESSION_START_ERRORS.DENO_NOT_FOUND, {
-          root: "/home/u/pi-sudo-prompt/",
-          lockfile: true,
-        }),
-        "pi-sudo-prompt: disabled (deno_not_found): the pinned deno binary is missing; fix: " +
-          "npm ci in /home/u/pi-sudo-prompt/, then /reload. Until then sudo will not prompt",
-      );
+    it("deno_not_found names the fix: npm ci in the package directory (a checkout)", async () => {
+      const root = `${await mkdtemp(join(tmpdir(), "pi-sudo-prompt-"))}/`;
+      try {
+        await writeFile(join(root, "package-lock.json"), "{}");
+        assert.equal(
+          startFailureNotice(SESSION_START_ERRORS.DENO_NOT_FOUND, root),
+          "pi-sudo-prompt: disabled (deno_not_found): the pinned deno binary is missing; fix: " +
+            `npm ci in ${root}, then /reload. Until then sudo will not prompt`,
+        );
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
     });
 
-    it("without a lockfile (an npm install) the fix is npm install", () => {
-      const install = { root: "/usr/lib/node_modules/pi-sudo-prompt/", lockfile: false };
-      assert.equal(installCommand(install), "npm install --omit=dev");
-      assert.match(
-        startFailureNotice(SESSION_START_ERRORS.DENO_NOT_FOUND, install),
-        /fix: npm install --omit=dev in \/usr\/lib\/node_modules\/pi-sudo-prompt\/, then/,
-      );
+    it("without a lockfile (an npm install) the fix is npm install", async () => {
+      const root = `${await mkdtemp(join(tmpdir(), "pi-sudo-prompt-"))}/`;
+      try {
+        assert.ok(
+          startFailureNotice(SESSION_START_ERRORS.DENO_NOT_FOUND, root).includes(
+            `fix: npm install --omit=dev in ${root}, then`,
+          ),
+        );
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
     });
 
     it("other reasons keep the short warning", () => {
       assert.equal(
-        startFailureNotice(SESSION_START_ERRORS.SESSION_DIR, packageInstall()),
+        startFailureNotice(SESSION_START_ERRORS.SESSION_DIR),
         "pi-sudo-prompt: disabled (session_dir); sudo will not prompt",
       );
     });
 
-    it("this checkout is the package root and has a lockfile", () => {
+    it("this checkout is the package root and has a lockfile: the fix is npm ci there", () => {
       assert.equal(PACKAGE_ROOT.replace(/\/$/, ""), ROOT);
-      assert.equal(packageInstall().lockfile, true);
+      assert.ok(
+        startFailureNotice(SESSION_START_ERRORS.DENO_NOT_FOUND).includes(
+          `npm ci in ${PACKAGE_ROOT},`,
+        ),
+      );
     });
   });
 

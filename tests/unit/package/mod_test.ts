@@ -64,6 +64,7 @@ describe("mod.ts", () => {
       traceable: true,
       deadline: Date.now() + 120_000,
       waiting: () => 0,
+      recheck: () => Promise.resolve(true),
     };
     assert.equal(request.waiting(), 0);
   });

@@ -9,22 +9,23 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 import { CURSOR_MARKER, visibleWidth } from "@earendil-works/pi-tui";
+import { showSudoModal } from "../../../extension/ui/modal.ts";
 import {
-  formatCountdown,
-  type ModalTheme,
   renderSudoModal,
-  shellCommandText,
-  shellQuote,
-  showSudoModal,
-  SUDO_MODAL_TITLE,
-  SudoModal,
+  SUDO_LOOK,
   type SudoModalState,
-  type SudoModalUI,
-} from "../../../extension/ui/modal.ts";
+} from "../../../extension/ui/sudo_modal.ts";
+import { formatCountdown, shellCommandText, shellQuote } from "../../../extension/ui/modal_text.ts";
+import type { ModalTheme } from "../../../extension/ui/modal_frame.ts";
 import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts";
 import { KEY_DROP } from "../../../shared/modal_keys.ts";
-import { KEYS_DROPPED, REPLY_HINT, REPLY_LABEL } from "../../../extension/ui/modal_frame.ts";
-import { MAX_REPLY_LENGTH } from "../../../extension/ui/masked_prompt.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
+import type { Elsewhere } from "../../../extension/ui/elsewhere.ts";
+import {
+  MaskedPromptModal,
+  MAX_REPLY_LENGTH,
+  type ModalUI,
+} from "../../../extension/ui/masked_prompt.ts";
 import { DENY_REASONS } from "../../../askpass/protocol.ts";
 import { sanitizePrompt } from "../../../askpass/prompt_text.ts";
 
@@ -44,6 +45,7 @@ function makeRequest(overrides: Partial<PromptRequest> = {}): PromptRequest {
     maxAttempts: 3,
     deadline: NOW + 114_000,
     waiting: () => 0,
+    recheck: () => Promise.resolve(true),
     ...overrides,
   };
 }
@@ -64,9 +66,10 @@ function makeModal(overrides: Partial<PromptRequest> = {}) {
   const clock = { now: NOW };
   const outcomes: PromptOutcome[] = [];
   let renders = 0;
-  const modal = new SudoModal({
+  const modal = new MaskedPromptModal({
     request: makeRequest(overrides),
     theme,
+    draw: SUDO_LOOK.draw,
     requestRender: () => renders++,
     done: (o) => outcomes.push(o),
     now: () => clock.now,
@@ -143,8 +146,8 @@ describe("renderSudoModal", () => {
 
   test("shows the spec's content", () => {
     const out = text(renderSudoModal(makeState({ typedLength: 4 }), 80, theme));
-    assert.ok(out.includes(SUDO_MODAL_TITLE));
-    assert.equal(SUDO_MODAL_TITLE, "🔐 Sudo Authentication Required");
+    assert.ok(out.includes(msg.sudoTitle));
+    assert.equal(msg.sudoTitle, "🔐 Sudo Authentication Required");
     assert.ok(out.includes("Command: sudo -A apt-get install -y curl"));
     assert.ok(out.includes("Shell command:"));
     assert.ok(out.includes("  sudo apt-get install -y curl"));
@@ -555,12 +558,12 @@ describe("SudoModal keys", () => {
 });
 
 describe("the reply to the agent (issue 36)", () => {
-  const reply = (lines: readonly string[]) => lines.find((l) => l.includes(REPLY_LABEL));
+  const reply = (lines: readonly string[]) => lines.find((l) => l.includes(msg.replyLabel));
 
   test("the modal opens on the password, and names the key to the reply", () => {
     const { modal } = makeModal();
     const out = text(modal.render(80));
-    assert.ok(out.includes(REPLY_HINT));
+    assert.ok(out.includes(msg.replyHint));
     assert.equal(reply(modal.render(80)), undefined);
     modal.handleInput("a");
     assert.equal(bullets(modal.render(80)), 1, "the first keys are the password's");
@@ -671,14 +674,14 @@ describe("countdown", () => {
 });
 
 describe("showSudoModal", () => {
-  type Custom = SudoModalUI["custom"];
+  type Custom = ModalUI["custom"];
   type Factory = Parameters<Custom>[0];
   type Options = Parameters<Custom>[1];
 
   /** A fake `ctx.ui` that runs the factory like pi's interactive mode. */
   function fakeUI(callFactory = true) {
     const seen: {
-      modal?: SudoModal;
+      modal?: MaskedPromptModal<PromptRequest>;
       options?: Options;
       renders: number;
       factoryCalls: number;
@@ -696,10 +699,10 @@ describe("showSudoModal", () => {
           undefined as never,
           resolve,
         );
-        seen.modal = component as SudoModal;
+        seen.modal = component as MaskedPromptModal<PromptRequest>;
       });
     };
-    return { ui: { custom } as unknown as SudoModalUI, seen };
+    return { ui: { custom } as unknown as ModalUI, seen };
   }
 
   test("opens a centred overlay and returns the submitted password", async () => {
@@ -711,7 +714,9 @@ describe("showSudoModal", () => {
       typeof overlay === "function" ? overlay().anchor : overlay?.anchor,
       "center",
     );
-    assert.ok(seen.modal instanceof SudoModal);
+    assert.equal(seen.options?.blocked?.message, msg.sudoBlocked);
+    assert.ok(seen.modal instanceof MaskedPromptModal);
+    assert.ok(text(seen.modal.render(80)).includes(msg.sudoTitle));
     seen.modal.handleInput("pässword");
     seen.modal.handleInput("\r");
     const outcome = await pending;
@@ -743,6 +748,21 @@ describe("showSudoModal", () => {
     assert.equal(seen.factoryCalls, 0);
   });
 
+  test("with `elsewhere`, its look is drawn there and pi's pane is titled for it", async () => {
+    const { ui, seen } = fakeUI();
+    let drawn: string[] = [];
+    const elsewhere: Elsewhere = (make) => {
+      const modal = make(() => {}, () => {});
+      drawn = modal.render(80);
+      modal.dispose();
+      return { outcome: Promise.resolve({ kind: "cancel" }), again: () => {} };
+    };
+    const signal = new AbortController().signal;
+    assert.deepEqual(await showSudoModal(ui, makeRequest(), signal, elsewhere), { kind: "cancel" });
+    assert.ok(text(drawn).includes(msg.sudoTitle), text(drawn));
+    assert.ok(text(seen.modal?.render(80) ?? []).includes(msg.sudoElsewhereTitle));
+  });
+
   /** The fake UI with pi-tui's input listeners: `type` says whether a listener consumed the key. */
   function keyedUI() {
     const { ui, seen } = fakeUI();
@@ -754,7 +774,7 @@ describe("showSudoModal", () => {
         return () => void listeners.delete(l);
       },
       notify: (message: string) => void notices.push(message),
-    }) as SudoModalUI;
+    }) as ModalUI;
     const type = (data: string) => [...listeners].some((l) => l(data)?.consume === true);
     return { ui: keyed, seen, type, notices, listening: () => listeners.size };
   }
@@ -823,7 +843,7 @@ describe("showSudoModal", () => {
       second?.render(80);
       /** pi's routing: a key no listener consumed goes to the focused modal. */
       const press = (data: string) => type(data) || second?.handleInput(data);
-      const says = () => second?.render(80).join("\n").includes(KEYS_DROPPED);
+      const says = () => second?.render(80).join("\n").includes(msg.keysDropped);
       assert.equal(says(), true, "the second modal says keys are being dropped");
       for (const key of ["ter", "2", "\r"]) press(key);
       assert.equal(says(), false, "and stops saying it once the drop ended");

@@ -7,12 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Component } from "@earendil-works/pi-tui";
-import {
-  isUnsafeCodePoint,
-  keepStylingOnly,
-  sanitizeMultiline,
-  UNSAFE_CHARACTERS,
-} from "../../../askpass/prompt_text.ts";
+import { hasUnsafe, keepStylingOnly, sanitizeMultiline } from "../../../askpass/prompt_text.ts";
 import { cleanArgs, cleanMarkdown, inertRenderers } from "../../../extension/ui/safe_rendering.ts";
 
 const E = "\x1b";
@@ -47,14 +42,22 @@ describe("keepStylingOnly", () => {
   });
 });
 
-describe("UNSAFE_CHARACTERS", () => {
-  it("matches exactly the code points isUnsafeCodePoint names", () => {
-    for (let cp = 0; cp < 0x10000; cp++) {
-      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+describe("unsafe characters", () => {
+  /** The set, spelt out: C0 and C1 controls, DEL, and invisible formatting and bidi characters. */
+  const unsafe = (cp: number) =>
+    cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp === 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+    (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp === 0xfeff;
+
+  it("hasUnsafe finds, and drawn text loses, exactly these code points (astral and lone surrogates kept)", () => {
+    const wrong: string[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
       const ch = String.fromCodePoint(cp);
-      UNSAFE_CHARACTERS.lastIndex = 0;
-      assert.equal(UNSAFE_CHARACTERS.test(ch), isUnsafeCodePoint(cp), cp.toString(16));
+      const kept = unsafe(cp) ? "" : ch;
+      if (hasUnsafe(ch) !== unsafe(cp) || keepStylingOnly(ch) !== kept) wrong.push(cp.toString(16));
     }
+    assert.deepEqual(wrong, []);
+    assert.equal(hasUnsafe("a😀b"), false);
+    assert.equal(hasUnsafe("a\u202eb"), true);
   });
 });
 

@@ -12,23 +12,18 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 import { CURSOR_MARKER, visibleWidth } from "@earendil-works/pi-tui";
+import { showSecretModal } from "../../../extension/ui/modal.ts";
+import { MaskedPromptModal, type ModalUI } from "../../../extension/ui/masked_prompt.ts";
 import {
-  MaskedPromptModal,
-  type ModalTheme,
-  NOT_ALLOWLISTED_WARNING,
   renderSecretModal,
-  renderSudoModal,
-  SECRET_MODAL_TITLE,
-  SecretModal,
+  SECRET_LOOK,
   type SecretModalState,
-  type SecretModalUI,
-  showSecretModal,
-  SUDO_MODAL_TITLE,
-  type SudoModalState,
-  TRACEABLE_WARNING,
-} from "../../../extension/ui/modal.ts";
+} from "../../../extension/ui/secret_modal.ts";
+import { renderSudoModal, type SudoModalState } from "../../../extension/ui/sudo_modal.ts";
+import type { ModalTheme } from "../../../extension/ui/modal_frame.ts";
 import type { PromptOutcome, SecretPromptRequest } from "../../../askpass/prompter.ts";
-import { REPLY_HINT } from "../../../extension/ui/modal_frame.ts";
+import { msg } from "../../../shared/i18n/locale.ts";
+import type { Elsewhere } from "../../../extension/ui/elsewhere.ts";
 
 const plain: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 /** Marks every colour, so tests can see which text gets which colour. */
@@ -51,6 +46,7 @@ function makeRequest(overrides: Partial<SecretPromptRequest> = {}): SecretPrompt
     traceable: false,
     deadline: NOW + 114_000,
     waiting: () => 0,
+    recheck: () => Promise.resolve(true),
     ...overrides,
   };
 }
@@ -70,9 +66,10 @@ function makeModal(overrides: Partial<SecretPromptRequest> = {}) {
   const clock = { now: NOW };
   const outcomes: PromptOutcome[] = [];
   let renders = 0;
-  const modal = new SecretModal({
+  const modal = new MaskedPromptModal({
     request: makeRequest(overrides),
     theme: plain,
+    draw: SECRET_LOOK.draw,
     requestRender: () => renders++,
     done: (o) => outcomes.push(o),
     now: () => clock.now,
@@ -148,14 +145,14 @@ describe("renderSecretModal", () => {
   test("shows the spec's content, in order", () => {
     const lines = content(renderSecretModal(makeState({ typedLength: 5 }), 120, plain));
     assert.deepEqual(lines.map((l) => l.replace(CURSOR_BLOCK, "")), [
-      SECRET_MODAL_TITLE,
+      msg.secretTitle,
       "",
       "Command: /usr/bin/keepassxc-cli show -q -t db.kdbx npm",
       "In: /home/bob/project",
       "Label: «KeePassXC master password» (unverified)",
       "",
       "Secret: •••••",
-      REPLY_HINT,
+      msg.replyHint,
       "",
       "Press Enter to submit, Escape to cancel · auto-cancel in 1:54",
       NOTE,
@@ -163,11 +160,11 @@ describe("renderSecretModal", () => {
   });
 
   test("the title is its own, not the sudo modal's", () => {
-    assert.equal(SECRET_MODAL_TITLE, "🔑 Secret request");
-    assert.notEqual(SECRET_MODAL_TITLE, SUDO_MODAL_TITLE);
+    assert.equal(msg.secretTitle, "🔑 Secret request");
+    assert.notEqual(msg.secretTitle, msg.sudoTitle);
     const out = text(renderSecretModal(makeState(), 80, plain));
-    assert.ok(out.includes(SECRET_MODAL_TITLE));
-    assert.ok(!out.includes(SUDO_MODAL_TITLE));
+    assert.ok(out.includes(msg.secretTitle));
+    assert.ok(!out.includes(msg.sudoTitle));
     assert.ok(!out.includes("Sudo"));
     assert.ok(!out.includes("Password:"), "the input is called Secret");
     const sudoState: SudoModalState = {
@@ -204,10 +201,10 @@ describe("renderSecretModal", () => {
     const render = (allowlisted: boolean, theme = tagged) =>
       text(renderSecretModal(makeState({ request: makeRequest({ allowlisted }) }), 120, theme));
     assert.equal(
-      NOT_ALLOWLISTED_WARNING,
+      msg.notAllowlistedWarning,
       "⚠ Not on the allowlist: this command may show the agent what you type.",
     );
-    assert.ok(render(false).includes(`<error>${NOT_ALLOWLISTED_WARNING}</error>`));
+    assert.ok(render(false).includes(`<error>${msg.notAllowlistedWarning}</error>`));
     assert.ok(!render(true).includes("allowlist"));
     assert.ok(!render(true).includes("⚠"));
     // Wrapped at a narrow width, every piece of it is still in the error
@@ -229,16 +226,16 @@ describe("renderSecretModal", () => {
     }
     assert.equal(
       pieces.map((l) => l.replaceAll(RED, "").replaceAll("\x1b[39m", "").trim()).join(" "),
-      NOT_ALLOWLISTED_WARNING,
+      msg.notAllowlistedWarning,
     );
   });
 
   test("the trace line appears iff the agent can trace the command (no Yama, or ptrace_scope 0), in the warning colour", () => {
     const render = (traceable: boolean) =>
       text(renderSecretModal(makeState({ request: makeRequest({ traceable }) }), 120, tagged));
-    assert.ok(render(true).includes(`<warning>${TRACEABLE_WARNING}</warning>`), render(true));
+    assert.ok(render(true).includes(`<warning>${msg.traceableWarning}</warning>`), render(true));
     assert.ok(!render(false).includes("trace"));
-    assert.match(TRACEABLE_WARNING, /the agent can trace it and read the secret/);
+    assert.match(msg.traceableWarning, /the agent can trace it and read the secret/);
   });
 
   test("the warning sits between the label and the secret field", () => {
@@ -246,7 +243,7 @@ describe("renderSecretModal", () => {
       renderSecretModal(makeState({ request: makeRequest({ allowlisted: false }) }), 120, plain),
     );
     const label = lines.findIndex((l) => l.startsWith("Label: "));
-    const warning = lines.indexOf(NOT_ALLOWLISTED_WARNING);
+    const warning = lines.indexOf(msg.notAllowlistedWarning);
     const secret = lines.findIndex((l) => l.startsWith("Secret: "));
     assert.ok(label < warning && warning < secret, JSON.stringify(lines));
   });
@@ -352,9 +349,9 @@ describe("renderSecretModal", () => {
 });
 
 describe("SecretModal keys", () => {
-  test("shares the masked-input component", () => {
+  test("is the masked-input component, drawn with the secret look", () => {
     const { modal } = makeModal();
-    assert.ok(modal instanceof MaskedPromptModal);
+    assert.ok(text(modal.render(80)).includes(msg.secretTitle));
     modal.dispose();
   });
 
@@ -439,12 +436,16 @@ describe("SecretModal keys", () => {
 });
 
 describe("showSecretModal", () => {
-  type Custom = SecretModalUI["custom"];
+  type Custom = ModalUI["custom"];
   type Factory = Parameters<Custom>[0];
   type Options = Parameters<Custom>[1];
 
   function fakeUI(callFactory = true) {
-    const seen: { modal?: SecretModal; options?: Options; factoryCalls: number } = {
+    const seen: {
+      modal?: MaskedPromptModal<SecretPromptRequest>;
+      options?: Options;
+      factoryCalls: number;
+    } = {
       factoryCalls: 0,
     };
     const custom = (factory: Factory, options?: Options) => {
@@ -454,10 +455,10 @@ describe("showSecretModal", () => {
         seen.factoryCalls++;
         const tui = { requestRender: () => {} };
         const component = factory(tui as never, plain as never, undefined as never, resolve);
-        seen.modal = component as SecretModal;
+        seen.modal = component as MaskedPromptModal<SecretPromptRequest>;
       });
     };
-    return { ui: { custom } as unknown as SecretModalUI, seen };
+    return { ui: { custom } as unknown as ModalUI, seen };
   }
 
   test("opens a centred auth overlay and returns the submitted secret", async () => {
@@ -466,9 +467,9 @@ describe("showSecretModal", () => {
     assert.equal(seen.options?.overlay, true);
     const overlay = seen.options?.overlayOptions;
     assert.equal(typeof overlay === "function" ? overlay().anchor : overlay?.anchor, "center");
-    assert.equal(seen.options?.blocked?.kind, "auth");
-    assert.ok(seen.modal instanceof SecretModal);
-    assert.ok(text(seen.modal.render(80)).includes(SECRET_MODAL_TITLE));
+    assert.deepEqual(seen.options?.blocked, { kind: "auth", message: msg.secretBlocked });
+    assert.ok(seen.modal instanceof MaskedPromptModal);
+    assert.ok(text(seen.modal.render(80)).includes(msg.secretTitle));
     seen.modal.handleInput("sécret");
     seen.modal.handleInput("\r");
     const outcome = await pending;
@@ -510,5 +511,22 @@ describe("showSecretModal", () => {
       await showSecretModal(ui, makeRequest(), new AbortController().signal),
       { kind: "cancel" },
     );
+  });
+
+  test("with `elsewhere`, its look is drawn there and pi's pane is titled for it", async () => {
+    const { ui, seen } = fakeUI();
+    let drawn: string[] = [];
+    const elsewhere: Elsewhere = (make) => {
+      const modal = make(() => {}, () => {});
+      drawn = modal.render(80);
+      modal.dispose();
+      return { outcome: Promise.resolve({ kind: "cancel" }), again: () => {} };
+    };
+    const signal = new AbortController().signal;
+    assert.deepEqual(await showSecretModal(ui, makeRequest(), signal, elsewhere), {
+      kind: "cancel",
+    });
+    assert.ok(text(drawn).includes(msg.secretTitle), text(drawn));
+    assert.ok(text(seen.modal?.render(80) ?? []).includes(msg.secretElsewhereTitle));
   });
 });
