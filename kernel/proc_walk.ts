@@ -36,13 +36,11 @@ export interface FdTable {
 /** One process as the walk saw it. */
 export interface WalkedProcess {
   readonly pid: number;
-  /** The owner of `/proc/<pid>`: the effective ids, or root's when not dumpable. */
+  /** The owner of `/proc/<pid>`: the effective ids, even of a process that is not dumpable. */
   readonly owner: { readonly uid: number; readonly gid: number };
   /** For the user's own processes: the leader's table and every task's that has its own. */
   readonly tables?: readonly FdTable[];
-  /** For root-owned ones: whether `exe` is hidden (not a kernel thread). */
-  readonly exeHidden?: boolean;
-  /** For root-owned ones that may be the user's: `Uid:` and `Gid:` of `status`. */
+  /** For root-owned ones outside root's group (a setuid program's): the `Uid:` of `status`. */
   readonly ids?: ProcIds;
 }
 
@@ -173,7 +171,6 @@ async function runWalk(uid: number, gid: number, postedAt: number): Promise<Walk
         pid: p.pid,
         owner: { uid: p.uid, gid: p.gid },
         ...(p.tables ? { tables: [...p.tables.map(table), ...extra.get(p.pid) ?? []] } : {}),
-        ...(p.exeHidden !== undefined ? { exeHidden: p.exeHidden } : {}),
         ...(p.ids !== undefined ? { ids: parseStatusIds(p.ids) } : {}),
       })),
     },

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
-import { errnoOf, readDescriptorTableSync } from "./descriptor_table.mjs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readDescriptorTableSync } from "./descriptor_table.mjs";
 import { parentPort } from "node:worker_threads";
 
 /** More processes than this fail the walk (the callers refuse). */
@@ -20,7 +20,7 @@ const MAX_PROCESSES = 32_768;
 const MAX_FDS_PER_TABLE = 65_536;
 /** More descriptor links in one walk than this fail it (bounds the answer's size). */
 const MAX_LINKS = 262_144;
-/** The part of `status` that holds `Uid:` and `Gid:` (they come early). */
+/** The part of `status` that holds `Uid:` (it comes early). */
 const STATUS_CAP = 8192;
 
 /**
@@ -31,17 +31,9 @@ const STATUS_CAP = 8192;
 /**
  * @typedef {{
  *   pid: number, uid: number, gid: number,
- *   tables?: Table[], tasks?: number[], leaderRead?: boolean,
- *   exeHidden?: boolean, ids?: string
+ *   tables?: Table[], tasks?: number[], leaderRead?: boolean, ids?: string
  * }} Walked
  */
-
-/**
- * Kernel threads seen before, by pid and `/proc/<pid>` entry (`ino/ctime`): read
- * once, as a kernel thread stays one; a reused pid's new entry is read again.
- * @type {Map<number, string>}
- */
-const kernelThreads = new Map();
 
 /** Links that can be a file (`/…`) or a pipe (`pipe:[N]`): the only ones the callers look at. */
 const fileOrPipe = (/** @type {string} */ link) => link.startsWith("/") || link.startsWith("pipe:");
@@ -88,19 +80,16 @@ function walk(uid, gid) {
   const budget = { left: MAX_LINKS };
   /** @type {Walked[]} */
   const processes = [];
-  /** @type {Set<number>} */
-  const seen = new Set();
   for (const name of names) {
     const pid = Number(name);
     let owner;
     try {
-      owner = statSync(`/proc/${name}`, { bigint: true });
+      owner = statSync(`/proc/${name}`);
     } catch {
       continue; // gone
     }
     /** @type {Walked} */
-    const entry = { pid, uid: Number(owner.uid), gid: Number(owner.gid) };
-    const identity = `${owner.ino}/${owner.ctimeNs}`;
+    const entry = { pid, uid: owner.uid, gid: owner.gid };
     if (entry.uid === uid) {
       const leader = readTable(`/proc/${name}/fd`, budget);
       if (leader === "too_many") return { ok: false, reason: "too_many" };
@@ -111,36 +100,19 @@ function walk(uid, gid) {
       } catch {
         entry.tasks = [];
       }
-    } else if (entry.uid === 0 && uid !== 0 && kernelThreads.get(pid) === identity) {
-      // A kernel thread, read before: nobody's, so not read again (its first
-      // read may have said exeHidden, as EACCES; neither counts a uid-0 process).
-      entry.exeHidden = false;
-      seen.add(pid);
-    } else if (entry.uid === 0 && uid !== 0) {
-      // Root's process hides its exe from us (EACCES; so does a kernel thread's, on this kernel).
-      let exeHidden = true;
+    } else if (entry.uid === 0 && uid !== 0 && (entry.gid !== 0 || entry.gid === gid)) {
+      // Root's, in the user's group or a group not root's: a setuid-root program the user may
+      // have started (its egid stays the user's), for the pairing's front ends. `/proc/<pid>`
+      // shows the effective ids even of a process that is not dumpable, so root's own
+      // processes (root:root), kernel threads included, are not read at all.
       try {
-        readlinkSync(`/proc/${name}/exe`);
-      } catch (e) {
-        exeHidden = errnoOf(e) === "EACCES";
-      }
-      entry.exeHidden = exeHidden;
-      if (exeHidden || entry.gid !== 0 || entry.gid === gid) {
-        try {
-          const status = readFileSync(`/proc/${name}/status`, "latin1").slice(0, STATUS_CAP);
-          entry.ids = status.split("\n").filter((l) => /^[UG]id:/.test(l)).join("\n");
-          // Whole lines only: `Name:` may hold a `\r` (only `\n` and `\\` are escaped)
-          // and a forged `Kthread:` after it (security test P16).
-          if (status.split("\n").includes("Kthread:\t1")) {
-            kernelThreads.set(pid, identity);
-            seen.add(pid);
-          }
-        } catch { /* gone */ }
-      }
+        const status = readFileSync(`/proc/${name}/status`, "latin1").slice(0, STATUS_CAP);
+        // Whole lines only: `Name:` may hold a `\r` (only `\n` and `\\` are escaped) (P16).
+        entry.ids = status.split("\n").find((l) => l.startsWith("Uid:"));
+      } catch { /* gone */ }
     }
     processes.push(entry);
   }
-  for (const pid of kernelThreads.keys()) if (!seen.has(pid)) kernelThreads.delete(pid);
   return { ok: true, processes };
 }
 

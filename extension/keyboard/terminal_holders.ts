@@ -102,8 +102,7 @@ type Link = { pid: number; fdPath: string; link: string };
 
 /**
  * What a walk shows (pure): pids holding the terminal's path, links to look at
- * again, and hiders: the user's non-dumpable processes, and root-owned ones with
- * the user's uid on all four fields (a kernel thread has no `exe`: it hides nothing).
+ * again, and hiders: the user's non-dumpable processes (their tables unreadable).
  */
 export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">): {
   holding: number[];
@@ -128,8 +127,6 @@ export function holdersIn(walk: ProcessWalk, spec: Omit<HolderScanSpec, "rdev">)
       if (holds) holding.push(p.pid);
       else if (again.length > 0) maybe.push(...again);
       else if (p.tables.some((t) => t.unreadable)) unreadable.push(p.pid);
-    } else if (p.owner.uid === 0 && spec.uid !== 0 && p.exeHidden && p.ids) {
-      if (p.ids.uid.every((u) => u === spec.uid)) unreadable.push(p.pid);
     }
   }
   return { holding, maybe, unreadable };

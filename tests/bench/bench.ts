@@ -986,7 +986,7 @@ async function pairingCost(session: AskpassSession, prompter: TimedPrompter): Pr
     met: atMost(median(user), TARGETS.verifyMs, 2),
     note: `${VERIFY_RUNS} passes against a helper waiting in a real sudo flow, each with a walk ` +
       "of its own (kernel/proc_walk.ts, in a worker thread: the owner of every /proc/<pid>, the " +
-      "fd links of every process of ours, the Uid: of root's, kernel threads read once), then " +
+      "fd links of every process of ours, the Uid: of root's outside root's group), then " +
       "the children of each setuid-root front end of ours on pi's thread; runs once before the " +
       "modal and once before the answer",
     why: () => `one pass costs ~${ms(median(user) / Math.max(processes, 1), 3)} per process`,

@@ -20,7 +20,7 @@ import type { ModalTheme } from "../../../extension/ui/modal_frame.ts";
 import type { PromptOutcome, PromptRequest } from "../../../askpass/prompter.ts";
 import { KEY_DROP } from "../../../shared/modal_keys.ts";
 import { msg } from "../../../shared/i18n/locale.ts";
-import type { Elsewhere } from "../../../extension/ui/elsewhere.ts";
+import { drawingElsewhere } from "../../helpers/drawing_elsewhere.ts";
 import {
   MaskedPromptModal,
   MAX_REPLY_LENGTH,
@@ -750,16 +750,10 @@ describe("showSudoModal", () => {
 
   test("with `elsewhere`, its look is drawn there and pi's pane is titled for it", async () => {
     const { ui, seen } = fakeUI();
-    let drawn: string[] = [];
-    const elsewhere: Elsewhere = (make) => {
-      const modal = make(() => {}, () => {});
-      drawn = modal.render(80);
-      modal.dispose();
-      return { outcome: Promise.resolve({ kind: "cancel" }), again: () => {} };
-    };
+    const { elsewhere, drawn } = drawingElsewhere();
     const signal = new AbortController().signal;
     assert.deepEqual(await showSudoModal(ui, makeRequest(), signal, elsewhere), { kind: "cancel" });
-    assert.ok(text(drawn).includes(msg.sudoTitle), text(drawn));
+    assert.ok(text(drawn()).includes(msg.sudoTitle), text(drawn()));
     assert.ok(text(seen.modal?.render(80) ?? []).includes(msg.sudoElsewhereTitle));
   });
 

@@ -23,7 +23,7 @@ import { renderSudoModal, type SudoModalState } from "../../../extension/ui/sudo
 import type { ModalTheme } from "../../../extension/ui/modal_frame.ts";
 import type { PromptOutcome, SecretPromptRequest } from "../../../askpass/prompter.ts";
 import { msg } from "../../../shared/i18n/locale.ts";
-import type { Elsewhere } from "../../../extension/ui/elsewhere.ts";
+import { drawingElsewhere } from "../../helpers/drawing_elsewhere.ts";
 
 const plain: ModalTheme = { fg: (_c, s) => s, bold: (s) => s };
 /** Marks every colour, so tests can see which text gets which colour. */
@@ -515,18 +515,12 @@ describe("showSecretModal", () => {
 
   test("with `elsewhere`, its look is drawn there and pi's pane is titled for it", async () => {
     const { ui, seen } = fakeUI();
-    let drawn: string[] = [];
-    const elsewhere: Elsewhere = (make) => {
-      const modal = make(() => {}, () => {});
-      drawn = modal.render(80);
-      modal.dispose();
-      return { outcome: Promise.resolve({ kind: "cancel" }), again: () => {} };
-    };
+    const { elsewhere, drawn } = drawingElsewhere();
     const signal = new AbortController().signal;
     assert.deepEqual(await showSecretModal(ui, makeRequest(), signal, elsewhere), {
       kind: "cancel",
     });
-    assert.ok(text(drawn).includes(msg.secretTitle), text(drawn));
+    assert.ok(text(drawn()).includes(msg.secretTitle), text(drawn()));
     assert.ok(text(seen.modal?.render(80) ?? []).includes(msg.secretElsewhereTitle));
   });
 });
