@@ -25,12 +25,14 @@ import {
   ATTACK_SCRIPTS,
   count,
   EXTENSION,
+  mutatedExtension,
   startProcSampler,
   TITLE,
   toolResults,
   typeMasked,
   waitFor,
 } from "./attack_scripts/pi_checks.ts";
+import { ROOT_PAIRING_OFF } from "../helpers/mutated_copy.ts";
 
 const PASSWORD = testPassword();
 
@@ -110,6 +112,43 @@ describe("the password reaches only the sudo the modal shows (real pi, real sudo
     } finally {
       await pi.close();
       await rm(work, { recursive: true, force: true });
+    }
+  });
+
+  it("P16: the swap with sudo B started under a name that forges a kernel thread's status line, the user layer alone (root's check off in a copy): no modal for either sudo, both refused other_sudo_foreign_askpass, the hidden command never runs as root", async () => {
+    const work = await mkdtemp(join(tmpdir(), "pi-pipe-swap-"));
+    const copy = await mkdtemp(join(tmpdir(), "pi-pipe-swap-ext-"));
+    try {
+      const pi = await startPi({
+        script: [
+          { bash: `sh '${ATTACK_SCRIPTS}/pipe_swap.sh' '${work}' kthread`, timeout: 60 },
+          { text: "FLOW-DONE" },
+        ],
+        extensions: [await mutatedExtension(copy, [ROOT_PAIRING_OFF])],
+      });
+      try {
+        await pi.tmux.sendText("go");
+        await pi.tmux.sendKeys("Enter");
+        // A modal for either sudo would take the human's password to sudo B.
+        const swap = await waitFor("the swap's result", async () => {
+          const screen = await pi.tmux.capture();
+          assert.equal(count(screen, TITLE), 0, `a modal opened:\n${screen}`);
+          const r = toolResults(await pi.readSessions());
+          return r.length >= 1 ? r[0] : undefined;
+        }, 60_000);
+        assert.match(swap, /swap: the holder has sudo B's pipe/, swap);
+        assert.match(swap, /^first sudo rc=1$/m, swap);
+        assert.match(swap, /^pwned: absent$/m, `the hidden command ran as root:\n${swap}`);
+        await assert.rejects(readFile(join(work, "pwned")), "no pwned file");
+        const audit = await readFile(defaultAuditPath(pi.launch.env), "utf8");
+        assert.equal(count(audit, '"reason":"other_sudo_foreign_askpass"'), 2, audit);
+        await pi.tmux.waitFor("FLOW-DONE", 30_000);
+      } finally {
+        await pi.close();
+      }
+    } finally {
+      await rm(work, { recursive: true, force: true });
+      await rm(copy, { recursive: true, force: true });
     }
   });
 });
