@@ -79,6 +79,11 @@ export interface ProcIds {
   readonly uid: IdQuad;
 }
 
+/** `status`'s `State:` letter (`?` if none), from its own line: `Name:` may forge one (P16). */
+export function parseStatusState(text: string): string {
+  return text.split("\n").find((l) => l.startsWith("State:\t"))?.[7] ?? "?";
+}
+
 /** Parses the `Uid:` line of `/proc/<pid>/status`. */
 export function parseStatusIds(text: string): ProcIds | undefined {
   // Split on "\n" only: the kernel escapes "\n" in a process's Name: line

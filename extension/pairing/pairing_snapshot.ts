@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { parseNulList, parseStatusIds } from "../../kernel/proc.ts";
+import { parseNulList, parseStatusIds, parseStatusState } from "../../kernel/proc.ts";
 import { readProcFile, readProcLink, readProcText } from "../../kernel/proc_reader.ts";
 import { readStat } from "../../kernel/peer_verification.ts";
 import {
@@ -118,7 +118,6 @@ async function readChild(pid: number): Promise<FrontEndChild | undefined> {
   ]);
   const ids = parseStatusIds(status ?? "");
   if (!status || !ids) return undefined;
-  // Whole lines: the `Name:` line may hold a `\r` and a forged `State:` (P16).
-  const state = status.split("\n").find((l) => l.startsWith("State:\t"))?.[7] ?? "?";
+  const state = parseStatusState(status);
   return { pid, state, uid: ids.uid[0], exe, argv: cmdline ? parseNulList(cmdline) : undefined };
 }

@@ -7,6 +7,7 @@ import {
   parseStat,
   parseStatusGroups,
   parseStatusIds,
+  parseStatusState,
   parseTracerPid,
   sameList,
 } from "../../../kernel/proc.ts";
@@ -57,6 +58,12 @@ describe("/proc parsers", () => {
     ) {
       assert.equal(parseStat(bad), undefined, bad);
     }
+  });
+
+  it("reads status's State: letter from its own line only, never one forged in Name:", () => {
+    assert.equal(parseStatusState("Name:\tsudo\nUmask:\t0022\nState:\tS (sleeping)\n"), "S");
+    assert.equal(parseStatusState("Name:\ts\rState:\tZ\nState:\tS (sleeping)\n"), "S");
+    assert.equal(parseStatusState("Name:\ts\rState:\tZ\n"), "?");
   });
 
   it("parses the Uid quad of status", () => {
